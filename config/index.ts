@@ -1,0 +1,11 @@
+export { configSchema } from './schema';
+export type { Config, ConfigInput, CustomToolsetConfig, HttpConfig, PoolsConfig, RestartConfig } from './schema';
+export { ConfigError, DEFAULT_CONFIG, validateConfig } from './validate';
+export { loadConfig, merge, parseHeaderList, readConfigFile, setPath } from './load';
+export type { EnvSpec, FlagSpec, LoadOptions, Loaded, ValueKind } from './load';
+export { apiSchema, HTTP_METHODS } from './openapi';
+export type { ApiConfig } from './openapi';
+export { shellSchema } from './shell';
+export type { ShellConfig } from './shell';
+export { webSchema } from './web';
+export type { WebConfig } from './web';

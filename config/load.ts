@@ -1,0 +1,220 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { parse as parseYaml } from 'yaml';
+import { ConfigError, validateConfig, type Config, type ConfigInput } from './validate';
+import { didYouMean } from './suggest';
+
+export type ValueKind = 'string' | 'int' | 'bool' | 'list' | 'headers';
+
+/** A command-line flag and the config field it sets. `path` is dotted (`http.port`). */
+export interface FlagSpec {
+  name: string;
+  kind: ValueKind | 'flag';
+  path?: string;
+  /** Repeatable flags collect into an array (`--tag a --tag b`). */
+  multiple?: boolean;
+  /** Called instead of setting `path` (for flags that need a rule of their own). */
+  apply?: (input: ConfigInput, value: unknown) => void;
+  help: string;
+  arg?: string;
+}
+
+/** An environment variable and the config field it sets. */
+export interface EnvSpec {
+  name: string;
+  kind: ValueKind;
+  path?: string;
+  apply?: (input: ConfigInput, value: unknown) => void;
+}
+
+export interface LoadOptions {
+  argv: string[];
+  env: NodeJS.ProcessEnv;
+  flags: FlagSpec[];
+  envVars: EnvSpec[];
+  /** The profile's own defaults, below the config file. */
+  defaults?: ConfigInput;
+  /** Variables with this prefix must be known (catches typos such as MCPVISOR_PROT). */
+  envPrefix?: string;
+  /** Positional arguments allowed (web-search's sub-commands). */
+  allowPositionals?: boolean;
+}
+
+export interface Loaded {
+  config: Config;
+  positionals: string[];
+  help: boolean;
+  version: boolean;
+  /** Where each layer came from, for the debug log. */
+  sources: string[];
+}
+
+/**
+ * Builds the configuration from its layers, later overriding earlier: defaults < profile defaults
+ * < config file (`--config`) < environment < command line. Throws `ConfigError` for an unknown
+ * flag or `PREFIX_*` variable (with a suggestion), a value of the wrong type, or an invalid result.
+ */
+export function loadConfig(options: LoadOptions): Loaded {
+  const { values, positionals } = parseFlags(options);
+  const sources = ['defaults'];
+  let input: ConfigInput = structuredClone(options.defaults ?? {});
+  if (options.defaults) sources.push('profile');
+
+  const file = values.config as string | undefined;
+  if (file) {
+    input = merge(input, readConfigFile(file)) as ConfigInput;
+    sources.push(`file ${file}`);
+  }
+
+  const fromEnv: ConfigInput = {};
+  checkEnvPrefix(options);
+  for (const spec of options.envVars) {
+    const raw = options.env[spec.name];
+    if (raw === undefined || raw === '') continue;
+    assign(fromEnv, spec, convert(raw, spec.kind, spec.name));
+  }
+  input = merge(input, fromEnv) as ConfigInput;
+  if (Object.keys(fromEnv).length > 0) sources.push('environment');
+
+  const fromFlags: ConfigInput = {};
+  for (const spec of options.flags) {
+    const raw = values[spec.name];
+    if (raw === undefined || spec.name === 'config' || spec.name === 'help' || spec.name === 'version') continue;
+    const value = spec.kind === 'flag'
+      ? raw
+      : Array.isArray(raw)
+        ? raw.flatMap((item) => asArray(convert(item, spec.kind as ValueKind, `--${spec.name}`)))
+        : convert(raw as string, spec.kind, `--${spec.name}`);
+    assign(fromFlags, spec, value);
+  }
+  input = merge(input, fromFlags) as ConfigInput;
+  if (Object.keys(fromFlags).length > 0) sources.push('command line');
+
+  const wantsHelp = values.help === true;
+  const wantsVersion = values.version === true;
+  const config = wantsHelp || wantsVersion ? validateConfig({}) : validateConfig(input);
+  return { config, positionals, help: wantsHelp, version: wantsVersion, sources };
+}
+
+/** Reads a JSON or YAML config file; `.json` is JSON, anything else is parsed as YAML (a superset). */
+export function readConfigFile(file: string): ConfigInput {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`cannot read config file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  let data: unknown;
+  try {
+    data = path.extname(file).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new ConfigError(`config file ${file} is not valid ${path.extname(file) === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`);
+  }
+  if (data === null || data === undefined) return {};
+  if (typeof data !== 'object' || Array.isArray(data)) throw new ConfigError(`config file ${file} must hold an object at the top level`);
+  const dir = path.dirname(path.resolve(file));
+  // Module paths of custom toolsets are relative to the file, so a config can travel with them.
+  for (const toolset of ((data as ConfigInput).customToolsets ?? []) as Array<{ module?: unknown }>) {
+    if (typeof toolset?.module === 'string') toolset.module = path.resolve(dir, toolset.module);
+  }
+  return data as ConfigInput;
+}
+
+function parseFlags(options: LoadOptions): { values: Record<string, unknown>; positionals: string[] } {
+  const spec: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
+  for (const flag of options.flags) spec[flag.name] = { type: flag.kind === 'flag' ? 'boolean' : 'string', multiple: flag.multiple };
+  try {
+    const parsed = parseArgs({ args: options.argv, options: spec, strict: true, allowPositionals: options.allowPositionals ?? false });
+    return { values: parsed.values as Record<string, unknown>, positionals: parsed.positionals };
+  } catch (error) {
+    const message = (error as Error).message;
+    const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(message)?.[1];
+    if (unknown) {
+      const names = options.flags.map((flag) => `--${flag.name}`);
+      throw new ConfigError(`unknown option ${unknown}${didYouMean(unknown, names)}; see --help`);
+    }
+    const positional = /Unexpected argument '([^']+)'/.exec(message)?.[1];
+    if (positional) throw new ConfigError(`unexpected argument '${positional}'; see --help`);
+    throw new ConfigError(message.replace(/\s+To specify.*$/s, ''));
+  }
+}
+
+function checkEnvPrefix(options: LoadOptions): void {
+  if (!options.envPrefix) return;
+  const known = options.envVars.map((spec) => spec.name);
+  for (const name of Object.keys(options.env)) {
+    if (name.startsWith(options.envPrefix) && !known.includes(name)) {
+      throw new ConfigError(`unknown environment variable ${name}${didYouMean(name, known)}`);
+    }
+  }
+}
+
+function convert(raw: string, kind: ValueKind, source: string): unknown {
+  switch (kind) {
+    case 'string':
+      return raw;
+    case 'int': {
+      if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${source}: expected an integer, got '${raw}'`);
+      return Number(raw.trim());
+    }
+    case 'bool': {
+      const lower = raw.trim().toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(lower)) return true;
+      if (['false', '0', 'no', 'off'].includes(lower)) return false;
+      throw new ConfigError(`${source}: expected true or false, got '${raw}'`);
+    }
+    case 'list':
+      return raw.split(',').map((item) => item.trim()).filter(Boolean);
+    case 'headers':
+      return parseHeaderList(raw, source);
+  }
+}
+
+/** `Name:value,Other:value` (spec 000's --headers and API_HEADERS); values may hold colons. */
+export function parseHeaderList(raw: string, source: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of raw.split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf(':');
+    const name = at > 0 ? pair.slice(0, at).trim() : '';
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      throw new ConfigError(`${source}: expected Name:value pairs separated by commas; '${pair.split(':')[0].trim()}' is not a header name`);
+    }
+    headers[name] = pair.slice(at + 1).trim();
+  }
+  return headers;
+}
+
+function asArray(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [value];
+}
+
+function assign(target: ConfigInput, spec: { path?: string; apply?: (input: ConfigInput, value: unknown) => void }, value: unknown): void {
+  if (spec.apply) return spec.apply(target, value);
+  if (!spec.path) return;
+  setPath(target as Record<string, unknown>, spec.path, value);
+}
+
+/** Sets a dotted path, creating objects on the way. */
+export function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
+  const keys = dotted.split('.');
+  let node = target;
+  for (const key of keys.slice(0, -1)) {
+    if (typeof node[key] !== 'object' || node[key] === null) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keys[keys.length - 1]] = value;
+}
+
+/** Deep merge of plain objects; arrays and scalars of `over` replace those of `base`. */
+export function merge(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) out[key] = merge(out[key], value);
+  return out;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
+
+/**
+ * One entry of `apis`: spec 000's configuration object, less the transport fields, which belong
+ * to the server as a whole. Each entry is served by its own api worker.
+ */
+export const apiSchema = z.strictObject({
+  apiBaseUrl: z.string({ error: 'apiBaseUrl is required' }).url('apiBaseUrl must be an absolute URL'),
+  openApiSpec: z.string().min(1).optional(),
+  specInputMethod: z.enum(['url', 'file', 'stdin', 'inline']).default('url'),
+  name: z.string().min(1).default('openapi-mcp-server'),
+  version: z.string().min(1).default('1.0.0'),
+  namespace: z
+    .string()
+    .regex(/^[a-z0-9-]{1,20}$/, 'namespace must be 1-20 characters of [a-z0-9-]')
+    .optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  toolsMode: z.enum(['all', 'dynamic', 'explicit']).default('all'),
+  includeTools: z.array(z.string()).optional(),
+  includeTags: z.array(z.string()).optional(),
+  includeResources: z.array(z.string()).optional(),
+  includeOperations: z.array(z.enum(HTTP_METHODS)).optional(),
+  disableAbbreviation: z.boolean().default(false),
+  requestTimeoutMs: z.number().int().positive().default(30_000),
+  maxResponseBytes: z.number().int().positive().default(10 * 1024 * 1024),
+  workers: z.number().int().min(1).max(16).default(1),
+});
+
+export type ApiConfig = z.infer<typeof apiSchema>;

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { apiSchema } from './openapi';
+import { shellSchema } from './shell';
+import { webSchema } from './web';
+
+const restartSchema = z.strictObject({
+  /** More than `maxRestarts` in `windowMs` marks the pool degraded (OTP's MaxR in MaxT). */
+  maxRestarts: z.number().int().min(0).default(5),
+  windowMs: z.number().int().positive().default(60_000),
+  backoffBaseMs: z.number().int().positive().default(100),
+  backoffMaxMs: z.number().int().positive().default(30_000),
+});
+
+const poolsSchema = z.strictObject({
+  /** Default budget of a tool call, queueing included; toolsets may set their own. */
+  callTimeoutMs: z.number().int().positive().default(60_000),
+  /** How long a worker may take to honour a cancel before it is killed with its tree. */
+  cancelGraceMs: z.number().int().positive().default(1_000),
+  /** Calls waiting for a free worker, per pool; past it calls answer BUSY at once. */
+  maxQueue: z.number().int().min(0).default(256),
+  /** How long a worker may take to initialise and say `ready`. */
+  startTimeoutMs: z.number().int().positive().default(60_000),
+  restart: restartSchema.prefault({}),
+});
+
+const httpSchema = z.strictObject({
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.number().int().min(0).max(65_535).default(3000),
+  endpointPath: z.string().regex(/^\/[A-Za-z0-9/_.-]*$/, 'endpointPath must start with / and hold only [A-Za-z0-9/_.-]').default('/mcp'),
+  /** Sessions with no request for this long are closed. */
+  sessionIdleTimeoutMs: z.number().int().positive().default(30 * 60_000),
+  /** Interval of the `heartbeat` events on GET SSE streams. */
+  heartbeatIntervalMs: z.number().int().positive().default(15_000),
+  /** Origins allowed besides the local ones (http(s)://localhost, 127.0.0.1, [::1] on any port). */
+  allowedOrigins: z.array(z.string().min(1)).default([]),
+  /** Bearer token every MCP request must carry; MCPVISOR_AUTH_TOKEN sets it too. */
+  authToken: z.string().min(16, 'authToken must be at least 16 characters').optional(),
+  /** Serve a non-loopback address with no token. Named to be noticed in a review. */
+  dangerouslyAllowUnauthenticatedNetwork: z.boolean().default(false),
+  maxSessions: z.number().int().positive().default(10_000),
+  maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
+  maxConcurrentCallsPerSession: z.number().int().positive().default(32),
+  /** Let in-flight calls finish for this long on SIGTERM before the pools are stopped. */
+  shutdownGraceMs: z.number().int().min(0).default(10_000),
+});
+
+const customToolsetSchema = z.strictObject({
+  name: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'name must be 1-32 characters of [a-z0-9-], starting with a letter'),
+  /** Path of the worker module (compiled JavaScript), relative to the config file's folder. */
+  module: z.string().min(1),
+  kind: z.enum(['process', 'thread']).default('process'),
+  workers: z.number().int().min(1).max(64).default(1),
+  /** Calls one process worker runs at once. */
+  concurrency: z.number().int().min(1).max(1000).default(1),
+  callTimeoutMs: z.number().int().positive().optional(),
+  /** Prefix for the tool names, `<namespace>-<tool>`. */
+  namespace: z.string().regex(/^[a-z0-9-]{1,20}$/).optional(),
+  config: z.unknown().optional(),
+});
+
+/** The whole configuration of the supervisor; every entry point is a profile over it. */
+export const configSchema = z.strictObject({
+  name: z.string().min(1).default('mcpvisor'),
+  version: z.string().min(1).optional(),
+  transport: z.enum(['stdio', 'http'], { error: 'transport must be stdio or http' }).default('stdio'),
+  debug: z.boolean().default(false),
+  logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  http: httpSchema.prefault({}),
+  pools: poolsSchema.prefault({}),
+  shell: shellSchema.prefault({}),
+  web: webSchema.prefault({}),
+  apis: z.array(apiSchema).default([]),
+  customToolsets: z.array(customToolsetSchema).default([]),
+});
+
+export type Config = z.infer<typeof configSchema>;
+/** What a user may write: every field optional. */
+export type ConfigInput = z.input<typeof configSchema>;
+export type HttpConfig = Config['http'];
+export type PoolsConfig = Config['pools'];
+export type RestartConfig = PoolsConfig['restart'];
+export type CustomToolsetConfig = Config['customToolsets'][number];

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+/** The `web` section: spec 001's `search` (browser pool) and `fetch_web_content` (thread pool). */
+export const webSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  search: z
+    .strictObject({
+      engine: z.string().min(1).default('duckduckgo'),
+      /** Base URL of the engine, for tests and private mirrors. */
+      engineUrl: z.string().url().optional(),
+      /** Engines tried in order when one is blocked. */
+      fallbackEngines: z.array(z.string().min(1)).default([]),
+      headless: z.boolean().default(true),
+      executablePath: z.string().min(1).optional(),
+      rateLimit: z.number().int().positive().default(1),
+      rateLimitIntervalMs: z.number().int().positive().default(2000),
+      timeoutMs: z.number().int().positive().default(30_000),
+      maxResults: z.number().int().positive().max(100).default(10),
+    })
+    .prefault({}),
+  fetch: z
+    .strictObject({
+      rateLimit: z.number().int().positive().default(1),
+      rateLimitIntervalMs: z.number().int().positive().default(1000),
+      timeoutMs: z.number().int().positive().default(15_000),
+      maxBodyBytes: z.number().int().positive().default(10 * 1024 * 1024),
+      maxRedirects: z.number().int().min(0).max(20).default(5),
+      allowPrivateNetwork: z.boolean().default(false),
+      threads: z.number().int().min(1).max(32).default(2),
+      maxOutputChars: z.number().int().positive().default(10_000),
+    })
+    .prefault({}),
+});
+
+export type WebConfig = z.infer<typeof webSchema>;

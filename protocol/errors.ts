@@ -1,0 +1,68 @@
+/**
+ * Stable error codes shared by the supervisor and every worker. Callers match on `code`, never on
+ * the message (undici's lesson). Errors cross process and thread boundaries as plain
+ * `{ code, message, data }` objects, because structured clone drops custom fields of an Error.
+ */
+export const ERROR_CODES = [
+  'BAD_INPUT', // arguments fail the tool's schema or a rule of the tool
+  'UNKNOWN_TOOL', // no tool of that name in the catalogue
+  'TIMEOUT', // the call outlived its deadline and was stopped
+  'CANCELLED', // the client cancelled the call or dropped its request
+  'BUSY', // the pool's queue is full; try again later
+  'WORKER_CRASHED', // the worker died while running the call
+  'POOL_UNAVAILABLE', // the pool is degraded, failed or stopping and has no live worker
+  'SHUTTING_DOWN', // the server is draining and takes no new calls
+  'UPSTREAM_ERROR', // the remote service answered with an error
+  'NETWORK_ERROR', // the remote service could not be reached
+  'BLOCKED', // refused by a safety rule (blocked pattern, SSRF guard, sandbox)
+  'NOT_FOUND', // a named file, path or resource does not exist
+  'OUTPUT_TRUNCATED', // informational: a result was cut at its cap
+  'INTERNAL', // a bug of ours; the message says what happened
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** The wire form of an error: safe to send over IPC and to put in a tool result. */
+export interface ErrorInfo {
+  code: ErrorCode;
+  message: string;
+  data?: unknown;
+}
+
+/** Base class of every error we raise on purpose; `code` is stable, `message` is for people. */
+export class McpvisorError extends Error {
+  readonly code: ErrorCode;
+  readonly data?: unknown;
+
+  constructor(code: ErrorCode, message: string, options?: { data?: unknown; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'McpvisorError';
+    this.code = code;
+    this.data = options?.data;
+  }
+
+  toInfo(): ErrorInfo {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+
+  static fromInfo(info: ErrorInfo): McpvisorError {
+    return new McpvisorError(info.code, info.message, { data: info.data });
+  }
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && (ERROR_CODES as readonly string[]).includes(value);
+}
+
+/** Turns anything thrown into wire form; unknown throwables become INTERNAL with their message. */
+export function toErrorInfo(error: unknown): ErrorInfo {
+  if (error instanceof McpvisorError) return error.toInfo();
+  if (error && typeof error === 'object') {
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    if (isErrorCode(code) && typeof message === 'string') return { code, message };
+    if (typeof message === 'string') return { code: 'INTERNAL', message };
+  }
+  return { code: 'INTERNAL', message: String(error) };
+}

@@ -1,0 +1,16 @@
+export { ERROR_CODES, McpvisorError, isErrorCode, toErrorInfo } from './errors';
+export type { ErrorCode, ErrorInfo } from './errors';
+export type { SupervisorMessage, WorkerMessage, LogLevel } from './messages';
+export { isSupervisorMessage, isWorkerMessage } from './messages';
+export { childProcessChannel, parentProcessChannel, messagePortChannel } from './channel';
+export type { Channel } from './channel';
+export { RpcClient } from './rpc';
+export type { RpcCallOptions } from './rpc';
+export { runWorker } from './worker-runtime';
+export type { CallContext, WorkerInit, WorkerLogger, WorkerService } from './worker-runtime';
+export { threadWorker } from './thread-runtime';
+export type { ThreadAnswer, ThreadTask } from './thread-runtime';
+export type { Pool, PoolCallOptions, PoolState, PoolStats } from './pool';
+export { textResult } from './tool';
+export type { ContentItem, JsonObjectSchema, ToolCall, ToolDescriptor, ToolResult } from './tool';
+export { ERROR_META_KEY, errorCodeOf, errorResult } from './results';

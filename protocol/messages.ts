@@ -1,0 +1,45 @@
+import type { ErrorInfo } from './errors';
+import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
+
+/**
+ * IPC messages between the supervisor and a worker. Plain JSON-compatible objects; ids are
+ * numbers chosen by the sender of a `call` and unique per channel.
+ */
+export type SupervisorMessage =
+  | { type: 'init'; config: unknown }
+  | { type: 'call'; id: number; call: ToolCall; deadlineMs: number }
+  | { type: 'cancel'; id: number; reason: 'timeout' | 'cancelled' }
+  | { type: 'stats'; id: number }
+  | { type: 'shutdown'; graceMs: number };
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export type WorkerMessage =
+  | { type: 'ready'; tools: ToolDescriptor[]; info?: Record<string, unknown> }
+  | { type: 'fatal'; error: ErrorInfo }
+  | { type: 'result'; id: number; result: ToolResult }
+  | { type: 'error'; id: number; error: ErrorInfo }
+  | { type: 'log'; level: LogLevel; msg: string; fields?: Record<string, unknown> }
+  | { type: 'stats'; id: number; stats: Record<string, unknown> };
+
+const SUPERVISOR_TYPES = new Set(['init', 'call', 'cancel', 'stats', 'shutdown']);
+const WORKER_TYPES = new Set(['ready', 'fatal', 'result', 'error', 'log', 'stats']);
+
+function hasType(value: unknown, types: Set<string>): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { type?: unknown }).type === 'string' &&
+    types.has((value as { type: string }).type)
+  );
+}
+
+/** Shape check for messages arriving at a worker; anything else is dropped with a log line. */
+export function isSupervisorMessage(value: unknown): value is SupervisorMessage {
+  return hasType(value, SUPERVISOR_TYPES);
+}
+
+/** Shape check for messages arriving at the supervisor from a worker. */
+export function isWorkerMessage(value: unknown): value is WorkerMessage {
+  return hasType(value, WORKER_TYPES);
+}

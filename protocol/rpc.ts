@@ -1,0 +1,156 @@
+import type { Channel } from './channel';
+import { McpvisorError, type ErrorInfo } from './errors';
+import type { SupervisorMessage, WorkerMessage } from './messages';
+import type { ToolCall, ToolResult } from './tool';
+
+export interface RpcCallOptions {
+  /** Aborting cancels the call in the worker and rejects with CANCELLED. */
+  signal?: AbortSignal;
+  /** Budget of the call in ms; past it the call is cancelled and rejects with TIMEOUT. */
+  deadlineMs: number;
+  /** How long a cancelled call may take to stop before `onUnresponsive` fires. Default 1000 ms. */
+  cancelGraceMs?: number;
+  /** The worker ignored a cancel for `cancelGraceMs`: the owner should kill it. */
+  onUnresponsive?: () => void;
+}
+
+interface Pending {
+  resolve(result: ToolResult): void;
+  reject(error: McpvisorError): void;
+}
+
+/**
+ * Supervisor side of the request/response RPC over one channel. Every call settles exactly once:
+ * with the worker's answer, at its deadline (TIMEOUT), on abort (CANCELLED), or when the channel
+ * closes (WORKER_CRASHED). A cancelled call keeps its slot (`inFlight`) until the worker confirms
+ * it stopped, so a worker that ignores cancels is seen and can be killed.
+ */
+export class RpcClient {
+  #channel: Channel<SupervisorMessage, WorkerMessage>;
+  #nextId = 1;
+  #pending = new Map<number, Pending>();
+  #stopping = new Map<number, NodeJS.Timeout | undefined>();
+  #statsWaiters = new Map<number, (stats: Record<string, unknown>) => void>();
+  #closedReason: string | undefined;
+  #detach: Array<() => void>;
+
+  /** `onOther` receives the messages that are not answers (ready, fatal, log). */
+  constructor(channel: Channel<SupervisorMessage, WorkerMessage>, onOther: (message: WorkerMessage) => void) {
+    this.#channel = channel;
+    this.#detach = [
+      channel.onMessage((message) => this.#receive(message, onOther)),
+      channel.onClose((reason) => this.close(reason)),
+    ];
+  }
+
+  /** Calls not yet answered, including cancelled ones the worker has not confirmed. */
+  get inFlight(): number {
+    return this.#pending.size + this.#stopping.size;
+  }
+
+  get closed(): boolean {
+    return this.#closedReason !== undefined;
+  }
+
+  call(call: ToolCall, options: RpcCallOptions): Promise<ToolResult> {
+    if (this.#closedReason !== undefined) {
+      return Promise.reject(new McpvisorError('WORKER_CRASHED', `the worker is gone (${this.#closedReason})`));
+    }
+    const { signal, deadlineMs } = options;
+    if (signal?.aborted) return Promise.reject(new McpvisorError('CANCELLED', 'the call was cancelled'));
+    const id = this.#nextId++;
+    return new Promise<ToolResult>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const stop = (reason: 'timeout' | 'cancelled', error: McpvisorError) => {
+        if (!this.#pending.has(id)) return;
+        settle();
+        reject(error);
+        this.#channel.send({ type: 'cancel', id, reason });
+        const graceMs = options.cancelGraceMs ?? 1000;
+        const grace = setTimeout(() => {
+          if (this.#stopping.delete(id)) options.onUnresponsive?.();
+        }, graceMs);
+        grace.unref();
+        this.#stopping.set(id, grace);
+      };
+      const onAbort = () => stop('cancelled', new McpvisorError('CANCELLED', 'the call was cancelled'));
+      const settle = () => {
+        this.#pending.delete(id);
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      this.#pending.set(id, {
+        resolve: (result) => {
+          settle();
+          resolve(result);
+        },
+        reject: (error) => {
+          settle();
+          reject(error);
+        },
+      });
+      timer = setTimeout(
+        () => stop('timeout', new McpvisorError('TIMEOUT', `the call ran past its ${deadlineMs} ms deadline and was stopped`)),
+        deadlineMs,
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#channel.send({ type: 'call', id, call, deadlineMs });
+    });
+  }
+
+  /** Asks the worker for its own statistics; resolves `undefined` if it does not answer in time. */
+  stats(timeoutMs = 1000): Promise<Record<string, unknown> | undefined> {
+    if (this.#closedReason !== undefined) return Promise.resolve(undefined);
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#statsWaiters.delete(id);
+        resolve(undefined);
+      }, timeoutMs);
+      this.#statsWaiters.set(id, (stats) => {
+        clearTimeout(timer);
+        resolve(stats);
+      });
+      this.#channel.send({ type: 'stats', id });
+    });
+  }
+
+  /** Fails every pending call with WORKER_CRASHED; later calls reject at once. Idempotent. */
+  close(reason: string): void {
+    if (this.#closedReason !== undefined) return;
+    this.#closedReason = reason;
+    for (const detach of this.#detach) detach();
+    for (const timer of this.#stopping.values()) clearTimeout(timer);
+    this.#stopping.clear();
+    for (const resolve of this.#statsWaiters.values()) resolve({});
+    this.#statsWaiters.clear();
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const entry of pending) {
+      entry.reject(new McpvisorError('WORKER_CRASHED', `the worker running this call crashed (${reason})`));
+    }
+  }
+
+  #receive(message: WorkerMessage, onOther: (message: WorkerMessage) => void): void {
+    switch (message.type) {
+      case 'result':
+      case 'error': {
+        const pending = this.#pending.get(message.id);
+        if (pending) {
+          if (message.type === 'result') pending.resolve(message.result);
+          else pending.reject(McpvisorError.fromInfo(message.error as ErrorInfo));
+        } else if (this.#stopping.has(message.id)) {
+          clearTimeout(this.#stopping.get(message.id));
+          this.#stopping.delete(message.id);
+        }
+        return;
+      }
+      case 'stats':
+        this.#statsWaiters.get(message.id)?.(message.stats);
+        this.#statsWaiters.delete(message.id);
+        return;
+      default:
+        onOther(message);
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import { workerData } from 'node:worker_threads';
+import { McpvisorError, toErrorInfo, type ErrorInfo } from './errors';
+import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
+import type { WorkerLogger, WorkerService } from './worker-runtime';
+
+/** A task handed to a piscina thread. */
+export type ThreadTask = { op: 'describe' } | { op: 'call'; call: ToolCall; deadlineMs: number };
+
+/** Its answer. Errors travel as `{ code, message }`: piscina's clone of an Error drops `code`. */
+export type ThreadAnswer =
+  | { ok: true; tools: ToolDescriptor[] }
+  | { ok: true; result: ToolResult }
+  | { ok: false; error: ErrorInfo };
+
+/**
+ * Turns a worker service into a piscina task handler: export the returned function as the
+ * module's default. The service is initialised once per thread, on its first task, from
+ * `workerData.config`. A running task
+ * cannot be cancelled cooperatively: piscina terminates the thread when its signal aborts.
+ */
+export function threadWorker(init: (config: unknown, log: WorkerLogger) => Promise<WorkerService>): (task: ThreadTask) => Promise<ThreadAnswer> {
+  let service: Promise<WorkerService> | undefined;
+  const log = stderrLogger();
+  return async (task) => {
+    try {
+      service ??= init((workerData as { config?: unknown } | undefined)?.config, log);
+      const ready = await service;
+      if (task.op === 'describe') return { ok: true, tools: ready.tools };
+      const controller = new AbortController();
+      const timer = setTimeout(
+        () => controller.abort(new McpvisorError('TIMEOUT', `the call ran past its ${task.deadlineMs} ms deadline`)),
+        task.deadlineMs,
+      );
+      try {
+        return { ok: true, result: await ready.handle(task.call, { signal: controller.signal, deadlineMs: task.deadlineMs, log }) };
+      } finally {
+        clearTimeout(timer);
+      }
+    } catch (error) {
+      return { ok: false, error: toErrorInfo(error) };
+    }
+  };
+}
+
+/** Threads share the process's stderr; one JSON line per entry, like pino's. */
+function stderrLogger(): WorkerLogger {
+  const at = (level: string) => (msg: string, fields?: Record<string, unknown>) =>
+    process.stderr.write(`${JSON.stringify({ level, time: Date.now(), thread: true, msg, ...fields })}\n`);
+  return { debug: () => {}, info: at('info'), warn: at('warn'), error: at('error') };
+}

@@ -1,0 +1,132 @@
+import { parentProcessChannel, type Channel } from './channel';
+import { McpvisorError, toErrorInfo } from './errors';
+import { isSupervisorMessage, type LogLevel, type SupervisorMessage, type WorkerMessage } from './messages';
+import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
+
+export type WorkerLogger = Record<LogLevel, (msg: string, fields?: Record<string, unknown>) => void>;
+
+export interface CallContext {
+  /** Aborted when the supervisor cancels the call (deadline or client cancel) or shuts down. */
+  signal: AbortSignal;
+  /** The call's budget in ms, as the supervisor counts it. */
+  deadlineMs: number;
+  log: WorkerLogger;
+}
+
+/** What a toolset's worker provides once initialised. */
+export interface WorkerService {
+  tools: ToolDescriptor[];
+  handle(call: ToolCall, context: CallContext): Promise<ToolResult>;
+  /** Extra figures for /health (whatever the toolset finds useful). */
+  stats?(): Record<string, unknown>;
+  /** Release what the service holds (browsers, child processes); called before exit. */
+  close?(): Promise<void>;
+  info?: Record<string, unknown>;
+}
+
+/** Builds the service from the toolset's config section (sent by the supervisor as `init`). */
+export type WorkerInit = (config: unknown, log: WorkerLogger) => Promise<WorkerService>;
+
+/**
+ * Runs a worker process: waits for the supervisor's `init`, initialises the service, announces `ready` with its tools, then serves
+ * calls until the supervisor asks it to shut down or goes away. An init failure is sent as `fatal`
+ * and the process exits 1, so the pool reports the reason instead of respawning blindly.
+ */
+export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, SupervisorMessage>): void {
+  const ch = channel ?? parentProcessChannel<WorkerMessage, SupervisorMessage>();
+  const log = channelLogger(ch);
+  const running = new Map<number, AbortController>();
+  let service: WorkerService | undefined;
+  let exiting = false;
+  let started = false;
+
+  const exit = async (code: number, graceMs: number) => {
+    if (exiting) return;
+    exiting = true;
+    const deadline = Date.now() + graceMs;
+    while (running.size > 0 && Date.now() < deadline) await delay(20);
+    for (const controller of running.values()) controller.abort(new McpvisorError('SHUTTING_DOWN', 'the worker is stopping'));
+    try {
+      await service?.close?.();
+    } catch (error) {
+      log.warn('closing the service failed', { error: toErrorInfo(error).message });
+    }
+    process.exit(code);
+  };
+
+  const serve = async (id: number, call: ToolCall, deadlineMs: number) => {
+    if (!service || exiting) {
+      ch.send({ type: 'error', id, error: { code: 'SHUTTING_DOWN', message: 'the worker is stopping' } });
+      return;
+    }
+    const controller = new AbortController();
+    running.set(id, controller);
+    try {
+      const result = await service.handle(call, { signal: controller.signal, deadlineMs, log });
+      ch.send({ type: 'result', id, result });
+    } catch (error) {
+      const info = controller.signal.aborted && !(error instanceof McpvisorError)
+        ? { code: 'CANCELLED' as const, message: 'the call was cancelled' }
+        : toErrorInfo(error);
+      ch.send({ type: 'error', id, error: info });
+    } finally {
+      running.delete(id);
+    }
+  };
+
+  ch.onMessage((message) => {
+    if (!isSupervisorMessage(message)) {
+      log.warn('dropped a message of unknown shape');
+      return;
+    }
+    switch (message.type) {
+      case 'init':
+        if (!started) {
+          started = true;
+          start(message.config);
+        }
+        return;
+      case 'call':
+        void serve(message.id, message.call, message.deadlineMs);
+        return;
+      case 'cancel':
+        running.get(message.id)?.abort(
+          new McpvisorError(message.reason === 'timeout' ? 'TIMEOUT' : 'CANCELLED', `the call was ${message.reason === 'timeout' ? 'timed out' : 'cancelled'}`),
+        );
+        return;
+      case 'stats':
+        ch.send({
+          type: 'stats',
+          id: message.id,
+          stats: { inFlight: running.size, rssBytes: process.memoryUsage().rss, ...service?.stats?.() },
+        });
+        return;
+      case 'shutdown':
+        void exit(0, message.graceMs);
+        return;
+    }
+  });
+  // The supervisor is gone (even killed with -9): stop everything we started and leave.
+  ch.onClose(() => void exit(0, 0));
+
+  const start = (config: unknown) => init(config, log).then(
+    (ready) => {
+      service = ready;
+      ch.send({ type: 'ready', tools: ready.tools, info: ready.info });
+    },
+    (error) => {
+      ch.send({ type: 'fatal', error: toErrorInfo(error) });
+      // Give the message time to leave before exiting.
+      setTimeout(() => process.exit(1), 50);
+    },
+  );
+}
+
+function channelLogger(ch: Channel<WorkerMessage, SupervisorMessage>): WorkerLogger {
+  const at = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => ch.send({ type: 'log', level, msg, fields });
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,290 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import type { Logger } from 'pino';
+import type { RestartConfig } from '../../config/schema';
+import { childProcessChannel } from '../../protocol/channel';
+import { McpvisorError, toErrorInfo } from '../../protocol/errors';
+import type { SupervisorMessage, WorkerMessage } from '../../protocol/messages';
+import type { Pool, PoolCallOptions, PoolState, PoolStats } from '../../protocol/pool';
+import { errorResult } from '../../protocol/results';
+import { RpcClient } from '../../protocol/rpc';
+import type { ToolCall, ToolDescriptor, ToolResult } from '../../protocol/tool';
+import { killTree } from '../../workers/common/kill-tree';
+import { RestartPolicy } from '../restart-policy';
+import { WaitQueue } from './wait-queue';
+
+export interface ProcessPoolOptions {
+  name: string;
+  /** Absolute path of the compiled worker module; it must call `runWorker`. */
+  module: string;
+  size: number;
+  /** Calls one worker runs at once. */
+  concurrency: number;
+  /** Sent to each worker as its `init` message. */
+  workerConfig: unknown;
+  env?: NodeJS.ProcessEnv;
+  execArgv?: string[];
+  maxQueue: number;
+  cancelGraceMs: number;
+  startTimeoutMs: number;
+  restart: RestartConfig;
+  logger: Logger;
+}
+
+interface Worker {
+  id: number;
+  child: ChildProcess;
+  rpc: RpcClient;
+  ready: boolean;
+  exited: Promise<void>;
+}
+
+/**
+ * A supervised pool of forked worker processes. Each worker runs up to `concurrency` calls; more
+ * wait in a bounded queue. A call past its deadline is cancelled in the worker, and a worker that
+ * ignores the cancel is killed with its process tree. A worker that dies fails its calls with
+ * WORKER_CRASHED and is replaced after a backoff (RestartPolicy).
+ */
+export class ProcessPool implements Pool {
+  readonly name: string;
+  #options: ProcessPoolOptions;
+  #log: Logger;
+  #workers = new Map<number, Worker>();
+  #nextWorkerId = 1;
+  #queue: WaitQueue;
+  #policy: RestartPolicy;
+  #restarts = 0;
+  #pendingRestarts = new Set<NodeJS.Timeout>();
+  #state: PoolState = 'stopped';
+  #lastError: string | undefined;
+  #tools: ToolDescriptor[] = [];
+
+  constructor(options: ProcessPoolOptions) {
+    this.name = options.name;
+    this.#options = options;
+    this.#log = options.logger.child({ pool: options.name });
+    this.#queue = new WaitQueue(options.maxQueue);
+    this.#policy = new RestartPolicy(options.restart);
+  }
+
+  get tools(): readonly ToolDescriptor[] {
+    return this.#tools;
+  }
+
+  async start(): Promise<void> {
+    this.#state = 'starting';
+    this.#log.debug({ module: this.#options.module, size: this.#options.size }, 'starting pool');
+    const results = await Promise.allSettled(Array.from({ length: this.#options.size }, () => this.#spawn()));
+    const failure = results.find((result) => result.status === 'rejected');
+    if (failure) {
+      this.#state = 'failed';
+      await this.#killAll();
+      throw failure.reason;
+    }
+    this.#state = 'ready';
+    this.#log.debug({ tools: this.#tools.length }, 'pool ready');
+  }
+
+  call(call: ToolCall, options: PoolCallOptions): Promise<ToolResult> {
+    const deadlineAt = Date.now() + options.deadlineMs;
+    if (this.#state === 'stopping' || this.#state === 'stopped') {
+      return Promise.resolve(errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down')));
+    }
+    const worker = this.#freeWorker();
+    if (worker) return this.#run(worker, call, options.signal, deadlineAt);
+    if (this.#liveWorkers() === 0 && (this.#state === 'failed' || this.#state === 'degraded')) {
+      return Promise.resolve(
+        errorResult(new McpvisorError('POOL_UNAVAILABLE', `the ${this.name} pool has no live worker (${this.#lastError ?? 'restarting'}); try again shortly`)),
+      );
+    }
+    return this.#queue
+      .wait(options.signal, deadlineAt, `the ${this.name} pool`)
+      .then(
+        () => {
+          const next = this.#freeWorker();
+          // The queue only releases a waiter when a slot is free; re-check in case it was taken.
+          return next
+            ? this.#run(next, call, options.signal, deadlineAt)
+            : this.call(call, { signal: options.signal, deadlineMs: Math.max(1, deadlineAt - Date.now()) });
+        },
+        (error: unknown) => errorResult(error),
+      );
+  }
+
+  stats(): PoolStats {
+    let busy = 0;
+    for (const worker of this.#workers.values()) busy += worker.rpc.inFlight;
+    return {
+      name: this.name,
+      kind: 'process',
+      state: this.#currentState(),
+      workers: this.#options.size,
+      alive: this.#liveWorkers(),
+      busy,
+      queued: this.#queue.length,
+      restarts: this.#restarts,
+      ...(this.#lastError ? { lastError: this.#lastError } : {}),
+    };
+  }
+
+  /** Worker process ids, for tests and /health debugging. */
+  pids(): number[] {
+    return [...this.#workers.values()].flatMap((worker) => (worker.child.pid ? [worker.child.pid] : []));
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    if (this.#state === 'stopped') return;
+    this.#state = 'stopping';
+    for (const timer of this.#pendingRestarts) clearTimeout(timer);
+    this.#pendingRestarts.clear();
+    this.#queue.rejectAll(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down'));
+    const deadline = Date.now() + graceMs;
+    while (Date.now() < deadline && [...this.#workers.values()].some((worker) => worker.rpc.inFlight > 0)) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const workers = [...this.#workers.values()];
+    const shutdown: SupervisorMessage = { type: 'shutdown', graceMs: 0 };
+    for (const worker of workers) if (worker.child.connected) worker.child.send(shutdown, () => undefined);
+    // A polite shutdown first; whatever is still alive after a short grace is killed with its tree.
+    await Promise.race([Promise.all(workers.map((worker) => worker.exited)), delay(1000)]);
+    await this.#killAll();
+    this.#state = 'stopped';
+  }
+
+  #currentState(): PoolState {
+    if (this.#state !== 'ready' && this.#state !== 'degraded') return this.#state;
+    return this.#policy.isOverIntensity(Date.now()) ? 'degraded' : 'ready';
+  }
+
+  #liveWorkers(): number {
+    let alive = 0;
+    for (const worker of this.#workers.values()) if (worker.ready && !worker.rpc.closed) alive++;
+    return alive;
+  }
+
+  #freeWorker(): Worker | undefined {
+    let best: Worker | undefined;
+    for (const worker of this.#workers.values()) {
+      if (!worker.ready || worker.rpc.closed || worker.rpc.inFlight >= this.#options.concurrency) continue;
+      if (!best || worker.rpc.inFlight < best.rpc.inFlight) best = worker;
+    }
+    return best;
+  }
+
+  async #run(worker: Worker, call: ToolCall, signal: AbortSignal | undefined, deadlineAt: number): Promise<ToolResult> {
+    try {
+      return await worker.rpc.call(call, {
+        signal,
+        deadlineMs: Math.max(1, deadlineAt - Date.now()),
+        cancelGraceMs: this.#options.cancelGraceMs,
+        onUnresponsive: () => {
+          this.#log.warn({ workerId: worker.id, pid: worker.child.pid, tool: call.tool }, 'worker ignored a cancel; killing it with its tree');
+          void killTree(worker.child.pid);
+        },
+      });
+    } catch (error) {
+      return errorResult(error);
+    } finally {
+      this.#queue.release(1);
+    }
+  }
+
+  /** Forks one worker and resolves when it says `ready`; rejects with its `fatal` reason. */
+  #spawn(): Promise<void> {
+    const id = this.#nextWorkerId++;
+    const child = fork(this.#options.module, [], {
+      // Worker stdout goes to our stderr: in stdio mode our stdout carries only JSON-RPC.
+      stdio: ['ignore', 2, 2, 'ipc'],
+      // Its own process group, so the whole group can be killed at once.
+      detached: true,
+      env: this.#options.env ?? process.env,
+      execArgv: this.#options.execArgv ?? [],
+    });
+    const log = this.#log.child({ workerId: id, pid: child.pid });
+    let exitedResolve: () => void = () => undefined;
+    const exited = new Promise<void>((resolve) => (exitedResolve = resolve));
+    const worker: Worker = { id, child, ready: false, exited, rpc: undefined as unknown as RpcClient };
+    this.#workers.set(id, worker);
+
+    return new Promise<void>((resolve, reject) => {
+      const startTimer = setTimeout(() => {
+        fail(new McpvisorError('POOL_UNAVAILABLE', `worker of ${this.name} did not become ready within ${this.#options.startTimeoutMs} ms`));
+        void killTree(child.pid);
+      }, this.#options.startTimeoutMs);
+      let settled = false;
+      const fail = (error: McpvisorError) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(startTimer);
+        this.#lastError = error.message;
+        reject(error);
+      };
+      worker.rpc = new RpcClient(childProcessChannel<SupervisorMessage, WorkerMessage>(child), (message) => {
+        switch (message.type) {
+          case 'ready':
+            if (settled) return;
+            settled = true;
+            clearTimeout(startTimer);
+            worker.ready = true;
+            if (this.#tools.length === 0) this.#tools = message.tools;
+            log.debug('worker ready');
+            resolve();
+            this.#queue.release(this.#options.concurrency);
+            return;
+          case 'fatal':
+            log.error({ code: message.error.code }, `worker failed to start: ${message.error.message}`);
+            fail(McpvisorError.fromInfo(message.error));
+            return;
+          case 'log':
+            log[message.level]({ ...message.fields }, message.msg);
+            return;
+          default:
+            return;
+        }
+      });
+      child.on('error', (error) => {
+        log.error({ err: toErrorInfo(error) }, 'worker process error');
+        fail(new McpvisorError('POOL_UNAVAILABLE', `cannot start worker of ${this.name}: ${error.message}`));
+      });
+      child.on('exit', (code, signal) => {
+        const reason = signal ? `signal ${signal}` : `exit code ${code}`;
+        worker.rpc.close(`worker exited with ${reason}`);
+        this.#workers.delete(id);
+        exitedResolve();
+        fail(new McpvisorError('POOL_UNAVAILABLE', this.#lastError ?? `worker of ${this.name} exited with ${reason} before it was ready`));
+        // Leftover children of the dead worker (its group) go with it.
+        void killTree(child.pid);
+        if (this.#state === 'stopping' || this.#state === 'stopped') return;
+        if (worker.ready) this.#lastError = `worker ${id} exited with ${reason}`;
+        log.warn({ code, signal }, 'worker exited; restarting');
+        this.#scheduleRestart();
+      });
+      child.send({ type: 'init', config: this.#options.workerConfig } satisfies SupervisorMessage);
+    });
+  }
+
+  #scheduleRestart(): void {
+    if (this.#state === 'failed' || this.#state === 'starting') return;
+    const decision = this.#policy.next(Date.now());
+    if (decision.overIntensity) {
+      this.#log.error({ delayMs: decision.delayMs }, 'restart intensity exceeded; pool degraded, retrying slowly');
+    }
+    const timer = setTimeout(() => {
+      this.#pendingRestarts.delete(timer);
+      if (this.#state === 'stopping' || this.#state === 'stopped') return;
+      this.#restarts++;
+      this.#spawn().catch((error: unknown) => {
+        this.#log.error({ err: toErrorInfo(error) }, 'replacement worker failed to start');
+      });
+    }, decision.delayMs);
+    this.#pendingRestarts.add(timer);
+  }
+
+  async #killAll(): Promise<void> {
+    await Promise.all([...this.#workers.values()].map((worker) => killTree(worker.child.pid)));
+    await Promise.race([Promise.all([...this.#workers.values()].map((worker) => worker.exited)), delay(2000)]);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

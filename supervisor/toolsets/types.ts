@@ -1,0 +1,48 @@
+import type { Config } from '../../config/schema';
+import type { Logger } from '../logger';
+
+/** Runs in the supervisor before a call is routed (rate limits that must hold across workers). */
+export type BeforeCall = (tool: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<void>;
+
+interface PoolPlanBase {
+  /** Pool name, shown in /health (`shell`, `web-search`, `api-github`). */
+  name: string;
+  /** Absolute path of the compiled worker module. */
+  module: string;
+  /** Sent to each worker: `init` message (process) or `workerData.config` (thread). */
+  workerConfig: unknown;
+  /** Budget of a call in this pool; default `pools.callTimeoutMs`. */
+  callTimeoutMs?: number;
+  beforeCall?: BeforeCall;
+  /** A pool whose failure makes /health 503 (default true). */
+  required?: boolean;
+}
+
+/** Child processes that run `runWorker` (protocol/worker-runtime). */
+export interface ProcessPoolPlan extends PoolPlanBase {
+  kind: 'process';
+  size: number;
+  /** Calls one worker runs at once (1 for CPU-bound work, more for I/O-bound work). */
+  concurrency: number;
+  /** Environment of the workers; default: the supervisor's, less its secrets. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** piscina threads whose module default-exports `threadWorker(init)` (protocol/thread-runtime). */
+export interface ThreadPoolPlan extends PoolPlanBase {
+  kind: 'thread';
+  threads: number;
+}
+
+export type PoolPlan = ProcessPoolPlan | ThreadPoolPlan;
+
+/** A toolset as the supervisor runs it: its pools, and the prefix of its tool names. */
+export interface ToolsetPlan {
+  name: string;
+  /** Tool names become `<namespace>-<tool>` (several OpenAPI descriptions side by side). */
+  namespace?: string;
+  pools: PoolPlan[];
+}
+
+/** Each toolset contributes plans from the configuration; none when it is disabled. */
+export type ToolsetFactory = (config: Config, logger: Logger) => ToolsetPlan[];
