@@ -123,7 +123,7 @@ export function readConfigFile(file: string): ConfigInput {
 
 function parseFlags(options: LoadOptions): { values: Record<string, unknown>; positionals: string[] } {
   const spec: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
-  for (const flag of options.flags) spec[flag.name] = { type: flag.kind === 'flag' ? 'boolean' : 'string', multiple: flag.multiple };
+  for (const flag of options.flags) spec[flag.name] = { type: flag.kind === 'flag' ? 'boolean' : 'string', multiple: flag.multiple === true };
   try {
     const parsed = parseArgs({ args: options.argv, options: spec, strict: true, allowPositionals: options.allowPositionals ?? false });
     return { values: parsed.values as Record<string, unknown>, positionals: parsed.positionals };

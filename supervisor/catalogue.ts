@@ -1,0 +1,126 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { McpvisorError } from '../protocol/errors';
+import type { Pool } from '../protocol/pool';
+import { errorResult } from '../protocol/results';
+import type { ToolDescriptor, ToolResult } from '../protocol/tool';
+import type { BeforeCall } from './toolsets/types';
+
+interface Entry {
+  /** The tool as clients see it (namespaced name). */
+  tool: ToolDescriptor;
+  /** The name the worker knows it by. */
+  workerName: string;
+  pool: Pool;
+  callTimeoutMs: number;
+  beforeCall?: BeforeCall;
+  validate?: ValidateFunction;
+}
+
+export interface RouteOptions {
+  signal: AbortSignal;
+}
+
+/**
+ * The tool catalogue and router: toolsets register the tools their pools announced; `call`
+ * validates arguments against the tool's input schema, runs the supervisor-side hook (rate
+ * limits) and hands the call to the pool. Validators are compiled on first use, so a
+ * 1,000-operation API costs nothing until its tools are called.
+ */
+export class Catalogue {
+  #entries = new Map<string, Entry>();
+  #listed: ToolDescriptor[] | undefined;
+  #ajv = new Ajv({ strict: false, allErrors: false, coerceTypes: false, validateFormats: true });
+
+  constructor() {
+    addFormats.default(this.#ajv);
+  }
+
+  /** Adds a pool's tools; names are `<namespace>-<name>` when a namespace is given. */
+  register(pool: Pool, options: { namespace?: string; callTimeoutMs: number; beforeCall?: BeforeCall }): void {
+    for (const tool of pool.tools) {
+      const name = options.namespace ? `${options.namespace}-${tool.name}` : tool.name;
+      if (this.#entries.has(name)) {
+        throw new McpvisorError('BAD_INPUT', `two toolsets define the tool '${name}'; give one of them a namespace`);
+      }
+      this.#entries.set(name, {
+        tool: { ...tool, name },
+        workerName: tool.name,
+        pool,
+        callTimeoutMs: options.callTimeoutMs,
+        beforeCall: options.beforeCall,
+      });
+    }
+    this.#listed = undefined;
+  }
+
+  /** Every tool, in registration order; the same array until the catalogue changes. */
+  list(): ToolDescriptor[] {
+    this.#listed ??= [...this.#entries.values()].map((entry) => entry.tool);
+    return this.#listed;
+  }
+
+  has(name: string): boolean {
+    return this.#entries.has(name);
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /**
+   * Routes one call. Throws UNKNOWN_TOOL (a protocol error for the session to answer); every other
+   * failure is a result with `isError: true`.
+   */
+  async call(name: string, args: Record<string, unknown> | undefined, options: RouteOptions): Promise<ToolResult> {
+    const entry = this.#entries.get(name);
+    if (!entry) {
+      const hint = this.#similar(name);
+      throw new McpvisorError('UNKNOWN_TOOL', `unknown tool '${name}'${hint ? ` (did you mean '${hint}'?)` : ''}`);
+    }
+    const input = args ?? {};
+    entry.validate ??= this.#compile(entry);
+    if (!entry.validate(input)) {
+      return errorResult(new McpvisorError('BAD_INPUT', describeErrors(entry.validate.errors ?? []), { data: entry.validate.errors }), name);
+    }
+    try {
+      await entry.beforeCall?.(entry.workerName, input, options.signal);
+    } catch (error) {
+      return errorResult(error, name);
+    }
+    return entry.pool.call({ tool: entry.workerName, arguments: input }, { signal: options.signal, deadlineMs: entry.callTimeoutMs });
+  }
+
+  #compile(entry: Entry): ValidateFunction {
+    try {
+      return this.#ajv.compile(entry.tool.inputSchema);
+    } catch {
+      // A schema ajv cannot compile must not make the tool unusable: the worker validates too.
+      return this.#ajv.compile({ type: 'object' });
+    }
+  }
+
+  #similar(name: string): string | undefined {
+    const lower = name.toLowerCase();
+    for (const candidate of this.#entries.keys()) if (candidate.toLowerCase() === lower) return candidate;
+    return undefined;
+  }
+}
+
+/** ajv errors as one sentence naming each argument. */
+export function describeErrors(errors: ErrorObject[]): string {
+  const parts = errors.slice(0, 5).map((error) => {
+    const where = error.instancePath ? `argument '${error.instancePath.slice(1).replace(/\//g, '.')}'` : 'arguments';
+    switch (error.keyword) {
+      case 'required':
+        return `missing required argument '${[error.instancePath.slice(1).replace(/\//g, '.'), (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')}'`;
+      case 'additionalProperties':
+        return `unknown argument '${(error.params as { additionalProperty: string }).additionalProperty}'`;
+      case 'enum':
+        return `${where} must be one of ${JSON.stringify((error.params as { allowedValues: unknown[] }).allowedValues)}`;
+      default:
+        return `${where} ${error.message ?? 'is invalid'}`;
+    }
+  });
+  return `invalid arguments: ${parts.join('; ')}`;
+}

@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+// Placeholder until its toolset is built: says so and exits non-zero.
+process.stderr.write('shell-mcp-server: this command is not built yet\n');
+process.exitCode = 1;

@@ -1,0 +1,64 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { HttpConfig } from '../../config/schema';
+
+const LOCAL_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** A JSON-RPC error body with no id, as transports answer requests they refuse. */
+export function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
+  if (res.headersSent) return;
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** True for a loopback bind address (then Host headers must be local names too). */
+export function isLoopback(host: string): boolean {
+  return LOCAL_HOSTNAMES.has(host) || /^127\./.test(host);
+}
+
+/**
+ * DNS-rebinding protection on every MCP request (the SDK's express helper checks only Host):
+ * a browser `Origin` must be a local one or in `allowedOrigins` (403 otherwise); when bound to
+ * loopback, the `Host` header must name a loopback host (403 otherwise). Requests without an
+ * Origin (non-browser clients) pass.
+ */
+export function originGuard(config: HttpConfig) {
+  const allowed = new Set(config.allowedOrigins.map((origin) => origin.replace(/\/+$/, '').toLowerCase()));
+  const checkHost = isLoopback(config.host);
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !originAllowed(origin, allowed)) {
+      sendJsonRpcError(res, 403, -32000, `Forbidden: origin ${truncate(origin)} is not allowed`);
+      return;
+    }
+    if (checkHost) {
+      const hostname = hostnameOf(req.headers.host);
+      if (hostname === undefined || !(LOCAL_HOSTNAMES.has(hostname) || /^127\./.test(hostname))) {
+        sendJsonRpcError(res, 403, -32000, `Forbidden: host ${truncate(req.headers.host ?? '(none)')} is not allowed`);
+        return;
+      }
+    }
+    next();
+  };
+}
+
+function originAllowed(origin: string, allowed: Set<string>): boolean {
+  if (allowed.has('*') || allowed.has(origin.toLowerCase())) return true;
+  try {
+    const url = new URL(origin);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && LOCAL_HOSTNAMES.has(url.hostname);
+  } catch {
+    return false;
+  }
+}
+
+function hostnameOf(host: string | undefined): string | undefined {
+  if (!host) return undefined;
+  try {
+    return new URL(`http://${host}`).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+function truncate(text: string): string {
+  return text.length > 100 ? `${text.slice(0, 97)}...` : text;
+}

@@ -1,0 +1,16 @@
+import type { Response } from 'express';
+
+/**
+ * Writes a named SSE event `heartbeat` with `{"type":"heartbeat","timestamp":…}` on an SSE response
+ * every `intervalMs` (DESIGN.md: standard clients skip events not named `message`). Starts
+ * writing only once the stream's headers are out, stops when the response closes.
+ */
+export function startHeartbeat(res: Response, intervalMs: number): void {
+  const timer = setInterval(() => {
+    if (res.writableEnded || res.destroyed) return clearInterval(timer);
+    if (!res.headersSent || !String(res.getHeader('content-type') ?? '').startsWith('text/event-stream')) return;
+    res.write(`event: heartbeat\ndata: ${JSON.stringify({ type: 'heartbeat', timestamp: new Date().toISOString() })}\n\n`);
+  }, intervalMs);
+  timer.unref();
+  res.on('close', () => clearInterval(timer));
+}

@@ -1,0 +1,66 @@
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import type { Request, Response } from 'express';
+import type { HttpConfig } from '../../config/schema';
+import type { Logger } from '../logger';
+import { createSession } from '../mcp-session';
+import type { Supervisor } from '../supervisor';
+import { sendJsonRpcError } from './guards';
+import { startHeartbeat } from './heartbeat';
+
+/**
+ * The legacy HTTP+SSE transport (protocol 2024-11-05, spec 001): `GET /sse` opens a session whose
+ * `endpoint` event names `/message?sessionId=<id>`; `POST /message/<id>` is accepted too. The
+ * session lives as long as its stream.
+ */
+export class LegacySseSessions {
+  #sessions = new Map<string, SSEServerTransport>();
+  #supervisor: Supervisor;
+  #config: HttpConfig;
+  #log: Logger;
+
+  constructor(supervisor: Supervisor, config: HttpConfig, logger: Logger) {
+    this.#supervisor = supervisor;
+    this.#config = config;
+    this.#log = logger.child({ transport: 'sse' });
+  }
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  async open(_req: Request, res: Response): Promise<void> {
+    if (this.#supervisor.draining) return sendJsonRpcError(res, 503, -32000, 'Service Unavailable: the server is shutting down');
+    if (this.#sessions.size >= this.#config.maxSessions) {
+      return sendJsonRpcError(res, 503, -32000, `Service Unavailable: the server holds its maximum of ${this.#config.maxSessions} sessions`);
+    }
+    const transport = new SSEServerTransport('/message', res);
+    const id = transport.sessionId;
+    const session = createSession({
+      supervisor: this.#supervisor,
+      logger: this.#log,
+      maxConcurrentCalls: this.#config.maxConcurrentCallsPerSession,
+    });
+    this.#sessions.set(id, transport);
+    transport.onclose = () => {
+      if (this.#sessions.delete(id)) this.#log.debug({ sessionId: id }, 'session ended');
+    };
+    res.on('close', () => void transport.close());
+    await session.server.connect(transport);
+    startHeartbeat(res, this.#config.heartbeatIntervalMs);
+    this.#log.debug({ sessionId: id }, 'session started');
+  }
+
+  async post(req: Request, res: Response): Promise<void> {
+    const fromQuery = typeof req.query.sessionId === 'string' ? req.query.sessionId : undefined;
+    const id = (req.params as { sessionId?: string }).sessionId ?? fromQuery;
+    if (!id) return sendJsonRpcError(res, 400, -32000, 'Bad Request: the session id is missing (POST /message/<sessionId>)');
+    const transport = this.#sessions.get(id);
+    if (!transport) return sendJsonRpcError(res, 404, -32001, 'Session not found: open a new one with GET /sse');
+    await transport.handlePostMessage(req, res, req.body);
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.#sessions.values()].map((transport) => transport.close().catch(() => undefined)));
+    this.#sessions.clear();
+  }
+}

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest, isJSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { Request, Response } from 'express';
+import type { HttpConfig } from '../../config/schema';
+import type { Logger } from '../logger';
+import { createSession, type Session } from '../mcp-session';
+import type { Supervisor } from '../supervisor';
+import { sendJsonRpcError } from './guards';
+import { startHeartbeat } from './heartbeat';
+
+interface Entry {
+  transport: StreamableHTTPServerTransport;
+  session: Session;
+  lastActiveAt: number;
+  openStreams: number;
+}
+
+/**
+ * Streamable HTTP sessions at the endpoint path. The SDK transport speaks the protocol of one
+ * session; this class owns the map of sessions and the rules the SDK leaves to us: 400 for a
+ * non-initialize request without a session, 404 for an unknown or ended one (clients then
+ * re-initialise), idle expiry, heartbeats on GET streams, cancelling a call whose HTTP request
+ * was dropped, and closing the response stream of a cancelled call.
+ */
+export class StreamableSessions {
+  #sessions = new Map<string, Entry>();
+  #supervisor: Supervisor;
+  #config: HttpConfig;
+  #log: Logger;
+  #sweeper: NodeJS.Timeout;
+
+  constructor(supervisor: Supervisor, config: HttpConfig, logger: Logger) {
+    this.#supervisor = supervisor;
+    this.#config = config;
+    this.#log = logger.child({ transport: 'streamable-http' });
+    this.#sweeper = setInterval(() => this.#expireIdle(), Math.min(config.sessionIdleTimeoutMs / 2, 30_000));
+    this.#sweeper.unref();
+  }
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  async handle(req: Request, res: Response): Promise<void> {
+    const header = req.headers['mcp-session-id'];
+    const sessionId = Array.isArray(header) ? header[0] : header;
+    if (sessionId === undefined) {
+      if (req.method === 'POST' && containsInitialize(req.body)) return this.#initialize(req, res);
+      return sendJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required (send initialize first)');
+    }
+    const entry = this.#sessions.get(sessionId);
+    if (!entry) return sendJsonRpcError(res, 404, -32001, 'Session not found: it ended or never existed; initialize a new one');
+    entry.lastActiveAt = Date.now();
+    if (req.method === 'GET') {
+      entry.openStreams++;
+      res.on('close', () => entry.openStreams--);
+      startHeartbeat(res, this.#config.heartbeatIntervalMs);
+    } else if (req.method === 'POST') {
+      this.#cancelOnDrop(entry, req, res);
+    }
+    await entry.transport.handleRequest(req, res, req.body);
+  }
+
+  /** Ends every session (shutdown): their streams close and clients see the session end. */
+  async closeAll(): Promise<void> {
+    clearInterval(this.#sweeper);
+    await Promise.all([...this.#sessions.values()].map((entry) => entry.transport.close().catch(() => undefined)));
+    this.#sessions.clear();
+  }
+
+  async #initialize(req: Request, res: Response): Promise<void> {
+    if (this.#supervisor.draining) return sendJsonRpcError(res, 503, -32000, 'Service Unavailable: the server is shutting down');
+    if (this.#sessions.size >= this.#config.maxSessions) {
+      return sendJsonRpcError(res, 503, -32000, `Service Unavailable: the server holds its maximum of ${this.#config.maxSessions} sessions`);
+    }
+    let entry: Entry | undefined;
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        if (entry) this.#sessions.set(id, entry);
+        this.#log.debug({ sessionId: id }, 'session started');
+      },
+    });
+    const session = createSession({
+      supervisor: this.#supervisor,
+      logger: this.#log,
+      maxConcurrentCalls: this.#config.maxConcurrentCallsPerSession,
+      // The SDK leaves the POST stream of a cancelled call open; close it so the client is not left waiting.
+      onCallAborted: (requestId) => transport.closeSSEStream(requestId),
+    });
+    entry = { transport, session, lastActiveAt: Date.now(), openStreams: 0 };
+    transport.onclose = () => {
+      const id = transport.sessionId;
+      if (id && this.#sessions.delete(id)) this.#log.debug({ sessionId: id }, 'session ended');
+    };
+    await session.server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  }
+
+  /** A client that drops the request it was waiting on cancels those calls in the workers. */
+  #cancelOnDrop(entry: Entry, req: Request, res: Response): void {
+    const messages: unknown[] = Array.isArray(req.body) ? req.body : [req.body];
+    const ids: RequestId[] = messages.filter((message) => isJSONRPCRequest(message)).map((message) => (message as { id: RequestId }).id);
+    if (ids.length === 0) return;
+    res.on('close', () => {
+      if (res.writableFinished) return;
+      for (const id of ids) entry.session.abortCall(id);
+    });
+  }
+
+  #expireIdle(): void {
+    const now = Date.now();
+    for (const [id, entry] of this.#sessions) {
+      const idle = now - entry.lastActiveAt > this.#config.sessionIdleTimeoutMs;
+      if (idle && entry.openStreams === 0 && entry.session.inFlight === 0) {
+        this.#log.debug({ sessionId: id }, 'closing idle session');
+        this.#sessions.delete(id);
+        void entry.transport.close().catch(() => undefined);
+      }
+    }
+  }
+}
+
+function containsInitialize(body: unknown): boolean {
+  return Array.isArray(body) ? body.some((message) => isInitializeRequest(message)) : isInitializeRequest(body);
+}

@@ -1,0 +1,167 @@
+import type { Config, ConfigInput } from '../config/schema';
+import { loadConfig, type EnvSpec, type FlagSpec } from '../config/load';
+import { ConfigError } from '../config/validate';
+import { toErrorInfo } from '../protocol/errors';
+import { startHttp } from './http/app';
+import { createLogger, type Logger } from './logger';
+import { startStdio } from './stdio';
+import { Supervisor } from './supervisor';
+import { planToolsets } from './toolsets';
+import type { ToolsetPlan } from './toolsets/types';
+import { packageVersion } from './version';
+
+/**
+ * An entry point as a thin profile over the one supervisor: its flags, environment variables and
+ * defaults. `runProfile` loads the configuration, starts the pools and the transport, and runs
+ * until SIGTERM/SIGINT (or stdin closes in stdio mode).
+ */
+export interface Profile {
+  /** The command name, as in package.json `bin`. */
+  command: string;
+  /** One line for --help. */
+  summary: string;
+  flags: FlagSpec[];
+  envVars: EnvSpec[];
+  /** Environment variables with this prefix must be known ones (typo guard). */
+  envPrefix?: string;
+  /** Defaults of this profile, below the config file. */
+  defaults?: ConfigInput;
+  /** Last checks and adjustments of the loaded configuration; throw ConfigError to refuse it. */
+  finalize?(config: Config): Config;
+  /** Extra text at the end of --help. */
+  helpFooter?: string;
+}
+
+/** Flags every profile has. */
+export const COMMON_FLAGS: FlagSpec[] = [
+  { name: 'help', kind: 'flag', help: 'print this help and exit' },
+  { name: 'version', kind: 'flag', help: 'print the version and exit' },
+];
+
+/** Flags of every server profile: where the configuration comes from and how it is served. */
+export const SERVER_FLAGS: FlagSpec[] = [
+  { name: 'config', kind: 'string', arg: 'FILE', help: 'configuration file (JSON or YAML)' },
+  { name: 'transport', kind: 'string', path: 'transport', arg: 'stdio|http', help: 'how clients connect (default stdio)' },
+  { name: 'host', kind: 'string', path: 'http.host', arg: 'ADDRESS', help: 'HTTP bind address (default 127.0.0.1)' },
+  { name: 'port', kind: 'int', path: 'http.port', arg: 'PORT', help: 'HTTP port (0 picks a free one)' },
+  { name: 'path', kind: 'string', path: 'http.endpointPath', arg: 'PATH', help: 'Streamable HTTP endpoint path (default /mcp)' },
+  { name: 'debug', kind: 'flag', path: 'debug', help: 'debug logs: config, pools, restarts, sessions' },
+  { name: 'log-level', kind: 'string', path: 'logLevel', arg: 'LEVEL', help: 'trace|debug|info|warn|error|fatal|silent' },
+];
+
+/** Environment variables every server profile reads. */
+export const SERVER_ENV: EnvSpec[] = [
+  { name: 'MCPVISOR_TRANSPORT', kind: 'string', path: 'transport' },
+  { name: 'MCPVISOR_HOST', kind: 'string', path: 'http.host' },
+  { name: 'MCPVISOR_PORT', kind: 'int', path: 'http.port' },
+  { name: 'MCPVISOR_PATH', kind: 'string', path: 'http.endpointPath' },
+  { name: 'MCPVISOR_DEBUG', kind: 'bool', path: 'debug' },
+  { name: 'MCPVISOR_LOG_LEVEL', kind: 'string', path: 'logLevel' },
+  { name: 'MCPVISOR_AUTH_TOKEN', kind: 'string', path: 'http.authToken' },
+];
+
+export interface RunningServer {
+  supervisor: Supervisor;
+  /** The Streamable HTTP endpoint in HTTP mode. */
+  url?: string;
+  /** Resolves when the server should stop by itself (stdin closed in stdio mode). */
+  ended: Promise<void>;
+  /** Drains (`http.shutdownGraceMs`), ends sessions, stops every pool. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the supervisor with the toolsets the configuration enables and serves it on the
+ * configured transport. Rejects when a pool cannot start (with its worker's reason).
+ */
+export async function startServer(config: Config, options: { logger?: Logger; toolsets?: ToolsetPlan[] } = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger({ level: config.logLevel, debug: config.debug });
+  const supervisor = new Supervisor(config, logger, options.toolsets ?? planToolsets(config, logger));
+  await supervisor.start();
+  const transport = config.transport === 'http' ? await startHttp(supervisor, config.http, logger) : await startStdio(supervisor, logger);
+  let stopping: Promise<void> | undefined;
+  return {
+    supervisor,
+    url: 'url' in transport ? transport.url : undefined,
+    ended: 'ended' in transport ? transport.ended : new Promise<void>(() => undefined),
+    stop() {
+      stopping ??= (async () => {
+        logger.info({ graceMs: config.http.shutdownGraceMs }, 'shutting down');
+        await supervisor.stop(config.http.shutdownGraceMs);
+        await transport.close();
+        logger.info('stopped');
+      })();
+      return stopping;
+    },
+  };
+}
+
+/**
+ * Runs an entry point: configuration from defaults, file, environment and flags; --help and
+ * --version; then the server until SIGTERM/SIGINT, or until stdin closes in stdio mode. A bad
+ * configuration prints one clear message and exits 2; a failed start exits 1.
+ */
+export async function runProfile(profile: Profile, argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const flags = [...COMMON_FLAGS, ...profile.flags];
+  let config: Config;
+  try {
+    const loaded = loadConfig({ argv, env, flags, envVars: profile.envVars, envPrefix: profile.envPrefix, defaults: profile.defaults });
+    if (loaded.help) {
+      process.stdout.write(helpText(profile, flags));
+      return;
+    }
+    if (loaded.version) {
+      process.stdout.write(`${packageVersion()}\n`);
+      return;
+    }
+    config = profile.finalize ? profile.finalize(loaded.config) : loaded.config;
+    const logger = createLogger({ level: config.logLevel, debug: config.debug, name: profile.command });
+    logger.debug({ sources: loaded.sources, config }, 'configuration validated');
+    await serveUntilStopped(config, logger);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${profile.command}: ${error.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    process.stderr.write(`${profile.command}: failed to start: ${toErrorInfo(error).message}\n`);
+    process.exit(1);
+  }
+}
+
+async function serveUntilStopped(config: Config, logger: Logger): Promise<void> {
+  const server = await startServer(config, { logger });
+  const stop = async (why: string) => {
+    logger.info({ why }, 'stop requested');
+    const force = setTimeout(() => process.exit(1), config.http.shutdownGraceMs + 10_000);
+    force.unref();
+    await server.stop();
+    logger.flush();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+  // stdout closed under us (the client went away): nothing left to serve.
+  process.stdout.on('error', () => void stop('stdout closed'));
+  await server.ended;
+  await stop('stdin closed');
+}
+
+function helpText(profile: Profile, flags: FlagSpec[]): string {
+  const rows = flags.map((flag) => {
+    const left = `--${flag.name}${flag.kind === 'flag' ? '' : ` ${flag.arg ?? 'VALUE'}`}${flag.multiple ? ' (repeatable)' : ''}`;
+    return `  ${left.padEnd(34)} ${flag.help}`;
+  });
+  const env = profile.envVars.map((spec) => `  ${spec.name}`);
+  return [
+    `${profile.command} ${packageVersion()}: ${profile.summary}`,
+    '',
+    `Usage: ${profile.command} [options]`,
+    '',
+    'Options:',
+    ...rows,
+    ...(env.length > 0 ? ['', 'Environment variables:', ...env] : []),
+    ...(profile.helpFooter ? ['', profile.helpFooter] : []),
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,160 @@
+import type { Config } from '../config/schema';
+import { McpvisorError } from '../protocol/errors';
+import type { Pool, PoolStats } from '../protocol/pool';
+import { errorResult } from '../protocol/results';
+import type { ToolResult } from '../protocol/tool';
+import { Catalogue } from './catalogue';
+import type { Logger } from './logger';
+import { ProcessPool } from './pools/process-pool';
+import { ThreadPool } from './pools/thread-pool';
+import type { PoolPlan, ToolsetPlan } from './toolsets/types';
+import { packageVersion } from './version';
+
+export type HealthStatus = 'ok' | 'starting' | 'degraded' | 'failed' | 'draining';
+
+export interface Health {
+  status: HealthStatus;
+  uptimeSeconds: number;
+  version: string;
+  sessions: number;
+  inFlightCalls: number;
+  pools: PoolStats[];
+}
+
+/** Environment variables a worker never inherits: our own secrets. */
+const SECRET_ENV = /^(MCPVISOR_AUTH_TOKEN|API_HEADERS)$/;
+
+/**
+ * Owns the pools and the catalogue: starts every pool of every planned toolset, routes calls,
+ * reports health, and drains on shutdown. Transports hold sessions and call `call`.
+ */
+export class Supervisor {
+  readonly catalogue = new Catalogue();
+  readonly config: Config;
+  #log: Logger;
+  #plans: ToolsetPlan[];
+  #pools: Array<{ pool: Pool; required: boolean }> = [];
+  #startedAt = Date.now();
+  #state: 'created' | 'starting' | 'running' | 'draining' | 'stopped' = 'created';
+  #inFlight = 0;
+  #sessionCounters = new Set<() => number>();
+
+  constructor(config: Config, logger: Logger, plans: ToolsetPlan[]) {
+    this.config = config;
+    this.#log = logger;
+    this.#plans = plans;
+  }
+
+  /** Starts every pool; rejects with the first pool's failure (the reason its worker gave). */
+  async start(): Promise<void> {
+    this.#state = 'starting';
+    const started = await Promise.allSettled(
+      this.#plans.flatMap((plan) =>
+        plan.pools.map(async (poolPlan) => {
+          const pool = this.#createPool(poolPlan);
+          this.#pools.push({ pool, required: poolPlan.required ?? true });
+          await pool.start();
+          this.catalogue.register(pool, {
+            namespace: plan.namespace,
+            callTimeoutMs: poolPlan.callTimeoutMs ?? this.config.pools.callTimeoutMs,
+            beforeCall: poolPlan.beforeCall,
+          });
+          this.#log.debug({ pool: pool.name, tools: pool.tools.length }, 'pool started');
+        }),
+      ),
+    );
+    const failure = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failure) {
+      await this.stop(0);
+      throw failure.reason;
+    }
+    if (this.catalogue.size === 0) this.#log.warn('no tools are enabled: every toolset is disabled or empty');
+    this.#state = 'running';
+  }
+
+  /** Routes a call; throws only UNKNOWN_TOOL (a protocol error), everything else is a result. */
+  async call(name: string, args: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ToolResult> {
+    if (this.#state !== 'running') {
+      return errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down and takes no new calls'), name);
+    }
+    this.#inFlight++;
+    try {
+      return await this.catalogue.call(name, args, { signal });
+    } finally {
+      this.#inFlight--;
+    }
+  }
+
+  /** Transports report their live sessions through a counter. */
+  addSessionCounter(counter: () => number): () => void {
+    this.#sessionCounters.add(counter);
+    return () => this.#sessionCounters.delete(counter);
+  }
+
+  get draining(): boolean {
+    return this.#state === 'draining' || this.#state === 'stopped';
+  }
+
+  health(): Health {
+    const pools = this.#pools.map(({ pool }) => pool.stats());
+    const required = this.#pools.filter((entry) => entry.required).map(({ pool }) => pool.stats());
+    let status: HealthStatus = 'ok';
+    if (this.#state === 'created' || this.#state === 'starting') status = 'starting';
+    else if (this.draining) status = 'draining';
+    else if (required.some((stats) => stats.state === 'failed')) status = 'failed';
+    else if (required.some((stats) => stats.state === 'degraded')) status = 'degraded';
+    let sessions = 0;
+    for (const counter of this.#sessionCounters) sessions += counter();
+    return {
+      status,
+      uptimeSeconds: Math.round((Date.now() - this.#startedAt) / 1000),
+      version: this.config.version ?? packageVersion(),
+      sessions,
+      inFlightCalls: this.#inFlight,
+      pools,
+    };
+  }
+
+  /** Stops taking calls, waits up to `graceMs` for running ones, then stops every pool. */
+  async stop(graceMs: number): Promise<void> {
+    if (this.#state === 'stopped') return;
+    this.#state = 'draining';
+    const deadline = Date.now() + graceMs;
+    while (this.#inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    if (this.#inFlight > 0) this.#log.warn({ inFlight: this.#inFlight }, 'grace period over; stopping pools with calls still running');
+    await Promise.all(this.#pools.map(({ pool }) => pool.stop(Math.max(0, deadline - Date.now()))));
+    this.#state = 'stopped';
+  }
+
+  #createPool(plan: PoolPlan): Pool {
+    const { pools } = this.config;
+    if (plan.kind === 'thread') {
+      return new ThreadPool({
+        name: plan.name,
+        module: plan.module,
+        threads: plan.threads,
+        workerConfig: plan.workerConfig,
+        maxQueue: pools.maxQueue,
+        restart: pools.restart,
+        logger: this.#log,
+      });
+    }
+    return new ProcessPool({
+      name: plan.name,
+      module: plan.module,
+      size: plan.size,
+      concurrency: plan.concurrency,
+      workerConfig: plan.workerConfig,
+      env: plan.env ?? workerEnv(),
+      maxQueue: pools.maxQueue,
+      cancelGraceMs: pools.cancelGraceMs,
+      startTimeoutMs: pools.startTimeoutMs,
+      restart: pools.restart,
+      logger: this.#log,
+    });
+  }
+}
+
+function workerEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !SECRET_ENV.test(name)));
+}
