@@ -8,7 +8,8 @@ import type { Response } from 'express';
 export function startHeartbeat(res: Response, intervalMs: number): void {
   const timer = setInterval(() => {
     if (res.writableEnded || res.destroyed) return clearInterval(timer);
-    if (!res.headersSent || !String(res.getHeader('content-type') ?? '').startsWith('text/event-stream')) return;
+    // The SDK writes its headers with writeHead (invisible to getHeader): a 200 here is the stream.
+    if (!res.headersSent || res.statusCode !== 200) return;
     res.write(`event: heartbeat\ndata: ${JSON.stringify({ type: 'heartbeat', timestamp: new Date().toISOString() })}\n\n`);
   }, intervalMs);
   timer.unref();

@@ -8,7 +8,7 @@ import type { Pool, PoolCallOptions, PoolState, PoolStats } from '../../protocol
 import { errorResult } from '../../protocol/results';
 import { RpcClient } from '../../protocol/rpc';
 import type { ToolCall, ToolDescriptor, ToolResult } from '../../protocol/tool';
-import { killTree } from '../../workers/common/kill-tree';
+import { killGroup, killTree } from '../../workers/common/kill-tree';
 import { RestartPolicy } from '../restart-policy';
 import { WaitQueue } from './wait-queue';
 
@@ -90,7 +90,7 @@ export class ProcessPool implements Pool {
       return Promise.resolve(errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down')));
     }
     const worker = this.#freeWorker();
-    if (worker) return this.#run(worker, call, options.signal, deadlineAt);
+    if (worker) return this.#run(worker, call, options.signal, deadlineAt, options.deadlineMs);
     if (this.#liveWorkers() === 0 && (this.#state === 'failed' || this.#state === 'degraded')) {
       return Promise.resolve(
         errorResult(new McpvisorError('POOL_UNAVAILABLE', `the ${this.name} pool has no live worker (${this.#lastError ?? 'restarting'}); try again shortly`)),
@@ -103,7 +103,7 @@ export class ProcessPool implements Pool {
           const next = this.#freeWorker();
           // The queue only releases a waiter when a slot is free; re-check in case it was taken.
           return next
-            ? this.#run(next, call, options.signal, deadlineAt)
+            ? this.#run(next, call, options.signal, deadlineAt, options.deadlineMs)
             : this.call(call, { signal: options.signal, deadlineMs: Math.max(1, deadlineAt - Date.now()) });
         },
         (error: unknown) => errorResult(error),
@@ -170,18 +170,24 @@ export class ProcessPool implements Pool {
     return best;
   }
 
-  async #run(worker: Worker, call: ToolCall, signal: AbortSignal | undefined, deadlineAt: number): Promise<ToolResult> {
+  async #run(worker: Worker, call: ToolCall, signal: AbortSignal | undefined, deadlineAt: number, budgetMs: number): Promise<ToolResult> {
     try {
       return await worker.rpc.call(call, {
         signal,
         deadlineMs: Math.max(1, deadlineAt - Date.now()),
         cancelGraceMs: this.#options.cancelGraceMs,
         onUnresponsive: () => {
+          // No new call may reach a worker we are about to kill.
+          worker.ready = false;
           this.#log.warn({ workerId: worker.id, pid: worker.child.pid, tool: call.tool }, 'worker ignored a cancel; killing it with its tree');
           void killTree(worker.child.pid);
         },
       });
     } catch (error) {
+      if (error instanceof McpvisorError && error.code === 'TIMEOUT') {
+        // Name the call's whole budget, not what was left of it after queueing.
+        return errorResult(new McpvisorError('TIMEOUT', `the call ran past its ${budgetMs} ms deadline and was stopped`));
+      }
       return errorResult(error);
     } finally {
       this.#queue.release(1);
@@ -251,8 +257,8 @@ export class ProcessPool implements Pool {
         this.#workers.delete(id);
         exitedResolve();
         fail(new McpvisorError('POOL_UNAVAILABLE', this.#lastError ?? `worker of ${this.name} exited with ${reason} before it was ready`));
-        // Leftover children of the dead worker (its group) go with it.
-        void killTree(child.pid);
+        // Leftover children of the dead worker (its group) go with it, before we might exit.
+        killGroup(child.pid);
         if (this.#state === 'stopping' || this.#state === 'stopped') return;
         if (worker.ready) this.#lastError = `worker ${id} exited with ${reason}`;
         log.warn({ code, signal }, 'worker exited; restarting');

@@ -10,6 +10,19 @@ function hasPs(): boolean {
 }
 
 /**
+ * Kills a process group at once (synchronously). For a dead group leader this is all that is
+ * left to do: its children were re-parented and `ps` no longer shows them under it.
+ */
+export function killGroup(pid: number | undefined, signal: NodeJS.Signals = 'SIGKILL'): void {
+  if (!pid || pid <= 0) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // No such group: nothing is left of it.
+  }
+}
+
+/**
  * Kills a process, its process group and every descendant `ps` can still see. The group kill
  * catches children that were re-parented (double fork); tree-kill catches those that left the
  * group. Never throws; resolves when the signals were sent.

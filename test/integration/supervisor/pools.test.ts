@@ -1,0 +1,220 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { errorCodeOf } from '../../../protocol/results';
+import { fixtureConfig, writeConfig } from '../../helpers/config';
+import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
+import { descendants, eventually, isAlive, spawnBin } from '../../helpers/processes';
+
+type Result = { content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean; _meta?: Record<string, unknown> };
+
+const call = (client: Client, name: string, args: Record<string, unknown> = {}, options: { signal?: AbortSignal; timeout?: number } = {}) =>
+  client.callTool({ name, arguments: args }, undefined, options) as Promise<Result>;
+
+const workerPid = async (client: Client) => Number((await call(client, 'echo', { text: 'pid?' })).structuredContent!.pid);
+const marker = () => path.join(mkdtempSync(path.join(os.tmpdir(), 'mcpvisor-marker-')), 'cancel');
+const readMarker = (file: string) => {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+};
+
+describe('pool supervision', () => {
+  let server: HttpServer;
+  let client: Client;
+
+  beforeAll(async () => {
+    server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ process: { callTimeoutMs: 1500 } }))]);
+    ({ client } = await connectHttp(server.mcpUrl));
+  });
+  afterAll(async () => {
+    await client.close();
+    await server.stop();
+  });
+
+  it('fails a call whose worker is killed with -9 with WORKER_CRASHED, and the next call succeeds on a new worker', async () => {
+    const pid = await workerPid(client);
+    const pending = call(client, 'sleep', { ms: 60_000 });
+    await eventually(() => descendants(server.server.child.pid!).includes(pid));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    process.kill(pid, 'SIGKILL');
+    const result = await pending;
+    expect(result.isError).toBe(true);
+    expect(errorCodeOf(result)).toBe('WORKER_CRASHED');
+    expect(textOf(result)).toMatch(/SIGKILL/);
+    const next = await call(client, 'echo', { text: 'again' });
+    expect(textOf(next)).toBe('again');
+    expect(next.structuredContent!.pid).not.toBe(pid);
+  });
+
+  it('cancels a call at its deadline; a worker that honours the cancel keeps running', async () => {
+    const pid = await workerPid(client);
+    const file = marker();
+    const result = await call(client, 'sleep', { ms: 60_000, marker: file });
+    expect(errorCodeOf(result)).toBe('TIMEOUT');
+    expect(textOf(result)).toMatch(/1500 ms deadline/);
+    expect(await eventually(() => readMarker(file).startsWith('cancelled'))).toBe(true);
+    expect(await workerPid(client)).toBe(pid);
+  });
+
+  it('kills and replaces a worker that ignores the cancel after its deadline', async () => {
+    const pid = await workerPid(client);
+    const result = await call(client, 'ignore-cancel', { ms: 30_000 });
+    expect(errorCodeOf(result)).toBe('TIMEOUT');
+    expect(await eventually(() => !isAlive(pid))).toBe(true);
+    const next = await call(client, 'echo', { text: 'replaced' });
+    expect(textOf(next)).toBe('replaced');
+    expect(next.structuredContent!.pid).not.toBe(pid);
+  });
+
+  it('carries MCP cancellation (notifications/cancelled) to the worker', async () => {
+    await workerPid(client);
+    const file = marker();
+    const controller = new AbortController();
+    const pending = call(client, 'sleep', { ms: 60_000, marker: file }, { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    controller.abort('user pressed stop');
+    await expect(pending).rejects.toThrow();
+    expect(await eventually(() => readMarker(file) === 'cancelled:the call was cancelled')).toBe(true);
+  });
+
+  it('closes the response stream of a call cancelled with notifications/cancelled', async () => {
+    const { transport } = await connectHttp(server.mcpUrl);
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': transport.sessionId!,
+    };
+    const file = marker();
+    const response = await fetch(server.mcpUrl, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 77, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 60_000, marker: file } } }),
+    });
+    expect(response.status).toBe(200);
+    const body = response.text();
+    const cancel = await fetch(server.mcpUrl, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 77, reason: 'test' } }),
+    });
+    expect(cancel.status).toBe(202);
+    // Bounded wait: the stream must end long before the 60 s sleep would.
+    const ended = await Promise.race([body.then(() => 'ended'), new Promise((resolve) => setTimeout(() => resolve('still open'), 10_000))]);
+    expect(ended).toBe('ended');
+    expect(await eventually(() => readMarker(file).startsWith('cancelled'))).toBe(true);
+    await transport.close();
+  });
+
+  it('cancels the call in the worker when the client drops the HTTP request it was waiting on', async () => {
+    const { transport } = await connectHttp(server.mcpUrl);
+    const file = marker();
+    const controller = new AbortController();
+    const response = await fetch(server.mcpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId! },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 60_000, marker: file } } }),
+      signal: controller.signal,
+    });
+    expect(response.status).toBe(200);
+    controller.abort();
+    expect(await eventually(() => readMarker(file).startsWith('cancelled'))).toBe(true);
+    await transport.close();
+  });
+
+  it('keeps worker errors as results with their stable code', async () => {
+    const result = await call(client, 'fail', { code: 'UPSTREAM_ERROR' });
+    expect(result.isError).toBe(true);
+    expect(errorCodeOf(result)).toBe('UPSTREAM_ERROR');
+    expect(textOf(result)).toBe('UPSTREAM_ERROR: failed on purpose with UPSTREAM_ERROR');
+  });
+
+  it('answers arguments that fail the input schema with BAD_INPUT naming the argument', async () => {
+    const result = await call(client, 'sleep', { ms: 'soon' });
+    expect(errorCodeOf(result)).toBe('BAD_INPUT');
+    expect(textOf(result)).toBe("BAD_INPUT (tool sleep): invalid arguments: argument 'ms' must be integer");
+    const missing = await call(client, 'echo', {});
+    expect(textOf(missing)).toBe("BAD_INPUT (tool echo): invalid arguments: missing required argument 'text'");
+  });
+
+  it('answers an unknown tool with a JSON-RPC invalid-params error', async () => {
+    await expect(call(client, 'no-such-tool')).rejects.toThrow(/-32602.*unknown tool 'no-such-tool'/);
+  });
+
+  it('runs thread pool calls, stops a runaway thread at the deadline, and survives a thread crash', async () => {
+    expect(textOf(await call(client, 'th-echo', { text: 'in a thread' }))).toBe('in a thread');
+    expect(errorCodeOf(await call(client, 'th-spin', { ms: 30_000 }))).toBe('TIMEOUT');
+    expect(errorCodeOf(await call(client, 'th-crash'))).toBe('WORKER_CRASHED');
+    expect(textOf(await call(client, 'th-echo', { text: 'still here' }))).toBe('still here');
+  });
+});
+
+describe('pool limits and restart intensity', () => {
+  it('answers BUSY at once when the queue is full', async () => {
+    const server = await startHttp('mcpvisor', [
+      '--config',
+      writeConfig(fixtureConfig({ thread: false, process: { concurrency: 1 }, root: { pools: { maxQueue: 1 } } })),
+    ]);
+    const { client } = await connectHttp(server.mcpUrl);
+    const calls = [0, 1, 2].map(() => call(client, 'sleep', { ms: 300 }));
+    const codes = (await Promise.all(calls)).map((result) => errorCodeOf(result) ?? 'ok');
+    expect(codes.sort()).toEqual(['BUSY', 'ok', 'ok']);
+    await client.close();
+    await server.stop();
+  });
+
+  it('marks a crash-looping pool degraded in /health while the supervisor stays up', async () => {
+    const server = await startHttp('mcpvisor', [
+      '--config',
+      writeConfig(fixtureConfig({ thread: false, root: { pools: { restart: { maxRestarts: 2, windowMs: 60_000, backoffBaseMs: 20, backoffMaxMs: 500 } } } })),
+    ]);
+    const { client } = await connectHttp(server.mcpUrl);
+    for (let i = 0; i < 4; i++) expect(errorCodeOf(await call(client, 'crash'))).toBe('WORKER_CRASHED');
+    const health = await fetch(`${server.baseUrl}/health`);
+    expect(health.status).toBe(503);
+    const body = (await health.json()) as { status: string; pools: Array<{ state: string; restarts: number; lastError: string }> };
+    expect(body.status).toBe('degraded');
+    expect(body.pools[0].state).toBe('degraded');
+    expect(body.pools[0].lastError).toMatch(/SIGKILL/);
+    // Slow retries go on: the pool comes back and serves again.
+    expect(textOf(await call(client, 'echo', { text: 'back' }))).toBe('back');
+    await client.close();
+    await server.stop();
+  });
+
+  it('refuses to start when a worker fails to initialise, with its reason', async () => {
+    const server = spawnBin('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, process: { config: { failInit: 'the API key is wrong' } } }))]);
+    expect(await server.exited).toBe(1);
+    expect(server.stderr()).toContain('mcpvisor: failed to start: the API key is wrong');
+  });
+});
+
+describe('shutdown', () => {
+  it('leaves no worker or grandchild process after SIGTERM', async () => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig())]);
+    const { client } = await connectHttp(server.mcpUrl);
+    const spawned = await call(client, 'spawn-grandchild');
+    expect(spawned.isError).toBeUndefined();
+    const grandchildren = spawned.structuredContent!.pids as number[];
+    const tree = descendants(server.server.child.pid!);
+    expect(grandchildren.every((pid) => pid > 0 && isAlive(pid))).toBe(true);
+    expect(tree).toEqual(expect.arrayContaining([spawned.structuredContent!.worker as number]));
+    await client.close();
+    expect(await server.stop()).toBe(0);
+    const all = [...new Set([...tree, ...grandchildren])];
+    expect(await eventually(() => all.every((pid) => !isAlive(pid)))).toBe(true);
+  });
+
+  it('lets an in-flight call finish within the grace period on SIGTERM', async () => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))]);
+    const { client } = await connectHttp(server.mcpUrl);
+    const pending = call(client, 'sleep', { ms: 500 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    server.server.child.kill('SIGTERM');
+    expect(textOf(await pending)).toBe('slept 500 ms');
+    expect(await server.server.exited).toBe(0);
+  });
+});

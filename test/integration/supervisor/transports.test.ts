@@ -1,0 +1,252 @@
+import { spawn } from 'node:child_process';
+import { request } from 'node:http';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { fixtureConfig, writeConfig } from '../../helpers/config';
+import { connectHttp, connectSse, connectStdio, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
+import { bin, descendants, eventually, isAlive } from '../../helpers/processes';
+
+const INIT = (protocolVersion = '2025-03-26', id = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** Reads an SSE or JSON response body and returns the JSON-RPC messages in it. */
+async function messagesOf(response: Response): Promise<Array<Record<string, unknown>>> {
+  const text = await response.text();
+  if ((response.headers.get('content-type') ?? '').includes('application/json')) return [JSON.parse(text)];
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => JSON.parse(line.slice(6)));
+}
+
+async function rawInitialize(server: HttpServer, protocolVersion?: string, extra: Record<string, string> = {}) {
+  const response = await fetch(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, ...extra }, body: JSON.stringify(INIT(protocolVersion)) });
+  const sessionId = response.headers.get('mcp-session-id');
+  const [message] = await messagesOf(response);
+  return { response, sessionId, message };
+}
+
+describe('stdio transport', () => {
+  it('initialises, lists and calls tools with the SDK client', async () => {
+    const connection = await connectStdio('mcpvisor', ['--config', writeConfig(fixtureConfig())]);
+    try {
+      const { tools } = await connection.client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['echo', 'sleep', 'th-echo']));
+      for (const tool of tools) expect(tool.inputSchema.type).toBe('object');
+      const result = await connection.client.callTool({ name: 'echo', arguments: { text: 'over stdio' } });
+      expect(textOf(result)).toBe('over stdio');
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('writes nothing but JSON-RPC on stdout, even with debug logs, and exits cleanly when stdin closes', async () => {
+    const child = spawn(process.execPath, [bin('mcpvisor'), '--debug', '--config', writeConfig(fixtureConfig())], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    send(INIT());
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } });
+    send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'no-such-tool', arguments: {} } });
+    expect(await eventually(() => stdout.split('\n').filter(Boolean).length >= 4)).toBe(true);
+    const workers = descendants(child.pid!);
+    expect(workers.length).toBeGreaterThan(0);
+    child.stdin.end();
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    const lines = stdout.split('\n').filter(Boolean);
+    const messages = lines.map((line) => JSON.parse(line) as { jsonrpc: string; id: number; error?: { code: number; message: string } });
+    expect(messages.every((message) => message.jsonrpc === '2.0')).toBe(true);
+    expect(messages.map((message) => message.id).sort()).toEqual([1, 2, 3, 4]);
+    expect(messages.find((message) => message.id === 4)!.error).toEqual({ code: -32602, message: "unknown tool 'no-such-tool'" });
+    expect(stderr).toContain('"msg":"configuration validated"');
+    expect(await eventually(() => workers.every((pid) => !isAlive(pid)))).toBe(true);
+  });
+});
+
+describe('Streamable HTTP and legacy SSE transports', () => {
+  let server: HttpServer;
+
+  beforeAll(async () => {
+    server = await startHttp('mcpvisor', [
+      '--config',
+      writeConfig(fixtureConfig({ root: { http: { heartbeatIntervalMs: 200 } } })),
+    ]);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('serves initialize, tools/list and tools/call to the SDK client', async () => {
+    const { client } = await connectHttp(server.mcpUrl);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toContain('echo');
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'over http' } }))).toBe('over http');
+    await client.close();
+  });
+
+  it('serves 50 concurrent sessions, each answered with its own results', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 50 }, async (_, i) => {
+        const { client } = await connectHttp(server.mcpUrl, `client-${i}`);
+        const { tools } = await client.listTools();
+        const texts = await Promise.all([0, 1].map(async (j) => textOf(await client.callTool({ name: j === 0 ? 'echo' : 'th-echo', arguments: { text: `s${i}-c${j}` } }))));
+        await client.close();
+        return { count: tools.length, texts };
+      }),
+    );
+    results.forEach((result, i) => {
+      expect(result.count).toBe(9);
+      expect(result.texts).toEqual([`s${i}-c0`, `s${i}-c1`]);
+    });
+  });
+
+  it('ends a session on DELETE; the ended session then answers 404', async () => {
+    const { client, transport } = await connectHttp(server.mcpUrl);
+    const sessionId = transport.sessionId!;
+    await transport.terminateSession();
+    await client.close();
+    const response = await fetch(server.mcpUrl, {
+      method: 'POST',
+      headers: { ...HEADERS, 'mcp-session-id': sessionId },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(404);
+  });
+
+  it('answers 400 to a request without a session and 404 to an unknown session', async () => {
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const missing = await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: list });
+    expect(missing.status).toBe(400);
+    expect(((await missing.json()) as { error: { message: string } }).error.message).toMatch(/Mcp-Session-Id header is required/);
+    const unknown = await fetch(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, 'mcp-session-id': 'not-a-session' }, body: list });
+    expect(unknown.status).toBe(404);
+    const get = await fetch(server.mcpUrl, { headers: { accept: 'text/event-stream', 'mcp-session-id': 'not-a-session' } });
+    expect(get.status).toBe(404);
+  });
+
+  it('refuses a foreign Origin with 403 and accepts local ones', async () => {
+    const foreign = await rawInitialize(server, undefined, { origin: 'http://evil.example' });
+    expect(foreign.response.status).toBe(403);
+    const local = await rawInitialize(server, undefined, { origin: 'http://localhost:5173' });
+    expect(local.response.status).toBe(200);
+    const sse = await fetch(`${server.baseUrl}/sse`, { headers: { origin: 'https://evil.example' } });
+    expect(sse.status).toBe(403);
+  });
+
+  it('refuses a Host header that is not loopback (DNS rebinding) with 403', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, host: 'attacker.example' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify(INIT()));
+    });
+    expect(status).toBe(403);
+  });
+
+  it.each(['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'])('negotiates protocol revision %s', async (version) => {
+    const { message } = await rawInitialize(server, version);
+    expect((message.result as { protocolVersion: string }).protocolVersion).toBe(version);
+  });
+
+  it('answers an unknown revision with the latest and rejects an unsupported MCP-Protocol-Version header', async () => {
+    const { message, sessionId } = await rawInitialize(server, '1999-01-01');
+    expect((message.result as { protocolVersion: string }).protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
+    const response = await fetch(server.mcpUrl, {
+      method: 'POST',
+      headers: { ...HEADERS, 'mcp-session-id': sessionId!, 'mcp-protocol-version': '1999-01-01' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(400);
+  });
+
+  it('sends named heartbeat events on the GET stream', async () => {
+    const { sessionId } = await rawInitialize(server);
+    const controller = new AbortController();
+    const response = await fetch(server.mcpUrl, { headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId! }, signal: controller.signal });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    let text = '';
+    for (let i = 0; i < 50 && !text.includes('event: heartbeat'); i++) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += Buffer.from(value).toString('utf8');
+    }
+    controller.abort();
+    const event = text.split('\n\n').find((block) => block.startsWith('event: heartbeat'))!;
+    const data = JSON.parse(event.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
+    expect(data.type).toBe('heartbeat');
+    expect(new Date(data.timestamp).toISOString()).toBe(data.timestamp);
+  });
+
+  it('serves the legacy HTTP+SSE transport to the SDK client', async () => {
+    const { client } = await connectSse(server.baseUrl);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'over sse' } }))).toBe('over sse');
+    await client.close();
+  });
+
+  it('accepts POST /message/{sessionId} as well as ?sessionId=, and 404 for an unknown id', async () => {
+    const controller = new AbortController();
+    const stream = await fetch(`${server.baseUrl}/sse`, { signal: controller.signal });
+    const reader = stream.body!.getReader();
+    let text = '';
+    while (!text.includes('\n\n')) text += Buffer.from((await reader.read()).value!).toString('utf8');
+    const endpoint = /data: (.*)/.exec(text)![1];
+    const id = new URL(endpoint, server.baseUrl).searchParams.get('sessionId');
+    const posted = await fetch(`${server.baseUrl}/message/${id}`, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT('2024-11-05')) });
+    expect(posted.status).toBe(202);
+    const unknown = await fetch(`${server.baseUrl}/message/nope`, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT()) });
+    expect(unknown.status).toBe(404);
+    controller.abort();
+  });
+
+  it('answers malformed bodies with JSON-RPC errors', async () => {
+    const parse = await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: '{"jsonrpc": "2.0", "id": 1, "method": ' });
+    expect(parse.status).toBe(400);
+    expect(((await parse.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    const put = await fetch(server.mcpUrl, { method: 'PUT', headers: HEADERS, body: '{}' });
+    expect(put.status).toBe(405);
+  });
+
+  it('describes itself on GET / and reports health on GET /health', async () => {
+    const info = (await (await fetch(`${server.baseUrl}/`)).json()) as { name: string; endpoints: Record<string, string> };
+    expect(info.name).toBe('mcpvisor');
+    expect(info.endpoints).toMatchObject({ streamableHttp: '/mcp', sse: '/sse' });
+    const health = await fetch(`${server.baseUrl}/health`);
+    expect(health.status).toBe(200);
+    const body = (await health.json()) as { status: string; pools: Array<{ name: string; state: string; alive: number }> };
+    expect(body.status).toBe('ok');
+    expect(body.pools.map((pool) => [pool.name, pool.state])).toEqual([
+      ['test', 'ready'],
+      ['threads', 'ready'],
+    ]);
+  });
+});
+
+describe('session expiry', () => {
+  it('closes idle sessions after the configured timeout', async () => {
+    const server = await startHttp('mcpvisor', ['--debug', '--config', writeConfig(fixtureConfig({ thread: false, root: { http: { sessionIdleTimeoutMs: 400 } } }))]);
+    const { sessionId } = await rawInitialize(server);
+    const notify = () =>
+      fetch(server.mcpUrl, {
+        method: 'POST',
+        headers: { ...HEADERS, 'mcp-session-id': sessionId! },
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      }).then((response) => response.status);
+    expect(await notify()).toBe(202);
+    await server.server.waitForLog((line) => line.msg === 'closing idle session' && line.sessionId === sessionId);
+    expect(await notify()).toBe(404);
+    await server.stop();
+  });
+});

@@ -1,0 +1,130 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfig, type LoadOptions } from '../../../config/load';
+import { ConfigError, DEFAULT_CONFIG, validateConfig } from '../../../config/validate';
+import { SERVER_ENV, SERVER_FLAGS, COMMON_FLAGS } from '../../../supervisor/profile';
+import { writeConfig } from '../../helpers/config';
+
+const base = (over: Partial<LoadOptions> = {}): LoadOptions => ({
+  argv: [],
+  env: {},
+  flags: [...COMMON_FLAGS, ...SERVER_FLAGS],
+  envVars: SERVER_ENV,
+  envPrefix: 'MCPVISOR_',
+  ...over,
+});
+
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration sources', () => {
+  it('applies the defaults when nothing is given', () => {
+    const { config } = loadConfig(base());
+    expect(config).toEqual(DEFAULT_CONFIG);
+    expect(config.http).toMatchObject({ host: '127.0.0.1', port: 3000, endpointPath: '/mcp' });
+    expect(config.transport).toBe('stdio');
+  });
+
+  it('lets the file override defaults, the environment override the file, and flags override both', () => {
+    const file = writeConfig({ transport: 'http', http: { port: 4000, host: '127.0.0.2', endpointPath: '/from-file' } });
+    const fileOnly = loadConfig(base({ argv: ['--config', file] })).config;
+    expect(fileOnly.http).toMatchObject({ port: 4000, host: '127.0.0.2', endpointPath: '/from-file' });
+    expect(fileOnly.transport).toBe('http');
+
+    const withEnv = loadConfig(base({ argv: ['--config', file], env: { MCPVISOR_PORT: '5000' } })).config;
+    expect(withEnv.http).toMatchObject({ port: 5000, host: '127.0.0.2', endpointPath: '/from-file' });
+
+    const withFlags = loadConfig(base({ argv: ['--config', file, '--port', '6000', '--path', '/flag'], env: { MCPVISOR_PORT: '5000' } })).config;
+    expect(withFlags.http).toMatchObject({ port: 6000, host: '127.0.0.2', endpointPath: '/flag' });
+  });
+
+  it('keeps profile defaults below the config file', () => {
+    const file = writeConfig({ shell: { workers: 3 } });
+    const { config } = loadConfig(base({ argv: ['--config', file], defaults: { shell: { workers: 1, sandbox: false } } }));
+    expect(config.shell).toMatchObject({ workers: 3, sandbox: false });
+  });
+
+  it('reads YAML config files', () => {
+    const file = writeConfig({}, 'config.yaml');
+    writeFileSync(file, 'transport: http\nhttp:\n  port: 7000\nshell:\n  enabled: false\n');
+    const { config } = loadConfig(base({ argv: ['--config', file] }));
+    expect(config.transport).toBe('http');
+    expect(config.http.port).toBe(7000);
+    expect(config.shell.enabled).toBe(false);
+  });
+
+  it('resolves custom toolset modules relative to the config file', () => {
+    const file = writeConfig({ customToolsets: [{ name: 'mine', module: './worker.js' }] });
+    const { config } = loadConfig(base({ argv: ['--config', file] }));
+    expect(config.customToolsets[0].module).toBe(path.join(path.dirname(file), 'worker.js'));
+  });
+
+  it('turns --debug and MCPVISOR_DEBUG into debug logging', () => {
+    expect(loadConfig(base({ argv: ['--debug'] })).config.debug).toBe(true);
+    expect(loadConfig(base({ env: { MCPVISOR_DEBUG: 'true' } })).config.debug).toBe(true);
+  });
+
+  it('reports --help and --version without validating the rest', () => {
+    expect(loadConfig(base({ argv: ['--help', '--port', '99999'] })).help).toBe(true);
+    expect(loadConfig(base({ argv: ['--version'] })).version).toBe(true);
+  });
+});
+
+describe('configuration errors', () => {
+  it('names an unknown flag and suggests the closest one', () => {
+    expect(errorOf(() => loadConfig(base({ argv: ['--prot', '1'] })))).toBe("unknown option --prot (did you mean '--port'?); see --help");
+  });
+
+  it('names an unknown MCPVISOR_ variable and suggests the closest one', () => {
+    expect(errorOf(() => loadConfig(base({ env: { MCPVISOR_PROT: '1' } })))).toBe("unknown environment variable MCPVISOR_PROT (did you mean 'MCPVISOR_PORT'?)");
+  });
+
+  it('names an unknown config key at its path with a suggestion', () => {
+    const file = writeConfig({ http: { prot: 1 } });
+    expect(errorOf(() => loadConfig(base({ argv: ['--config', file] })))).toContain("http.prot: unknown key (did you mean 'port'?)");
+  });
+
+  it('names a value of the wrong type with its source', () => {
+    expect(errorOf(() => loadConfig(base({ argv: ['--port', 'abc'] })))).toBe("--port: expected an integer, got 'abc'");
+    expect(errorOf(() => loadConfig(base({ env: { MCPVISOR_DEBUG: 'maybe' } })))).toBe("MCPVISOR_DEBUG: expected true or false, got 'maybe'");
+  });
+
+  it('names the field, the rule and the value for out-of-range values', () => {
+    expect(errorOf(() => loadConfig(base({ argv: ['--port', '70000'] })))).toContain('http.port: Too big: expected number to be <=65535 (got 70000)');
+    expect(errorOf(() => loadConfig(base({ argv: ['--transport', 'tcp'] })))).toContain('transport: transport must be stdio or http (got "tcp")');
+    expect(errorOf(() => loadConfig(base({ argv: ['--path', 'mcp'] })))).toContain('http.endpointPath: endpointPath must start with /');
+  });
+
+  it('explains a missing or unreadable config file and invalid JSON', () => {
+    expect(errorOf(() => loadConfig(base({ argv: ['--config', '/nonexistent/mcpvisor.json'] })))).toBe('cannot read config file /nonexistent/mcpvisor.json: ENOENT');
+    const file = writeConfig({});
+    writeFileSync(file, '{ "transport": ');
+    expect(errorOf(() => loadConfig(base({ argv: ['--config', file] })))).toMatch(/^config file .* is not valid JSON/);
+    writeFileSync(file, '[1, 2]');
+    expect(errorOf(() => loadConfig(base({ argv: ['--config', file] })))).toMatch(/must hold an object at the top level/);
+  });
+
+  it('never echoes a secret value in an error', () => {
+    const message = errorOf(() => validateConfig({ http: { authToken: 'short-secret' } }));
+    expect(message).toContain('http.authToken: authToken must be at least 16 characters');
+    expect(message).not.toContain('short-secret');
+  });
+
+  it('lists every problem of one input', () => {
+    const message = errorOf(() => validateConfig({ transport: 'x', http: { port: -1 }, shel: {} }));
+    expect(message.split('\n').filter((line) => line.startsWith('  - '))).toHaveLength(3);
+    expect(message).toContain("shel: unknown key (did you mean 'shell'?)");
+  });
+
+  it('freezes DEFAULT_CONFIG', () => {
+    expect(Object.isFrozen(DEFAULT_CONFIG)).toBe(true);
+    expect(Object.isFrozen(DEFAULT_CONFIG.http)).toBe(true);
+  });
+});
