@@ -8,6 +8,10 @@ export const webSchema = z.strictObject({
       engine: z.string().min(1).default('duckduckgo'),
       /** Base URL of the engine, for tests and private mirrors. */
       engineUrl: z.string().url().optional(),
+      /** Base URLs of other engines (fallbacks), by engine name; `engineUrl` wins for the primary. */
+      engineUrls: z.record(z.string(), z.string().url()).default({}),
+      /** Searches one browser worker runs at once (pages of one Chromium). */
+      concurrency: z.number().int().min(1).max(16).default(4),
       /** Engines tried in order when one is blocked. */
       fallbackEngines: z.array(z.string().min(1)).default([]),
       headless: z.boolean().default(true),

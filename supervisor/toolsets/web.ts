@@ -1,4 +1,62 @@
-import type { ToolsetFactory } from './types';
+import path from 'node:path';
+import { RateLimiter } from '../../workers/web/rate-limiter';
+import type { BeforeCall, ToolsetFactory } from './types';
 
-/** Plans for the web toolset. Not built yet: contributes nothing. */
-export const webToolsets: ToolsetFactory = () => [];
+/** Slack over the search timeout for a cold browser launch (spec 001: about 1 to 2 s). */
+const SEARCH_LAUNCH_SLACK_MS = 5_000;
+/** Slack over the fetch timeout for the HTML to Markdown conversion of a large page. */
+const FETCH_CONVERT_SLACK_MS = 5_000;
+
+/**
+ * The web toolset (spec 001): `search` in the `web-search` process pool (one browser worker that
+ * owns a puppeteer-cluster, `web.search.concurrency` pages at once) and `fetch_web_content` in the
+ * `web-fetch` thread pool (`web.fetch.threads` piscina threads).
+ *
+ * Rate limits are token buckets here in the supervisor, shared by every session and worker:
+ * a call waits for its token (the wait counts against its deadline and ends when the call is
+ * cancelled) instead of failing. Calls that will answer at once without touching the network
+ * (an empty query, a URL that does not parse) spend no token.
+ */
+export const webToolsets: ToolsetFactory = (config, logger) => {
+  const web = config.web;
+  if (!web.enabled) return [];
+  const log = logger.child({ toolset: 'web' });
+  const searchLimiter = new RateLimiter(web.search.rateLimit, web.search.rateLimitIntervalMs);
+  const fetchLimiter = new RateLimiter(web.fetch.rateLimit, web.fetch.rateLimitIntervalMs);
+
+  const limited = (limiter: RateLimiter, needsToken: (args: Record<string, unknown>) => boolean, pool: string): BeforeCall =>
+    async (tool, args, signal) => {
+      if (!needsToken(args)) return;
+      const status = limiter.getStatus();
+      if (status.waiting > 0 || status.requests >= status.limit) log.debug({ pool, tool, waiting: status.waiting }, 'waiting for the rate limit');
+      await limiter.acquire({ signal });
+    };
+
+  const workers = path.join(__dirname, '..', '..', 'workers', 'web');
+  return [
+    {
+      name: 'web',
+      pools: [
+        {
+          kind: 'process',
+          name: 'web-search',
+          module: path.join(workers, 'search-worker.js'),
+          size: 1,
+          concurrency: web.search.concurrency,
+          workerConfig: web.search,
+          callTimeoutMs: web.search.timeoutMs + SEARCH_LAUNCH_SLACK_MS,
+          beforeCall: limited(searchLimiter, (args) => typeof args.query === 'string' && args.query.trim() !== '', 'web-search'),
+        },
+        {
+          kind: 'thread',
+          name: 'web-fetch',
+          module: path.join(workers, 'fetch-thread.js'),
+          threads: web.fetch.threads,
+          workerConfig: web.fetch,
+          callTimeoutMs: web.fetch.timeoutMs + FETCH_CONVERT_SLACK_MS,
+          beforeCall: limited(fetchLimiter, (args) => typeof args.url === 'string' && URL.canParse(args.url), 'web-fetch'),
+        },
+      ],
+    },
+  ];
+};

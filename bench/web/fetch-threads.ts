@@ -1,0 +1,56 @@
+/**
+ * The fetch pipeline (fetch + HTML to Markdown) in a piscina pool of 1 and of 2 threads, against
+ * the same pipeline inline on the main thread, on the saved SERP pages plus a 300 KB article
+ * served by a separate process. For each: pages/s and the main thread's event-loop lag (the
+ * supervisor's, in production) while the load runs. Targets (issue 4): 2 threads ≥ 1.7× 1 thread,
+ * lag ≤ 10 ms with the pool. Run: npx tsx bench/web/fetch-threads.ts (after `npm run build`).
+ */
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Piscina } from 'piscina';
+import { fmt, ROOT, runConcurrent, servePages } from './util';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 6);
+const CONCURRENCY = 4;
+const THREAD_MODULE = path.join(ROOT, 'dist', 'workers', 'web', 'fetch-thread.js');
+const config = { allowPrivateNetwork: true, timeoutMs: 30_000, maxBodyBytes: 10 * 1024 * 1024, maxRedirects: 5, maxOutputChars: 10_000 };
+
+async function phase(name: string, urls: string[], run: (url: string) => Promise<unknown>) {
+  const lag = monitorEventLoopDelay({ resolution: 5 });
+  lag.enable();
+  const { wallMs } = await runConcurrent(urls.map((url) => () => run(url)), CONCURRENCY);
+  lag.disable();
+  const result = { name, pagesPerSecond: (urls.length / wallMs) * 1000, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6 };
+  console.log(`${name.padEnd(18)} ${fmt(result.pagesPerSecond)} pages/s  event-loop lag p99 ${fmt(result.lagP99Ms)} ms, max ${fmt(result.lagMaxMs)} ms`);
+  return result;
+}
+
+async function main() {
+  const site = await servePages();
+  const urls = Array.from({ length: ROUNDS }, () => site.pages.map((page) => `${site.origin}/${page}`)).flat();
+  // The compiled pipeline, as the threads run it.
+  const { fetchWebContent } = require(path.join(ROOT, 'dist', 'workers', 'web', 'content.js')) as typeof import('../../workers/web/content');
+  try {
+    console.log(`${urls.length} fetches of ${site.pages.length} pages, concurrency ${CONCURRENCY}, ${require('node:os').cpus().length} CPUs`);
+    for (const url of urls.slice(0, site.pages.length)) await fetchWebContent(url, config); // warm-up
+    const inline = await phase('inline (main)', urls, (url) => fetchWebContent(url, { ...config, timeoutMs: 30_000 }));
+    const results = [];
+    for (const threads of [1, 2]) {
+      const pool = new Piscina({ filename: THREAD_MODULE, minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY, workerData: { config } });
+      const task = (url: string) => pool.run({ op: 'call', call: { tool: 'fetch_web_content', arguments: { url } }, deadlineMs: 60_000 });
+      await Promise.all(site.pages.map((page) => task(`${site.origin}/${page}`))); // warm-up every thread
+      results.push(await phase(`pool, ${threads} thread${threads > 1 ? 's' : ''}`, urls, task));
+      await pool.destroy();
+    }
+    console.log(`ratio 2 threads / 1 thread: ${fmt(results[1].pagesPerSecond / results[0].pagesPerSecond, 2)}x (target >= 1.7x)`);
+    console.log(`ratio 2 threads / inline: ${fmt(results[1].pagesPerSecond / inline.pagesPerSecond, 2)}x`);
+    console.log(`main-thread lag p99 with the pool: ${fmt(results[1].lagP99Ms)} ms (target <= 10 ms) vs inline ${fmt(inline.lagP99Ms)} ms`);
+  } finally {
+    site.stop();
+  }
+}
+
+void main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

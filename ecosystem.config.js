@@ -1,0 +1,39 @@
+/**
+ * pm2 start file: `pm2 start ecosystem.config.js` (see README "Production").
+ *
+ * Fork mode, one instance per port, on purpose: MCP sessions live in one process, and pm2's
+ * cluster mode spreads requests round-robin with no session affinity, so a session's requests
+ * would reach processes that do not know it. Run several instances on different ports behind a
+ * load balancer that hashes `Mcp-Session-Id` (deploy/nginx.conf) to scale out; `pm2 reload`
+ * then restarts them one at a time while the others take new sessions.
+ */
+const INSTANCES = Number(process.env.MCPVISOR_INSTANCES || 1);
+const BASE_PORT = Number(process.env.MCPVISOR_BASE_PORT || 3000);
+// The supervisor drains for http.shutdownGraceMs (default 10 s); pm2 must wait longer than that
+// before it sends SIGKILL.
+const DRAIN_GRACE_MS = 10_000;
+
+module.exports = {
+  apps: Array.from({ length: INSTANCES }, (_, i) => ({
+    name: INSTANCES === 1 ? 'mcpvisor' : `mcpvisor-${i + 1}`,
+    script: './dist/supervisor/cli/mcpvisor.js',
+    args: ['--transport', 'http', '--port', String(BASE_PORT + i), ...(process.env.MCPVISOR_CONFIG ? ['--config', process.env.MCPVISOR_CONFIG] : [])],
+    exec_mode: 'fork',
+    instances: 1,
+    env: { NODE_ENV: 'production' },
+    // Logs: pino JSON on stderr lands in pm2's error log; stdout stays empty in HTTP mode.
+    merge_logs: true,
+    time: false,
+    // Restart policy: a process that dies within 10 s of starting counts as a failed start; after
+    // 10 of those pm2 gives up instead of spinning. Restarts back off exponentially from 200 ms.
+    min_uptime: 10_000,
+    max_restarts: 10,
+    exp_backoff_restart_delay: 200,
+    // The supervisor's own memory is sessions and routing; workers are separate processes.
+    max_memory_restart: '1G',
+    kill_timeout: DRAIN_GRACE_MS + 5_000,
+    // pm2 sends SIGINT by default; the supervisor drains on SIGINT and SIGTERM alike.
+    shutdown_with_message: false,
+    autorestart: true,
+  })),
+};

@@ -1,0 +1,74 @@
+import { WebSearcher } from '../../../workers/web/web-searcher';
+import { getEngine } from '../../../workers/web/engines';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { SERP_FIXTURES, type LocalSite } from '../../fixtures/web/local-site';
+import { startSerpSite } from '../../fixtures/web/serp-site';
+
+// One browser for the whole file: every engine's page goes through the same Chromium.
+let site: LocalSite;
+let searcher: WebSearcher;
+
+beforeAll(async () => {
+  site = await startSerpSite();
+  const base = (prefix: string) => `${site.origin}/${prefix}`;
+  searcher = new WebSearcher(true, {
+    engineUrl: base('ddg1'),
+    engineUrls: { bing: base('bing1'), brave: base('brave1'), startpage: base('startpage1'), mojeek: base('mojeek1'), google: base('google1') },
+    rateLimit: false,
+    timeoutMs: 20_000,
+    maxResults: 50,
+  });
+});
+
+afterAll(async () => {
+  await searcher.close();
+  await site.close();
+});
+
+/** What the pure parser reads from the saved file, the reference for what came through Chromium. */
+function expected(engine: string, file: string) {
+  const outcome = getEngine(engine).parse(readFileSync(path.join(SERP_FIXTURES, file), 'utf8'), { status: 200, url: 'http://127.0.0.1/', maxResults: 50 });
+  return outcome.kind === 'results' ? outcome.results.map(({ title, url }) => ({ title, url })) : [];
+}
+
+describe('WebSearcher through Chromium against saved result pages', () => {
+  it.each([
+    ['duckduckgo', 'duckduckgo-1.html', 9],
+    ['bing', 'bing-1.html', 10],
+    ['brave', 'brave-1.html', 19],
+    ['google', 'google-1.html', 10],
+  ])('%s: the results match %s', async (engine, file, count) => {
+    const outcome = await searcher.searchDetailed('does caffeine affect sleep', engine === 'duckduckgo' ? {} : { engine });
+    expect(outcome.blocked).toEqual([]);
+    expect(outcome.engine).toBe(engine);
+    expect(outcome.results).toHaveLength(count);
+    expect(outcome.results.map(({ title, url }) => ({ title, url }))).toEqual(expected(engine, file));
+  });
+
+  it('requested the page where the engine asks for it, with the query', () => {
+    expect(site.hits.find((hit) => hit.path === '/ddg1/html/')?.query).toBe('?q=does%20caffeine%20affect%20sleep');
+  });
+
+  it('loaded only the result documents: no subresources, no <meta refresh> navigation', () => {
+    expect(site.countHits('/google1/')).toBe(1);
+    expect(site.hits.every((hit) => /^\/(ddg1\/html|bing1\/search|brave1\/search|google1\/search)\/?$/.test(hit.path))).toBe(true);
+  });
+
+  it('reports a blocked engine instead of results', async () => {
+    const outcome = await searcher.searchDetailed('x', { engine: 'mojeek' });
+    expect(outcome.results).toEqual([]);
+    expect(outcome.blocked).toEqual([{ engine: 'mojeek', reason: expect.stringMatching(/Mojeek/) }]);
+  });
+
+  it('reads a real empty page as no results, not as blocked', async () => {
+    expect(await searcher.searchDetailed('nothing', { engine: 'startpage' })).toEqual({ results: [], engine: 'startpage', blocked: [] });
+  });
+
+  it('answers an empty query with [] without loading a page', async () => {
+    const before = site.hits.length;
+    expect(await searcher.search('   ')).toEqual([]);
+    expect(await searcher.search(undefined as unknown as string)).toEqual([]);
+    expect(site.hits.length).toBe(before);
+  });
+});

@@ -1,0 +1,176 @@
+import iconv from 'iconv-lite';
+import { fetchWebContent } from '../../../workers/web/content';
+import { WebContentFetcher } from '../../../workers/web/web-content-fetcher';
+import { HttpClient } from '../../../workers/web/http-client';
+import { fixtureText, send, startSite, type LocalSite } from '../../fixtures/web/local-site';
+
+let site: LocalSite;
+const open = { allowPrivateNetwork: true, timeoutMs: 5000 };
+
+beforeAll(async () => {
+  site = await startSite({
+    '/article': send(fixtureText('article.html')),
+    '/links': send(fixtureText('no-article.html')),
+    '/div-article': send(fixtureText('article.html').replace('<article>', '<div class="post-body">').replace('</article>', '</div>')),
+    '/text': send('plain words\nsecond line', 'text/plain'),
+    '/json': send('{"a":1,"b":[2]}', 'application/json'),
+    '/image': send(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]), 'image/png'),
+    '/missing': send('<html><body>gone</body></html>', 'text/html', 404),
+    '/server-error': send('oops', 'text/plain', 500),
+    '/latin1': send(iconv.encode('<html><head><title>Caf\u00e9</title></head><body><p>Cr\u00e8me br\u00fbl\u00e9e \u00e0 la carte</p></body></html>', 'latin1'), 'text/html; charset=ISO-8859-1'),
+    '/meta-charset': send(iconv.encode('<html><head><meta charset="windows-1251"></head><body><p>\u041f\u0440\u0438\u0432\u0435\u0442 \u043c\u0438\u0440</p></body></html>', 'win1251'), 'text/html'),
+    '/redirect-1': (_req, res) => res.writeHead(302, { location: '/redirect-2' }).end(),
+    '/redirect-2': (_req, res) => res.writeHead(301, { location: '/article' }).end(),
+    '/loop': (_req, res) => res.writeHead(302, { location: '/loop' }).end(),
+    '/to-metadata': (_req, res) => res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end(),
+    '/slow': (_req, res) => {
+      const timer = setTimeout(() => res.end('late'), 3000);
+      res.on('close', () => clearTimeout(timer));
+    },
+    '/huge': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      let sent = 0;
+      const pump = () => {
+        while (sent < 64 * 1024 * 1024) {
+          sent += 64 * 1024;
+          if (!res.write(Buffer.alloc(64 * 1024, 0x61))) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      res.on('close', () => (sent = Number.POSITIVE_INFINITY));
+      pump();
+    },
+  });
+});
+
+afterAll(() => site.close());
+
+describe('fetchWebContent', () => {
+  it('turns an article into Markdown with headings and a GFM table, without nav, aside or footer text', async () => {
+    const result = await fetchWebContent(`${site.origin}/article`, open);
+    expect(result.success).toBe(true);
+    const content = result.data!.content;
+    expect(content).toMatch(/^# Token buckets explained/m);
+    expect(content).toMatch(/^## Comparison table/m);
+    expect(content).toMatch(/\| Algorithm \| Bursts \|/);
+    expect(content).toMatch(/\| --- \| --- \|/);
+    expect(content).toContain(`[the limits page](${site.origin}/docs/limits)`);
+    for (const noise of ['NAVIGATION-LINK-ABOUT', 'SIDEBAR-TEXT', 'FOOTER-TEXT', 'tracking', 'color: red']) expect(content).not.toContain(noise);
+  });
+
+  it('finds the article with Readability when the page has no <article> element', async () => {
+    const result = await fetchWebContent(`${site.origin}/div-article`, open);
+    const content = result.data!.content;
+    expect(content).toMatch(/^# Token buckets explained/m);
+    expect(content).toMatch(/\| Algorithm \| Bursts \|/);
+    expect(content).toContain('Paragraph 6 of the article');
+    for (const noise of ['NAVIGATION-LINK-ABOUT', 'SIDEBAR-TEXT', 'FOOTER-TEXT']) expect(content).not.toContain(noise);
+  });
+
+  it('reads the metadata from meta tags, OpenGraph and JSON-LD, with the final URL', async () => {
+    const result = await fetchWebContent(`${site.origin}/redirect-1`, open);
+    expect(result.data?.metadata).toEqual({
+      title: 'Token buckets explained',
+      description: 'How token buckets limit request rates.',
+      author: 'Ada Example',
+      publishDate: '2024-03-05T10:00:00Z',
+      url: `${site.origin}/article`,
+    });
+  });
+
+  it('falls back to the body less navigation and footer when there is no article', async () => {
+    const result = await fetchWebContent(`${site.origin}/links`, open);
+    expect(result.success).toBe(true);
+    expect(result.data!.content).toContain(`[Alpha](${site.origin}/a)`);
+    expect(result.data!.content).not.toContain('NAVIGATION-ONLY');
+    expect(result.data!.content).not.toContain('FOOTER-TEXT');
+  });
+
+  it('returns plain text as it is and JSON pretty-printed', async () => {
+    expect((await fetchWebContent(`${site.origin}/text`, open)).data?.content).toBe('plain words\nsecond line');
+    expect((await fetchWebContent(`${site.origin}/json`, open)).data?.content).toBe('{\n  "a": 1,\n  "b": [\n    2\n  ]\n}');
+  });
+
+  it('decodes a charset from the header and from a meta tag', async () => {
+    expect((await fetchWebContent(`${site.origin}/latin1`, open)).data?.content).toContain('Cr\u00e8me br\u00fbl\u00e9e \u00e0 la carte');
+    expect((await fetchWebContent(`${site.origin}/meta-charset`, open)).data?.content).toContain('\u041f\u0440\u0438\u0432\u0435\u0442 \u043c\u0438\u0440');
+  });
+
+  it.each([
+    ['an invalid URL', 'not a url', 'INVALID_URL', /invalid URL/],
+    ['a file: URL', 'file:///etc/passwd', 'INVALID_URL', /unsupported URL scheme/],
+    ['a binary type', '/image', 'UNSUPPORTED_TYPE', /image\/png, a binary type/],
+    ['a 404', '/missing', 'HTTP_ERROR', /HTTP 404/],
+    ['a 500', '/server-error', 'HTTP_ERROR', /HTTP 500/],
+    ['a redirect loop', '/loop', 'TOO_MANY_REDIRECTS', /more than 5 redirects/],
+    ['a body over the cap', '/huge', 'TOO_LARGE', /over the 1048576-byte cap/],
+    ['a slow server', '/slow', 'TIMEOUT', /did not answer within 300 ms/],
+  ])('fails without throwing on %s', async (_name, target, code, message) => {
+    const url = target.startsWith('/') ? `${site.origin}${target}` : target;
+    const result = await fetchWebContent(url, { ...open, maxBodyBytes: 1024 * 1024, timeoutMs: 300 });
+    expect(result).toMatchObject({ success: false, code });
+    expect(result.error).toMatch(message);
+    if (code === 'HTTP_ERROR') expect(result.status).toBe(Number(target === '/missing' ? 404 : 500));
+  });
+
+  it('fails on a refused connection and on a name that does not resolve', async () => {
+    const closed = await startSite({});
+    await closed.close();
+    expect(await fetchWebContent(`${closed.origin}/`, open)).toMatchObject({ success: false, code: 'CONNECTION_REFUSED' });
+    expect(await fetchWebContent('http://no-such-host.invalid/', open)).toMatchObject({ success: false, code: 'DNS_FAILURE' });
+  });
+});
+
+describe('the SSRF guard', () => {
+  it.each([
+    ['a loopback IP', () => `${site.origin}/article`],
+    ['localhost by name', () => `http://localhost:${site.port}/article`],
+    ['an IPv6 loopback', () => `http://[::1]:${site.port}/`],
+    ['the metadata address', () => 'http://169.254.169.254/latest/meta-data/'],
+    ['a private address', () => 'http://10.1.2.3/'],
+  ])('refuses %s by default', async (_name, url) => {
+    const result = await fetchWebContent(url(), { timeoutMs: 2000 });
+    expect(result).toMatchObject({ success: false, code: 'BLOCKED' });
+    expect(result.error).toMatch(/private, loopback, link-local or metadata address; refused/);
+  });
+
+  it('refuses a redirect to the metadata address even when the first hop is allowed', async () => {
+    // The first hop is loopback, so the guard must be open for it; the redirect target is judged on its own.
+    const result = await fetchWebContent(`${site.origin}/to-metadata`, { timeoutMs: 2000 });
+    expect(result.code).toBe('BLOCKED');
+    const hop = await fetchWebContent(`${site.origin}/to-metadata`, { ...open, timeoutMs: 300 });
+    expect(hop.code).not.toBe('BLOCKED');
+  });
+});
+
+describe('WebContentFetcher', () => {
+  it('waits for its rate limit instead of failing', async () => {
+    const before = site.countHits('/text');
+    const fetcher = new WebContentFetcher(1, 300, { allowPrivateNetwork: true });
+    const started = Date.now();
+    const results = await Promise.all([1, 2, 3].map(() => fetcher.fetch(`${site.origin}/text`)));
+    expect(results.every((result) => result.success)).toBe(true);
+    expect(site.countHits('/text') - before).toBe(3);
+    const times = site.hits.filter((hit) => hit.path === '/text').slice(-3).map((hit) => hit.at - started);
+    expect(times[2] - times[0]).toBeGreaterThanOrEqual(550);
+    expect(fetcher.getRateLimitStatus()).toMatchObject({ limit: 1, interval: 300 });
+  });
+
+  it('answers an invalid URL at once with a descriptive error', async () => {
+    expect(await new WebContentFetcher().fetch('::')).toEqual({ success: false, error: "invalid URL: '::'", code: 'INVALID_URL' });
+  });
+});
+
+describe('HttpClient', () => {
+  it('is a singleton that GETs and POSTs through the guard', async () => {
+    const client = HttpClient.getInstance();
+    expect(HttpClient.getInstance()).toBe(client);
+    await expect(client.get(`${site.origin}/text`)).rejects.toMatchObject({ code: 'BLOCKED' });
+    client.configure({ allowPrivateNetwork: true });
+    const got = await client.get(`${site.origin}/json`);
+    expect(got).toMatchObject({ status: 200, text: '{"a":1,"b":[2]}' });
+    const posted = await client.post(`${site.origin}/json`, { q: 1 });
+    expect(posted.status).toBe(200);
+    await expect(client.get(`${site.origin}/missing`)).rejects.toMatchObject({ code: 'HTTP_ERROR', status: 404 });
+  });
+});

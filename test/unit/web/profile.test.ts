@@ -1,0 +1,72 @@
+import { COMMON_FLAGS } from '../../../supervisor/profile';
+import { loadConfig } from '../../../config/load';
+import { checkWebConfig, webSearchMcpProfile } from '../../../supervisor/cli/web-search-mcp';
+import { webToolsets } from '../../../supervisor/toolsets/web';
+import { createLogger } from '../../../supervisor/logger';
+
+const load = (argv: string[], env: NodeJS.ProcessEnv = {}) =>
+  loadConfig({ argv, env, flags: [...COMMON_FLAGS, ...webSearchMcpProfile().flags], envVars: webSearchMcpProfile().envVars, defaults: webSearchMcpProfile().defaults }).config;
+
+describe('the web-search-mcp profile', () => {
+  it('serves stdio by default, HTTP on localhost:3001, with the shell toolset off', () => {
+    const config = load([]);
+    expect(config.transport).toBe('stdio');
+    expect(config.http).toMatchObject({ host: 'localhost', port: 3001 });
+    expect(config.shell.enabled).toBe(false);
+    expect(config.web.enabled).toBe(true);
+    expect(load(['--transport', 'http', '--host', '0.0.0.0', '--port', '8080']).http).toMatchObject({ host: '0.0.0.0', port: 8080 });
+  });
+
+  it('maps the web environment variables to config.web', () => {
+    const config = load([], {
+      WEB_SEARCH_ENGINE: 'bing',
+      WEB_SEARCH_ENGINE_URL: 'http://127.0.0.1:9/x',
+      WEB_ALLOW_PRIVATE_NETWORK: 'true',
+      PUPPETEER_EXECUTABLE_PATH: '/opt/p',
+      CHROMIUM_PATH: '/opt/c',
+      WEB_SEARCH_FALLBACK_ENGINES: 'brave, startpage',
+    });
+    expect(config.web.search).toMatchObject({ engine: 'bing', engineUrl: 'http://127.0.0.1:9/x', executablePath: '/opt/c', fallbackEngines: ['brave', 'startpage'] });
+    expect(config.web.fetch.allowPrivateNetwork).toBe(true);
+    expect(load([], { PUPPETEER_EXECUTABLE_PATH: '/opt/p' }).web.search.executablePath).toBe('/opt/p');
+  });
+
+  it('names the variable of a bad value and the known engines for an unknown one', () => {
+    expect(() => load([], { WEB_ALLOW_PRIVATE_NETWORK: 'maybe' })).toThrow("WEB_ALLOW_PRIVATE_NETWORK: expected true or false, got 'maybe'");
+    expect(() => checkWebConfig(load([], { WEB_SEARCH_ENGINE: 'altavista' }))).toThrow(/unknown search engine 'altavista'; expected one of duckduckgo, bing, brave/);
+  });
+});
+
+describe('the web toolset plan', () => {
+  const logger = createLogger({ level: 'silent' });
+
+  it('has a one-process browser pool and a thread pool of web.fetch.threads', () => {
+    const [plan] = webToolsets(load([], { WEB_FETCH_THREADS: '3' }), logger);
+    expect(plan.pools.map((pool) => [pool.name, pool.kind])).toEqual([['web-search', 'process'], ['web-fetch', 'thread']]);
+    expect(plan.pools[0]).toMatchObject({ size: 1, concurrency: 4 });
+    expect(plan.pools[1]).toMatchObject({ threads: 3 });
+    expect(plan.pools[0].module).toMatch(/workers[/\\]web[/\\]search-worker\.js$/);
+  });
+
+  it('contributes nothing when web is disabled', () => {
+    const config = load([]);
+    expect(webToolsets({ ...config, web: { ...config.web, enabled: false } }, logger)).toEqual([]);
+  });
+
+  it('makes calls wait for their token, spends none on an empty query, and stops waiting on abort', async () => {
+    const config = load([]);
+    const web = { ...config.web, fetch: { ...config.web.fetch, rateLimitIntervalMs: 60_000 }, search: { ...config.web.search, rateLimitIntervalMs: 60_000 } };
+    const [plan] = webToolsets({ ...config, web }, logger);
+    const fetchHook = plan.pools[1].beforeCall!;
+    const signal = new AbortController().signal;
+    await fetchHook('fetch_web_content', { url: 'http://example.com/' }, signal);
+    await fetchHook('fetch_web_content', { url: 'not a url' }, signal);
+    const controller = new AbortController();
+    const waiting = fetchHook('fetch_web_content', { url: 'http://example.com/' }, controller.signal);
+    controller.abort(new Error('client went away'));
+    await expect(waiting).rejects.toThrow('client went away');
+    const searchHook = plan.pools[0].beforeCall!;
+    await searchHook('search', { query: 'a' }, signal);
+    await searchHook('search', { query: '' }, signal);
+  });
+});

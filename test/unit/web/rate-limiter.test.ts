@@ -1,0 +1,38 @@
+import { RateLimiter } from '../../../workers/web/rate-limiter';
+
+describe('RateLimiter', () => {
+  it('lets a burst of `limit` through at once and makes the next caller wait for a refill', async () => {
+    const limiter = new RateLimiter(2, 200);
+    const started = Date.now();
+    await limiter.acquire();
+    await limiter.acquire();
+    expect(limiter.tryAcquire()).toBe(false);
+    expect(limiter.getStatus()).toMatchObject({ requests: 2, limit: 2, interval: 200 });
+    await limiter.acquire();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+  });
+
+  it('serves waiters in order', async () => {
+    const limiter = new RateLimiter(1, 50);
+    const order: number[] = [];
+    await Promise.all([1, 2, 3, 4].map((n) => limiter.acquire().then(() => order.push(n))));
+    expect(order).toEqual([1, 2, 3, 4]);
+  });
+
+  it('takes an aborted caller out of the line with the signal reason', async () => {
+    const limiter = new RateLimiter(1, 10_000);
+    await limiter.acquire();
+    const controller = new AbortController();
+    const waiting = limiter.acquire({ signal: controller.signal });
+    expect(limiter.getStatus().waiting).toBe(1);
+    controller.abort(new Error('gone'));
+    await expect(waiting).rejects.toThrow('gone');
+    expect(limiter.getStatus().waiting).toBe(0);
+    await expect(limiter.acquire({ signal: AbortSignal.abort(new Error('early')) })).rejects.toThrow('early');
+  });
+
+  it('refuses a limit or interval that is not positive', () => {
+    expect(() => new RateLimiter(0, 1000)).toThrow(RangeError);
+    expect(() => new RateLimiter(1, -1)).toThrow(/positive limit and interval/);
+  });
+});

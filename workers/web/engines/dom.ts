@@ -1,0 +1,78 @@
+import type * as Linkedom from 'linkedom' with { 'resolution-mode': 'import' };
+import { nativeRequire } from '../native-require';
+import type { EngineOutcome, PageContext, SearchResult } from './types';
+
+// Loaded on first use, so naming the engines (config checks) does not load a DOM.
+let linkedom: typeof Linkedom | undefined;
+
+export type Node = {
+  querySelector(selector: string): Node | null;
+  querySelectorAll(selector: string): ArrayLike<Node>;
+  getAttribute(name: string): string | null;
+  closest(selector: string): Node | null;
+  matches(selector: string): boolean;
+  remove(): void;
+  textContent: string | null;
+};
+
+/** Parses a page with linkedom; `document` answers CSS selectors. */
+export function parsePage(html: string): { document: Node; text: string } {
+  linkedom ??= nativeRequire('linkedom') as typeof Linkedom;
+  const { document } = linkedom.parseHTML(/<html[\s>]/i.test(html.slice(0, 4096)) ? html : `<html><body>${html}</body></html>`);
+  return { document: document as unknown as Node, text: (document.body?.textContent ?? '').replace(/\s+/g, ' ') };
+}
+
+/** Whitespace collapsed, trimmed. */
+export function textOf(node: Node | null | undefined): string {
+  return (node?.textContent ?? '').replace(/\s+/g, ' ').trim();
+}
+
+/** An absolute http(s) URL, or undefined when `href` is missing, relative junk or another scheme. */
+export function absolute(href: string | null | undefined, base: string): string | undefined {
+  if (!href) return undefined;
+  try {
+    const url = new URL(href.trim(), base);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Collects results in page order: absolute URLs, fragments dropped for the duplicate check,
+ * empty titles skipped, at most `maxResults`.
+ */
+export function collect(candidates: Array<Partial<SearchResult>>, context: PageContext): SearchResult[] {
+  const seen = new Set<string>();
+  const out: SearchResult[] = [];
+  for (const candidate of candidates) {
+    if (out.length >= context.maxResults) break;
+    const url = absolute(candidate.url, context.url);
+    const title = candidate.title?.trim();
+    if (!url || !title) continue;
+    const key = url.replace(/#.*$/, '').replace(/\/$/, '');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const result: SearchResult = { title, url, snippet: candidate.snippet?.trim() ?? '' };
+    const icon = absolute(candidate.icon, context.url);
+    if (icon) result.icon = icon;
+    out.push(result);
+  }
+  return out;
+}
+
+/** Signs of a challenge page any engine may serve (reCAPTCHA, hCaptcha, Cloudflare, "unusual traffic"). */
+export function genericBlock(document: Node, text: string, status: number): string | undefined {
+  if (document.querySelector('.g-recaptcha, .h-captcha, iframe[src*="recaptcha"], iframe[src*="hcaptcha"], #captcha-form, #challenge-form, #cf-challenge-running, .cf-turnstile')) {
+    return 'a captcha or challenge page';
+  }
+  if (/unusual traffic|automated (queries|requests)|are you a robot|verify you are (a )?human|captcha/i.test(text.slice(0, 5000))) {
+    return 'a page asking to prove the searcher is human';
+  }
+  if (status === 403 || status === 429) return `HTTP ${status}`;
+  return undefined;
+}
+
+export function results(items: SearchResult[]): EngineOutcome {
+  return { kind: 'results', results: items };
+}

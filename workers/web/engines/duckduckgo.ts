@@ -1,0 +1,50 @@
+import { collect, genericBlock, parsePage, results, textOf } from './dom';
+import type { SearchEngine } from './types';
+
+/**
+ * DuckDuckGo's HTML endpoint (`/html/?q=`), which needs no JavaScript. The same parser reads the
+ * older full-JS layout (`#links .result`, direct links). Result links go through
+ * `//duckduckgo.com/l/?uddg=<target>`: the target is decoded. Ads (`.result--ad`, `y.js` links)
+ * are skipped. The bot challenge (anomaly modal, `#challenge-form`) is a block, not an empty page.
+ */
+export const duckduckgo: SearchEngine = {
+  name: 'duckduckgo',
+  defaultBaseUrl: 'https://html.duckduckgo.com',
+  searchUrl: (query, baseUrl) => `${baseUrl.replace(/\/+$/, '')}/html/?q=${encodeURIComponent(query)}`,
+  parse(html, context) {
+    const { document, text } = parsePage(html);
+    if (document.querySelector('.anomaly-modal__modal, [data-testid="anomaly-modal"], form#challenge-form') || /bots use DuckDuckGo too/i.test(text)) {
+      return { kind: 'blocked', reason: 'the DuckDuckGo bot challenge' };
+    }
+    const items = Array.from(document.querySelectorAll('#links .result, .results .result')).filter((item) => !item.matches('.result--ad'));
+    const found = collect(items.map((item) => {
+      const link = item.querySelector('a.result__a');
+      const href = decodeRedirect(link?.getAttribute('href'), context.url);
+      if (!href || /duckduckgo\.com\/y\.js/.test(href)) return {};
+      const icon = item.querySelector('img.result__icon__img');
+      return {
+        title: textOf(link),
+        url: href,
+        snippet: textOf(item.querySelector('.result__snippet')),
+        icon: icon?.getAttribute('src') ?? icon?.getAttribute('data-src') ?? undefined,
+      };
+    }), context);
+    if (found.length === 0) {
+      const reason = genericBlock(document, text, context.status === 202 ? 403 : context.status);
+      if (reason) return { kind: 'blocked', reason };
+    }
+    return results(found);
+  },
+};
+
+/** `//duckduckgo.com/l/?uddg=<urlencoded>&rut=…` → the target; other links as they are. */
+function decodeRedirect(href: string | null | undefined, base: string): string | undefined {
+  if (!href) return undefined;
+  try {
+    const url = new URL(href, base);
+    const target = url.pathname === '/l/' ? url.searchParams.get('uddg') : null;
+    return target ?? url.href;
+  } catch {
+    return undefined;
+  }
+}

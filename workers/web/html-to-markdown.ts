@@ -1,0 +1,126 @@
+import { isProbablyReaderable, Readability } from '@mozilla/readability';
+import { gfm } from '@joplin/turndown-plugin-gfm';
+import TurndownService from 'turndown';
+import { extractMetadata, type PageMetadata } from './metadata';
+import { nativeRequire } from './native-require';
+import type * as Linkedom from 'linkedom' with { 'resolution-mode': 'import' };
+
+const { parseHTML } = nativeRequire('linkedom') as typeof Linkedom;
+
+export interface Converted {
+  markdown: string;
+  metadata: PageMetadata;
+  /** Whether Readability found an article (otherwise the cleaned body was converted). */
+  article: boolean;
+}
+
+/** Page chrome, removed before extraction: never content. */
+const CHROME = 'script, style, noscript, template, svg, iframe, canvas, nav, aside, footer, form, [role="navigation"], [role="banner"], [role="contentinfo"], [role="complementary"], [aria-hidden="true"]';
+/** Also removed when there is no article; an article's own `<header>` often holds its title. */
+const BODY_NOISE = 'header';
+
+let turndown: TurndownService | undefined;
+
+function converter(): TurndownService {
+  if (turndown) return turndown;
+  turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_' });
+  turndown.use(gfm);
+  turndown.remove(['script', 'style', 'noscript', 'template'] as never);
+  return turndown;
+}
+
+/** A lone `<article>` with at least this many characters of text is taken as the content. */
+const SEMANTIC_ARTICLE_MIN_CHARS = 500;
+
+type Root = { querySelectorAll(selector: string): ArrayLike<unknown>; textContent: string | null };
+
+/**
+ * HTML to Markdown: linkedom parses, metadata is read first, page chrome (nav, aside, footer,
+ * forms, scripts) is removed, the main content is found, turndown with the GFM plugin (tables,
+ * strikethrough, task lists) writes Markdown. Links and images are made absolute against `url`.
+ *
+ * Finding the main content, in order:
+ * 1. Decision (speed): a page with exactly one `<article>` holding 500+ characters is its own
+ *    answer; Readability would pick the same block at several times the cost (276 ms of 683 ms
+ *    on a 300 KB article here).
+ * 2. Readability, when its own `isProbablyReaderable` says the page has an article.
+ * 3. Otherwise the whole body, less its `<header>`: Readability's "best candidate" on such pages
+ *    (result lists, link pages) is often a navigation block.
+ */
+export function htmlToMarkdown(html: string, url: string): Converted {
+  const source = ensureDocument(html);
+  let { document } = parseHTML(source);
+  const metadata = extractMetadata(document as never);
+  const clean = (doc: typeof document) => {
+    absolutise(doc as never, url);
+    for (const node of Array.from(doc.querySelectorAll(CHROME))) node.remove();
+  };
+  clean(document);
+  let root: Root | undefined;
+  let article = false;
+  const articles = document.querySelectorAll('article');
+  if (articles.length === 1 && (articles[0].textContent ?? '').replace(/\s+/g, ' ').length >= SEMANTIC_ARTICLE_MIN_CHARS) {
+    root = articles[0] as unknown as Root;
+    article = true;
+  } else if (isProbablyReaderable(document as unknown as Document, { minContentLength: 100, minScore: 20 })) {
+    let parsed: ReturnType<Readability['parse']> = null;
+    try {
+      // Readability changes the document it reads; the fallback below parses the page again.
+      parsed = new Readability(document as unknown as Document, { charThreshold: 200 }).parse();
+    } catch {
+      parsed = null;
+    }
+    if (parsed?.content && (parsed.textContent ?? '').trim().length > 0) {
+      root = parseHTML(`<!doctype html><html><body>${parsed.content}</body></html>`).document.body as unknown as Root;
+      article = true;
+      if (!metadata.title && parsed.title) metadata.title = parsed.title;
+      if (!metadata.author && parsed.byline) metadata.author = parsed.byline;
+      if (!metadata.description && parsed.excerpt) metadata.description = parsed.excerpt;
+    } else {
+      document = parseHTML(source).document;
+      clean(document);
+    }
+  }
+  if (!root) {
+    const body = document.body ?? document.documentElement;
+    for (const node of Array.from(body.querySelectorAll(BODY_NOISE))) node.remove();
+    root = body as unknown as Root;
+  }
+  addTableRows(root);
+  let markdown = converter().turndown(root as unknown as HTMLElement).replace(/\n{3,}/g, '\n\n').trim();
+  const title = metadata.title;
+  if (title && article && !markdown.startsWith('# ')) markdown = `# ${title}\n\n${markdown}`;
+  return { markdown, metadata: { ...metadata, url }, article };
+}
+
+/**
+ * linkedom has no `HTMLTableElement.rows`, which the GFM table rule needs. Turndown clones its
+ * input, so the getter goes on the table prototype (once).
+ */
+function addTableRows(root: { querySelectorAll(selector: string): ArrayLike<unknown> }): void {
+  const table = root.querySelectorAll('table')[0] as object | undefined;
+  if (!table || 'rows' in table) return;
+  Object.defineProperty(Object.getPrototypeOf(table), 'rows', {
+    get(this: Element) {
+      return Array.from(this.querySelectorAll('tr')).filter((row) => row.closest('table') === this);
+    },
+  });
+}
+
+function ensureDocument(html: string): string {
+  return /<html[\s>]/i.test(html.slice(0, 4096)) ? html : `<!doctype html><html><head></head><body>${html}</body></html>`;
+}
+
+function absolutise(document: { querySelectorAll(selector: string): Iterable<Element> }, base: string): void {
+  for (const [selector, attribute] of [['a[href]', 'href'], ['img[src]', 'src']] as const) {
+    for (const node of document.querySelectorAll(selector)) {
+      const value = node.getAttribute(attribute);
+      if (!value || value.startsWith('#') || /^(data|javascript|mailto):/i.test(value)) continue;
+      try {
+        node.setAttribute(attribute, new URL(value, base).href);
+      } catch {
+        // Leave a value URL cannot parse as it is.
+      }
+    }
+  }
+}

@@ -1,0 +1,170 @@
+import { isIP } from 'node:net';
+import { Agent, request, type Dispatcher } from 'undici';
+import { BLOCKED_ADDRESS_CODE, guardedLookup, isBlockedAddress } from './address-guard';
+import { decodeBody } from './charset';
+
+/** Why a fetch failed, stable for programs; the message is for people. */
+export type FetchErrorCode =
+  | 'INVALID_URL' | 'BLOCKED' | 'DNS_FAILURE' | 'CONNECTION_REFUSED' | 'TIMEOUT' | 'HTTP_ERROR'
+  | 'TOO_LARGE' | 'TOO_MANY_REDIRECTS' | 'UNSUPPORTED_TYPE' | 'NETWORK_ERROR' | 'CANCELLED';
+
+export class FetchError extends Error {
+  constructor(readonly code: FetchErrorCode, message: string, readonly status?: number) {
+    super(message);
+  }
+}
+
+export interface HttpFetchOptions {
+  /** Whole fetch budget in ms, every redirect hop and the body included. Default 15000. */
+  timeoutMs?: number;
+  headers?: Record<string, string>;
+  /** Body cap in bytes, counted while streaming; past it the socket is closed. Default 10 MB. */
+  maxBodyBytes?: number;
+  /** Default 5. */
+  maxRedirects?: number;
+  /** Let the fetch reach loopback/private/link-local addresses. Default false. */
+  allowPrivateNetwork?: boolean;
+  method?: 'GET' | 'POST';
+  body?: string;
+  /** Refuse content types that are not text before reading the body. Default true. */
+  textOnly?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface HttpResponse {
+  status: number;
+  /** The URL of the last hop. */
+  url: string;
+  contentType: string;
+  text: string;
+  charset: string;
+  bytes: number;
+}
+
+export const DEFAULT_USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36 mcpvisor';
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+const guardedAgent = new Agent({ connect: { lookup: guardedLookup as never }, keepAliveTimeout: 4_000 });
+const openAgent = new Agent({ keepAliveTimeout: 4_000 });
+
+/**
+ * GETs a URL with undici. Redirects are followed by hand so each hop's URL is checked and its
+ * connection goes through the guarded DNS lookup again. Throws `FetchError` with a code for every
+ * failure: HTTP status >= 400 is `HTTP_ERROR` (spec 001: an error status is a failed fetch).
+ */
+export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}): Promise<HttpResponse> {
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const maxBodyBytes = options.maxBodyBytes ?? 10 * 1024 * 1024;
+  const maxRedirects = options.maxRedirects ?? 5;
+  const allowPrivate = options.allowPrivateNetwork ?? false;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  const dispatcher: Dispatcher = allowPrivate ? openAgent : guardedAgent;
+
+  let url = parseHttpUrl(rawUrl);
+  let method = options.method ?? 'GET';
+  let body = options.body;
+  for (let hop = 0; ; hop++) {
+    if (!allowPrivate && isIP(url.hostname.replace(/^\[|\]$/g, '')) && isBlockedAddress(url.hostname)) {
+      throw new FetchError('BLOCKED', `${url.host} is a private, loopback, link-local or metadata address; refused${hop > 0 ? ' (reached by a redirect)' : ''} (set WEB_ALLOW_PRIVATE_NETWORK=true to allow)`);
+    }
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(url, {
+        method,
+        body,
+        dispatcher,
+        signal,
+        headers: { 'user-agent': DEFAULT_USER_AGENT, accept: 'text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5', 'accept-language': 'en-US,en;q=0.8', ...options.headers },
+      });
+    } catch (error) {
+      throw toFetchError(error, url, timeout, timeoutMs, options.signal, hop > 0);
+    }
+    const { statusCode, headers } = response;
+    if (REDIRECTS.has(statusCode) && headers.location) {
+      discard(response.body);
+      if (hop >= maxRedirects) throw new FetchError('TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects, last to ${String(headers.location)}`);
+      try {
+        url = parseHttpUrl(new URL(String(headers.location), url).href);
+      } catch (error) {
+        throw error instanceof FetchError ? error : new FetchError('INVALID_URL', `redirect to an invalid URL: ${String(headers.location)}`);
+      }
+      if (statusCode === 303 || ((statusCode === 301 || statusCode === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+      }
+      continue;
+    }
+    const contentType = String(headers['content-type'] ?? '');
+    if (statusCode >= 400) {
+      discard(response.body);
+      throw new FetchError('HTTP_ERROR', `HTTP ${statusCode} from ${url.href}`, statusCode);
+    }
+    if ((options.textOnly ?? true) && !isTextual(contentType)) {
+      discard(response.body);
+      throw new FetchError('UNSUPPORTED_TYPE', `${url.href} is ${contentType || 'of unknown type'}, a binary type; only HTML, text, JSON and XML are supported`);
+    }
+    const declared = Number(headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBodyBytes) {
+      discard(response.body);
+      throw new FetchError('TOO_LARGE', `the body of ${url.href} is ${declared} bytes, over the ${maxBodyBytes}-byte cap`);
+    }
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    try {
+      for await (const chunk of response.body) {
+        bytes += (chunk as Buffer).length;
+        if (bytes > maxBodyBytes) {
+          discard(response.body);
+          throw new FetchError('TOO_LARGE', `the body of ${url.href} is over the ${maxBodyBytes}-byte cap`);
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (error) {
+      throw error instanceof FetchError ? error : toFetchError(error, url, timeout, timeoutMs, options.signal, false);
+    }
+    const decoded = decodeBody(Buffer.concat(chunks, bytes), contentType);
+    return { status: statusCode, url: url.href, contentType, text: decoded.text, charset: decoded.charset, bytes };
+  }
+}
+
+/** Parses and checks an absolute http(s) URL; throws INVALID_URL otherwise. */
+export function parseHttpUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(String(raw).trim());
+  } catch {
+    throw new FetchError('INVALID_URL', `invalid URL: '${String(raw).slice(0, 200)}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new FetchError('INVALID_URL', `unsupported URL scheme ${url.protocol} in '${url.href.slice(0, 200)}'; only http and https`);
+  }
+  return url;
+}
+
+/** Drops a body we will not read; undici reports the abort as an 'error' event, which we expect. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
+function isTextual(contentType: string): boolean {
+  if (contentType === '') return true;
+  return /^text\/|[/+](html|xml|json|javascript|ecmascript|x-ndjson)\b/i.test(contentType);
+}
+
+function toFetchError(error: unknown, url: URL, timeout: AbortSignal, timeoutMs: number, outer: AbortSignal | undefined, redirected: boolean): FetchError {
+  const err = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = err.code ?? err.cause?.code;
+  const hop = redirected ? ' (reached by a redirect)' : '';
+  if (code === BLOCKED_ADDRESS_CODE || err.cause?.code === BLOCKED_ADDRESS_CODE) {
+    return new FetchError('BLOCKED', `${(err.cause?.code === BLOCKED_ADDRESS_CODE ? err.cause.message : err.message) ?? 'refused'}${hop}`);
+  }
+  if (outer?.aborted) return new FetchError('CANCELLED', `the fetch of ${url.href} was cancelled`);
+  if (timeout.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new FetchError('TIMEOUT', `${url.href} did not answer within ${timeoutMs} ms`);
+  }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NODATA') return new FetchError('DNS_FAILURE', `DNS lookup of ${url.hostname} failed (${code})${hop}`);
+  if (code === 'ECONNREFUSED') return new FetchError('CONNECTION_REFUSED', `connection to ${url.host} refused${hop}`);
+  return new FetchError('NETWORK_ERROR', `fetching ${url.href} failed: ${code ?? ''} ${err.message ?? String(error)}`.replace(/\s+/g, ' '));
+}

@@ -1,0 +1,89 @@
+/** Metadata of a page (spec 001 WebContent.metadata). */
+export interface PageMetadata {
+  title?: string;
+  description?: string;
+  url?: string;
+  author?: string;
+  publishDate?: string;
+}
+
+interface DocLike {
+  querySelector(selector: string): { getAttribute(name: string): string | null; textContent: string | null } | null;
+  querySelectorAll(selector: string): Iterable<{ textContent: string | null }>;
+}
+
+/**
+ * Reads metadata before Readability mutates the document. Each field takes the first of:
+ * JSON-LD (`headline`/`name`, `description`, `author.name`, `datePublished`), OpenGraph and
+ * `article:*` tags, plain meta tags (`description`, `author`, `date`…), then `<title>` and
+ * `<time datetime>`. `url` is left to the caller (the final URL after redirects).
+ */
+export function extractMetadata(document: DocLike): PageMetadata {
+  const meta = (...names: string[]) => {
+    for (const name of names) {
+      const node = document.querySelector(`meta[property="${name}"]`) ?? document.querySelector(`meta[name="${name}"]`) ?? document.querySelector(`meta[itemprop="${name}"]`);
+      const value = node?.getAttribute('content')?.trim();
+      if (value) return value;
+    }
+    return undefined;
+  };
+  const ld = jsonLd(document);
+  const out: PageMetadata = {
+    title: ld.title ?? meta('og:title', 'twitter:title') ?? clean(document.querySelector('title')?.textContent),
+    description: ld.description ?? meta('og:description', 'description', 'twitter:description'),
+    author: ld.author ?? meta('author', 'article:author', 'byl', 'dc.creator', 'parsely-author'),
+    publishDate: ld.publishDate ?? meta('article:published_time', 'datePublished', 'date', 'pubdate', 'publish-date', 'dc.date', 'og:published_time')
+      ?? document.querySelector('time[datetime]')?.getAttribute('datetime') ?? undefined,
+  };
+  for (const key of Object.keys(out) as Array<keyof PageMetadata>) if (!out[key]) delete out[key];
+  return out;
+}
+
+function jsonLd(document: DocLike): PageMetadata {
+  const out: PageMetadata = {};
+  for (const script of document.querySelectorAll('script[type="application/ld+json"]')) {
+    let data: unknown;
+    try {
+      data = JSON.parse(script.textContent ?? '');
+    } catch {
+      continue;
+    }
+    for (const item of flatten(data)) {
+      const type = String(item['@type'] ?? '');
+      if (!/Article|Posting|Report|WebPage|BlogPosting|NewsArticle/i.test(type)) continue;
+      out.title ??= str(item.headline) ?? str(item.name);
+      out.description ??= str(item.description);
+      out.author ??= authorName(item.author);
+      out.publishDate ??= str(item.datePublished) ?? str(item.dateCreated);
+    }
+  }
+  return out;
+}
+
+function flatten(data: unknown): Array<Record<string, unknown>> {
+  if (Array.isArray(data)) return data.flatMap(flatten);
+  if (data && typeof data === 'object') {
+    const record = data as Record<string, unknown>;
+    return [record, ...(Array.isArray(record['@graph']) ? flatten(record['@graph']) : [])];
+  }
+  return [];
+}
+
+function authorName(value: unknown): string | undefined {
+  if (typeof value === 'string') return value.trim() || undefined;
+  if (Array.isArray(value)) {
+    const names = value.map(authorName).filter(Boolean);
+    return names.length > 0 ? names.join(', ') : undefined;
+  }
+  if (value && typeof value === 'object') return str((value as Record<string, unknown>).name);
+  return undefined;
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() ? value.trim() : undefined;
+}
+
+function clean(text: string | null | undefined): string | undefined {
+  const value = text?.replace(/\s+/g, ' ').trim();
+  return value || undefined;
+}

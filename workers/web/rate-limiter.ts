@@ -1,0 +1,104 @@
+/** What `getStatus()` reports (spec 001): tokens in use, the bucket size, the refill interval. */
+export interface RateLimiterStatus {
+  /** Requests counted against the current bucket (limit minus the tokens left, rounded up). */
+  requests: number;
+  limit: number;
+  /** Interval in ms over which `limit` tokens refill. */
+  interval: number;
+  /** Callers waiting for a token. */
+  waiting: number;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(reason: unknown): void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+/**
+ * A token bucket: `limit` tokens, refilled continuously at `limit` per `intervalMs`, starting
+ * full (a burst of `limit` goes at once). `acquire()` waits for a token in FIFO order rather than
+ * failing; an aborted `signal` takes the caller out of the line and rejects with its reason.
+ */
+export class RateLimiter {
+  readonly #limit: number;
+  readonly #intervalMs: number;
+  #tokens: number;
+  #refilledAt = Date.now();
+  #waiters: Waiter[] = [];
+  #timer: NodeJS.Timeout | undefined;
+
+  /** Throws RangeError unless both are positive finite numbers. */
+  constructor(limit: number, intervalMs: number) {
+    if (!(limit > 0) || !(intervalMs > 0) || !Number.isFinite(limit) || !Number.isFinite(intervalMs)) {
+      throw new RangeError(`RateLimiter needs a positive limit and interval, got ${limit} per ${intervalMs} ms`);
+    }
+    this.#limit = limit;
+    this.#intervalMs = intervalMs;
+    this.#tokens = limit;
+  }
+
+  /** Resolves when a token is taken; rejects with `signal.reason` if aborted first. */
+  acquire(options: { signal?: AbortSignal } = {}): Promise<void> {
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    this.#refill();
+    if (this.#waiters.length === 0 && this.#tokens >= 1) {
+      this.#tokens -= 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject, signal };
+      if (signal) {
+        waiter.onAbort = () => {
+          this.#waiters = this.#waiters.filter((other) => other !== waiter);
+          reject(signal.reason);
+          if (this.#waiters.length === 0 && this.#timer) {
+            clearTimeout(this.#timer);
+            this.#timer = undefined;
+          }
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      this.#waiters.push(waiter);
+      this.#schedule();
+    });
+  }
+
+  /** Takes a token if one is free now, without waiting. */
+  tryAcquire(): boolean {
+    this.#refill();
+    if (this.#waiters.length > 0 || this.#tokens < 1) return false;
+    this.#tokens -= 1;
+    return true;
+  }
+
+  getStatus(): RateLimiterStatus {
+    this.#refill();
+    return { requests: Math.ceil(this.#limit - this.#tokens), limit: this.#limit, interval: this.#intervalMs, waiting: this.#waiters.length };
+  }
+
+  #refill(): void {
+    const now = Date.now();
+    this.#tokens = Math.min(this.#limit, this.#tokens + ((now - this.#refilledAt) * this.#limit) / this.#intervalMs);
+    this.#refilledAt = now;
+  }
+
+  #schedule(): void {
+    if (this.#timer) return;
+    this.#refill();
+    while (this.#waiters.length > 0 && this.#tokens >= 1) {
+      const waiter = this.#waiters.shift()!;
+      this.#tokens -= 1;
+      if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      waiter.resolve();
+    }
+    if (this.#waiters.length === 0) return;
+    const waitMs = Math.max(1, Math.ceil(((1 - this.#tokens) * this.#intervalMs) / this.#limit));
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#schedule();
+    }, waitMs);
+  }
+}

@@ -1,0 +1,54 @@
+import { fetchWebContent, type FetchOptions, type FetchResult } from './content';
+import { RateLimiter, type RateLimiterStatus } from './rate-limiter';
+
+export interface WebContentFetcherOptions {
+  /** Reach loopback/private/link-local addresses. Default false (the SSRF guard is on). */
+  allowPrivateNetwork?: boolean;
+  /** Default fetch timeout in ms when FetchOptions.timeout is absent. Default 15000. */
+  timeoutMs?: number;
+  /** Default 10 MB. */
+  maxBodyBytes?: number;
+  /** Default 5. */
+  maxRedirects?: number;
+}
+
+/**
+ * Spec 001's fetcher: `rateLimit` requests per `rateLimitInterval` ms (default 1 per 1000 ms),
+ * waiting for its turn, then fetch + convert on the calling thread. The MCP tool runs the same
+ * pipeline in the thread pool with the limit applied in the supervisor instead.
+ */
+export class WebContentFetcher {
+  readonly #limiter: RateLimiter;
+  readonly #options: WebContentFetcherOptions;
+
+  constructor(rateLimit = 1, rateLimitInterval = 1000, options: WebContentFetcherOptions = {}) {
+    this.#limiter = new RateLimiter(rateLimit, rateLimitInterval);
+    this.#options = options;
+  }
+
+  /** Never throws; an invalid URL fails at once without spending a token. */
+  async fetch(url: string, options: FetchOptions & { signal?: AbortSignal } = {}): Promise<FetchResult> {
+    try {
+      new URL(url);
+    } catch {
+      return { success: false, error: `invalid URL: '${String(url).slice(0, 200)}'`, code: 'INVALID_URL' };
+    }
+    try {
+      await this.#limiter.acquire({ signal: options.signal });
+    } catch {
+      return { success: false, error: 'the fetch was cancelled while waiting for the rate limit', code: 'CANCELLED' };
+    }
+    return fetchWebContent(url, {
+      timeoutMs: options.timeout ?? this.#options.timeoutMs,
+      headers: options.headers,
+      allowPrivateNetwork: this.#options.allowPrivateNetwork,
+      maxBodyBytes: this.#options.maxBodyBytes,
+      maxRedirects: this.#options.maxRedirects,
+      signal: options.signal,
+    });
+  }
+
+  getRateLimitStatus(): RateLimiterStatus {
+    return this.#limiter.getStatus();
+  }
+}

@@ -1,0 +1,258 @@
+import { Cluster } from 'puppeteer-cluster';
+import puppeteer from 'puppeteer-core';
+import type { HTTPRequest, Page } from 'puppeteer-core';
+import { McpvisorError } from '../../protocol/errors';
+import type { WorkerLogger } from '../../protocol/worker-runtime';
+import { CHROMIUM_ARGS, findChromium, freshProfileDir } from './browser';
+import { getEngine, type EngineOutcome, type SearchEngine, type SearchResult } from './engines';
+import { RateLimiter } from './rate-limiter';
+
+export interface WebSearcherOptions {
+  /** Engine name (default `duckduckgo`). */
+  engine?: string;
+  /** Base URL of the engine, replacing its public one (tests, mirrors). */
+  engineUrl?: string;
+  /** Base URLs of fallback engines by name. */
+  engineUrls?: Record<string, string>;
+  /** Engines tried in order when the previous one is blocked. Default none. */
+  fallbackEngines?: string[];
+  executablePath?: string;
+  /** Pages open at once in the one browser. Default 4. */
+  concurrency?: number;
+  /** Budget of one search in ms, engines of the fallback chain included. Default 30000. */
+  timeoutMs?: number;
+  /** Default 10. */
+  maxResults?: number;
+  /** The library's own limit (spec 001: 1 search per 2 s); `false` when the caller limits. */
+  rateLimit?: { limit: number; intervalMs: number } | false;
+  log?: WorkerLogger;
+}
+
+/** A search with the details the MCP tool reports. */
+export interface SearchOutcome {
+  results: SearchResult[];
+  /** The engine that answered (the last one tried). */
+  engine: string;
+  /** Engines that refused the search, in the order tried. */
+  blocked: Array<{ engine: string; reason: string }>;
+}
+
+interface Task {
+  url: string;
+  engine: SearchEngine;
+  signal: AbortSignal;
+  deadline: number;
+}
+
+const SILENT: WorkerLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+/** How often a visible browser's page is re-read while a person solves a captcha. */
+const CAPTCHA_POLL_MS = 1_000;
+
+/**
+ * Spec 001's searcher: one Chromium (launched on the first search, reused after) driven by
+ * puppeteer-cluster with a page per search (CONCURRENCY_PAGE: about half the cost of a context
+ * per search here). Headless, each page loads only the result document: no scripts, styles,
+ * images or third-party requests. A blocked engine yields `[]` from `search()`; with
+ * `headless: false` the page is left open for a person to solve the challenge until the timeout.
+ * If Chromium dies, the searches in flight fail and the next one relaunches it.
+ */
+export class WebSearcher {
+  readonly #headless: boolean;
+  readonly #options: WebSearcherOptions;
+  readonly #log: WorkerLogger;
+  readonly #limiter: RateLimiter | undefined;
+  #cluster: Promise<Cluster<Task, EngineOutcome>> | undefined;
+  #profile: ReturnType<typeof freshProfileDir> | undefined;
+  #userAgent: string | undefined;
+  #stats = { searches: 0, blocked: 0, failures: 0, launches: 0, launchMs: 0 };
+  #closed = false;
+
+  constructor(headless = true, options: WebSearcherOptions = {}) {
+    this.#headless = headless;
+    this.#options = options;
+    this.#log = options.log ?? SILENT;
+    const limit = options.rateLimit ?? { limit: 1, intervalMs: 2000 };
+    this.#limiter = limit === false ? undefined : new RateLimiter(limit.limit, limit.intervalMs);
+    getEngine(options.engine ?? 'duckduckgo');
+    for (const name of options.fallbackEngines ?? []) getEngine(name);
+  }
+
+  /**
+   * Spec 001 `search(query)`: never rejects. An empty or non-string query gives `[]` at once;
+   * a blocked engine, a network error or a timeout gives `[]` and a log line.
+   */
+  async search(query: string): Promise<SearchResult[]> {
+    if (typeof query !== 'string' || query.trim() === '') return [];
+    try {
+      return (await this.searchDetailed(query)).results;
+    } catch (error) {
+      this.#log.warn('search failed', { error: (error as Error).message });
+      return [];
+    }
+  }
+
+  /**
+   * A search that reports why it found nothing. Rejects with McpvisorError: TIMEOUT past the
+   * budget, CANCELLED when `signal` aborts, NETWORK_ERROR when the page cannot be loaded,
+   * INTERNAL when the browser cannot start. `engine` searches that one engine only (its base
+   * URL from `engineUrls`, else its public one), on the same browser.
+   */
+  async searchDetailed(query: string, options: { signal?: AbortSignal; timeoutMs?: number; engine?: string } = {}): Promise<SearchOutcome> {
+    const engines = (options.engine ? [options.engine] : [this.#options.engine ?? 'duckduckgo', ...(this.#options.fallbackEngines ?? [])]).map(getEngine);
+    const primary = getEngine(this.#options.engine ?? 'duckduckgo');
+    if (typeof query !== 'string' || query.trim() === '') return { results: [], engine: engines[0].name, blocked: [] };
+    if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the searcher is closed');
+    const timeoutMs = Math.min(options.timeoutMs ?? Number.POSITIVE_INFINITY, this.#options.timeoutMs ?? 30_000);
+    const deadline = Date.now() + timeoutMs;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new McpvisorError('TIMEOUT', `the search did not finish within ${timeoutMs} ms`)), timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
+    try {
+      await this.#limiter?.acquire({ signal });
+      const cluster = await this.#launch();
+      const blocked: SearchOutcome['blocked'] = [];
+      this.#stats.searches += 1;
+      for (const engine of engines) {
+        const url = engine.searchUrl(query.trim(), this.#baseUrl(engine, engine === primary));
+        const outcome = await this.#run(cluster, { url, engine, signal, deadline });
+        if (outcome.kind === 'results') return { results: outcome.results, engine: engine.name, blocked };
+        this.#stats.blocked += 1;
+        blocked.push({ engine: engine.name, reason: outcome.reason });
+        this.#log.warn('search engine blocked the search', { engine: engine.name, reason: outcome.reason });
+      }
+      return { results: [], engine: engines[engines.length - 1].name, blocked };
+    } catch (error) {
+      this.#stats.failures += 1;
+      if (signal.aborted) throw signal.reason instanceof McpvisorError ? signal.reason : new McpvisorError('CANCELLED', 'the search was cancelled');
+      if (error instanceof McpvisorError) throw error;
+      throw new McpvisorError('NETWORK_ERROR', `the search failed: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Closes the browser and deletes its profile. Later searches fail with SHUTTING_DOWN. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const cluster = this.#cluster;
+    this.#cluster = undefined;
+    if (cluster) {
+      try {
+        await (await cluster).close();
+      } catch (error) {
+        this.#log.warn('closing the browser failed', { error: (error as Error).message });
+      }
+    }
+    this.#profile?.remove();
+  }
+
+  stats(): Record<string, unknown> {
+    return { ...this.#stats, browser: this.#cluster ? 'launched' : 'not launched', rateLimit: this.#limiter?.getStatus() };
+  }
+
+  #baseUrl(engine: SearchEngine, primary: boolean): string {
+    return (primary ? this.#options.engineUrl : undefined) ?? this.#options.engineUrls?.[engine.name] ?? engine.defaultBaseUrl;
+  }
+
+  #launch(): Promise<Cluster<Task, EngineOutcome>> {
+    if (this.#cluster) return this.#cluster;
+    const started = Date.now();
+    this.#profile = freshProfileDir();
+    const launching = Cluster.launch({
+      concurrency: Cluster.CONCURRENCY_PAGE,
+      maxConcurrency: this.#options.concurrency ?? 4,
+      puppeteer,
+      puppeteerOptions: {
+        executablePath: findChromium(this.#options.executablePath),
+        headless: this.#headless,
+        // A pipe, not a WebSocket: Chromium exits when this process dies, even by kill -9.
+        pipe: true,
+        userDataDir: this.#profile.dir,
+        args: CHROMIUM_ARGS,
+        // The worker runtime owns signals and shutdown.
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+      } as never,
+      timeout: 24 * 3600_000, // our own deadline cuts a search; the cluster's must never fire first
+      retryLimit: 0,
+      monitor: false,
+    }) as Promise<Cluster<Task, EngineOutcome>>;
+    this.#cluster = launching.then(
+      (cluster) => {
+        this.#stats.launches += 1;
+        this.#stats.launchMs = Date.now() - started;
+        this.#log.info('browser launched', { ms: this.#stats.launchMs });
+        return cluster;
+      },
+      (error) => {
+        this.#cluster = undefined;
+        this.#profile?.remove();
+        throw new McpvisorError('INTERNAL', `the browser could not start: ${(error as Error).message}`);
+      },
+    );
+    return this.#cluster;
+  }
+
+  #run(cluster: Cluster<Task, EngineOutcome>, task: Task): Promise<EngineOutcome> {
+    return cluster.execute(task, ({ page, data }) => this.#visit(page, data));
+  }
+
+  /**
+   * Runs one page visit, raced against the call's signal: on abort the task settles at once and
+   * the cluster closes the page, which cancels its request. (Closing the page ourselves would
+   * make the cluster's own close fail, and it answers that by relaunching the whole browser.)
+   */
+  async #visit(page: Page, task: Task): Promise<EngineOutcome> {
+    if (task.signal.aborted) throw task.signal.reason;
+    let onAbort: () => void = () => {};
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(task.signal.reason);
+      task.signal.addEventListener('abort', onAbort, { once: true });
+    });
+    const work = this.#load(page, task);
+    work.catch(() => {});
+    aborted.catch(() => {});
+    try {
+      return await Promise.race([work, aborted]);
+    } finally {
+      task.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async #load(page: Page, task: Task): Promise<EngineOutcome> {
+    this.#userAgent ??= (await page.browser().userAgent()).replace('HeadlessChrome', 'Chrome');
+    // Independent settings, sent together: one round trip of latency instead of four.
+    await Promise.all([
+      page.setUserAgent(this.#userAgent),
+      page.setExtraHTTPHeaders({ 'accept-language': 'en-US,en;q=0.9' }),
+      ...(this.#headless ? [page.setJavaScriptEnabled(false), page.setRequestInterception(true)] : []),
+    ]);
+    if (this.#headless) {
+      page.on('request', (request: HTTPRequest) => {
+        if (request.isInterceptResolutionHandled()) return;
+        // Only the result document itself (and its redirects): no subresources, no third
+        // parties, and no second navigation (a <meta http-equiv="refresh"> on the page).
+        const mainDocument = request.resourceType() === 'document' && request.frame() === page.mainFrame();
+        const wanted = mainDocument && (request.url() === task.url || request.redirectChain().length > 0);
+        // A 204 answer to a navigation leaves the current document in place (an aborted one
+        // would replace it with an error page).
+        const answer = wanted ? request.continue() : mainDocument ? request.respond({ status: 204, body: '' }) : request.abort('blockedbyclient');
+        void answer.catch(() => {});
+      });
+    }
+    const response = await page.goto(task.url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, task.deadline - Date.now()) });
+    const status = response?.status() ?? 0;
+    const maxResults = this.#options.maxResults ?? 10;
+    // Headless (no scripts), the document as served is the page; reading it from the response
+    // also survives a <meta refresh> that starts another navigation while we read.
+    const html = this.#headless && response ? await response.text().catch(() => page.content()) : await page.content();
+    let outcome = task.engine.parse(html, { status, url: response?.url() ?? page.url(), maxResults });
+    // Visible browser: a person may solve the challenge; re-read the page until then.
+    while (!this.#headless && outcome.kind === 'blocked' && Date.now() + CAPTCHA_POLL_MS < task.deadline && !task.signal.aborted) {
+      await new Promise((resolve) => setTimeout(resolve, CAPTCHA_POLL_MS));
+      outcome = task.engine.parse(await page.content(), { status: 200, url: page.url(), maxResults });
+    }
+    return outcome;
+  }
+}
