@@ -42,6 +42,24 @@ const httpSchema = z.strictObject({
   maxConcurrentCallsPerSession: z.number().int().positive().default(32),
   /** Let in-flight calls finish for this long on SIGTERM before the pools are stopped. */
   shutdownGraceMs: z.number().int().min(0).default(10_000),
+  /** `public`: anyone may read it; `token`: only with the bearer token; `off`: 404. */
+  healthEndpoint: z.enum(['public', 'token', 'off']).default('public'),
+  metricsEndpoint: z.enum(['public', 'token', 'off']).default('public'),
+  /** Token buckets; a breach answers 429 at once. 0 turns a limit off. */
+  rateLimit: z
+    .strictObject({
+      perIpRequestsPerSecond: z.number().min(0).default(200),
+      perIpBurst: z.number().int().min(1).default(400),
+      perSessionRequestsPerSecond: z.number().min(0).default(100),
+      perSessionBurst: z.number().int().min(1).default(200),
+    })
+    .prefault({}),
+  /** A client must send its request headers within this time (slowloris). */
+  headersTimeoutMs: z.number().int().positive().default(10_000),
+  /** ... and its whole request (headers and body) within this time. */
+  requestTimeoutMs: z.number().int().positive().default(30_000),
+  /** An SSE stream whose client stopped reading is closed once this much output is waiting. */
+  maxStreamBufferBytes: z.number().int().positive().default(4 * 1024 * 1024),
 });
 
 const customToolsetSchema = z.strictObject({

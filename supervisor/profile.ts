@@ -3,6 +3,7 @@ import { loadConfig, type EnvSpec, type FlagSpec } from '../config/load';
 import { ConfigError } from '../config/validate';
 import { toErrorInfo } from '../protocol/errors';
 import { startHttp } from './http/app';
+import { isLoopback } from './http/guards';
 import { createLogger, type Logger } from './logger';
 import { startStdio } from './stdio';
 import { Supervisor } from './supervisor';
@@ -47,6 +48,12 @@ export const SERVER_FLAGS: FlagSpec[] = [
   { name: 'path', kind: 'string', path: 'http.endpointPath', arg: 'PATH', help: 'Streamable HTTP endpoint path (default /mcp)' },
   { name: 'debug', kind: 'flag', path: 'debug', help: 'debug logs: config, pools, restarts, sessions' },
   { name: 'log-level', kind: 'string', path: 'logLevel', arg: 'LEVEL', help: 'trace|debug|info|warn|error|fatal|silent' },
+  {
+    name: 'dangerously-allow-unauthenticated-network',
+    kind: 'flag',
+    path: 'http.dangerouslyAllowUnauthenticatedNetwork',
+    help: 'serve a non-loopback address without a bearer token',
+  },
 ];
 
 /** Environment variables every server profile reads. */
@@ -75,6 +82,7 @@ export interface RunningServer {
  * configured transport. Rejects when a pool cannot start (with its worker's reason).
  */
 export async function startServer(config: Config, options: { logger?: Logger; toolsets?: ToolsetPlan[] } = {}): Promise<RunningServer> {
+  checkExposure(config);
   const logger = options.logger ?? createLogger({ level: config.logLevel, debug: config.debug });
   const supervisor = new Supervisor(config, logger, options.toolsets ?? planToolsets(config, logger));
   await supervisor.start();
@@ -94,6 +102,19 @@ export async function startServer(config: Config, options: { logger?: Logger; to
       return stopping;
     },
   };
+}
+
+/**
+ * Refuses to serve a non-loopback address without a bearer token: anyone who can reach the port
+ * could drive the tools (a shell among them). `dangerouslyAllowUnauthenticatedNetwork` opts out.
+ */
+function checkExposure(config: Config): void {
+  const { http } = config;
+  if (config.transport !== 'http' || isLoopback(http.host) || http.authToken || http.dangerouslyAllowUnauthenticatedNetwork) return;
+  throw new ConfigError(
+    `refusing to serve ${http.host} without a bearer token: set MCPVISOR_AUTH_TOKEN (or http.authToken), ` +
+      'bind 127.0.0.1, or pass --dangerously-allow-unauthenticated-network',
+  );
 }
 
 /**

@@ -5,6 +5,7 @@ import { errorResult } from '../protocol/results';
 import type { ToolResult } from '../protocol/tool';
 import { Catalogue } from './catalogue';
 import type { Logger } from './logger';
+import { Metrics } from './metrics';
 import { ProcessPool } from './pools/process-pool';
 import { ThreadPool } from './pools/thread-pool';
 import type { PoolPlan, ToolsetPlan } from './toolsets/types';
@@ -31,6 +32,7 @@ const SECRET_ENV = /^(MCPVISOR_AUTH_TOKEN|API_HEADERS)$/;
 export class Supervisor {
   readonly catalogue = new Catalogue();
   readonly config: Config;
+  readonly metrics: Metrics;
   #log: Logger;
   #plans: ToolsetPlan[];
   #pools: Array<{ pool: Pool; required: boolean }> = [];
@@ -43,6 +45,7 @@ export class Supervisor {
     this.config = config;
     this.#log = logger;
     this.#plans = plans;
+    this.metrics = new Metrics(this);
   }
 
   /** Starts every pool; rejects with the first pool's failure (the reason its worker gave). */
@@ -78,8 +81,11 @@ export class Supervisor {
       return errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down and takes no new calls'), name);
     }
     this.#inFlight++;
+    const started = performance.now();
     try {
-      return await this.catalogue.call(name, args, { signal });
+      const result = await this.catalogue.call(name, args, { signal });
+      this.metrics.observe(name, result, (performance.now() - started) / 1000);
+      return result;
     } finally {
       this.#inFlight--;
     }

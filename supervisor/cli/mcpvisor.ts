@@ -6,15 +6,7 @@ import { runProfile, SERVER_ENV, SERVER_FLAGS, type Profile } from '../profile';
 export const mcpvisorProfile: Profile = {
   command: 'mcpvisor',
   summary: 'MCP tool server: OpenAPI APIs, web search and fetch, a sandboxed shell, from one supervisor',
-  flags: [
-    ...SERVER_FLAGS,
-    {
-      name: 'dangerously-allow-unauthenticated-network',
-      kind: 'flag',
-      path: 'http.dangerouslyAllowUnauthenticatedNetwork',
-      help: 'serve a non-loopback address without a bearer token',
-    },
-  ],
+  flags: SERVER_FLAGS,
   envVars: SERVER_ENV,
   envPrefix: 'MCPVISOR_',
   helpFooter: 'Configuration: defaults < --config FILE < MCPVISOR_* environment < flags. See README.md.',

@@ -4,7 +4,9 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { HttpConfig } from '../../config/schema';
 import type { Logger } from '../logger';
 import type { Supervisor } from '../supervisor';
+import { bearerAuth, digest, hasToken } from './auth';
 import { originGuard, sendJsonRpcError } from './guards';
+import { KeyedRateLimiter, rateLimit } from './rate-limit';
 import { LegacySseSessions } from './legacy-sse';
 import { StreamableSessions } from './streamable';
 
@@ -30,8 +32,30 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
   app.set('trust proxy', false);
   const json = express.json({ limit: config.maxBodyBytes, type: ['application/json', 'application/*+json'] });
   const guard = originGuard(config);
+  const auth = bearerAuth(config.authToken);
+  const limits = config.rateLimit;
+  const perIp = rateLimit(new KeyedRateLimiter(limits.perIpRequestsPerSecond, limits.perIpBurst), (req) => req.socket.remoteAddress ?? 'unknown', 'per-client');
+  const perSession = rateLimit(
+    new KeyedRateLimiter(limits.perSessionRequestsPerSecond, limits.perSessionBurst),
+    (req) => sessionKey(req),
+    'per-session',
+  );
+  // Cheap checks first, so a refused request costs no body parsing.
+  const mcp = [perIp, guard, auth, perSession];
   const wrap = (handler: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response, next: NextFunction) =>
     handler(req, res).catch(next);
+  const tokenDigest = config.authToken === undefined ? undefined : digest(config.authToken);
+  /** `off`: 404; `token`: 401 without the bearer token; `public`: open. */
+  const exposed = (mode: 'public' | 'token' | 'off', handler: (req: Request, res: Response) => void | Promise<void>) =>
+    (req: Request, res: Response, next: NextFunction) => {
+      if (mode === 'off') return next();
+      if (mode === 'token' && (tokenDigest === undefined || !hasToken(req, tokenDigest))) {
+        res.setHeader('WWW-Authenticate', 'Bearer realm="mcpvisor"');
+        res.status(401).json({ error: 'unauthorized' });
+        return;
+      }
+      Promise.resolve(handler(req, res)).catch(next);
+    };
 
   app.get('/', (_req, res) => {
     const health = supervisor.health();
@@ -44,16 +68,21 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
         streamableHttp: config.endpointPath,
         sse: '/sse',
         messages: '/message/{sessionId}',
-        health: '/health',
+        ...(config.healthEndpoint === 'off' ? {} : { health: '/health' }),
+        ...(config.metricsEndpoint === 'off' ? {} : { metrics: '/metrics' }),
       },
     });
   });
-  app.get('/health', (_req, res) => {
+  app.get('/health', exposed(config.healthEndpoint, (_req, res) => {
     const health = supervisor.health();
     res.status(health.status === 'ok' ? 200 : 503).json(health);
-  });
+  }));
+  app.get('/metrics', exposed(config.metricsEndpoint, async (_req, res) => {
+    res.setHeader('Content-Type', supervisor.metrics.registry.contentType);
+    res.send(await supervisor.metrics.registry.metrics());
+  }));
 
-  app.all(config.endpointPath, guard, json, wrap((req, res) => {
+  app.all(config.endpointPath, ...mcp, json, wrap((req, res) => {
     if (!['GET', 'POST', 'DELETE'].includes(req.method)) {
       res.setHeader('Allow', 'GET, POST, DELETE');
       sendJsonRpcError(res, 405, -32000, `Method ${req.method} not allowed`);
@@ -61,8 +90,8 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
     }
     return streamable.handle(req, res);
   }));
-  app.get('/sse', guard, wrap((req, res) => legacy.open(req, res)));
-  app.post(['/message', '/message/:sessionId'], guard, json, wrap((req, res) => legacy.post(req, res)));
+  app.get('/sse', ...mcp, wrap((req, res) => legacy.open(req, res)));
+  app.post(['/message', '/message/:sessionId'], ...mcp, json, wrap((req, res) => legacy.post(req, res)));
 
   app.use((_req: Request, res: Response) => {
     res.status(404).json({ error: 'not found', endpoints: [config.endpointPath, '/sse', '/message/{sessionId}', '/health', '/'] });
@@ -78,6 +107,10 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
 
   return new Promise((resolve, reject) => {
     const server: HttpServer = app.listen(config.port, config.host);
+    // Slow or stalled clients (slowloris) cannot hold sockets open forever.
+    server.headersTimeout = config.headersTimeoutMs;
+    server.requestTimeout = config.requestTimeoutMs;
+    server.keepAliveTimeout = 5_000;
     server.once('error', reject);
     server.once('listening', () => {
       const address = server.address() as AddressInfo;
@@ -94,4 +127,12 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
       });
     });
   });
+}
+
+function sessionKey(req: Request): string | undefined {
+  const header = req.headers['mcp-session-id'];
+  if (typeof header === 'string') return header;
+  const fromPath = /^\/message\/([^/?]+)/.exec(req.path)?.[1];
+  if (fromPath) return fromPath;
+  return typeof req.query.sessionId === 'string' ? req.query.sessionId : undefined;
 }

@@ -46,7 +46,7 @@ export class LegacySseSessions {
     };
     res.on('close', () => void transport.close());
     await session.server.connect(transport);
-    startHeartbeat(res, this.#config.heartbeatIntervalMs);
+    startHeartbeat(res, this.#config.heartbeatIntervalMs, this.#config.maxStreamBufferBytes);
     this.#log.debug({ sessionId: id }, 'session started');
   }
 

@@ -55,7 +55,7 @@ export class StreamableSessions {
     if (req.method === 'GET') {
       entry.openStreams++;
       res.on('close', () => entry.openStreams--);
-      startHeartbeat(res, this.#config.heartbeatIntervalMs);
+      startHeartbeat(res, this.#config.heartbeatIntervalMs, this.#config.maxStreamBufferBytes);
     } else if (req.method === 'POST') {
       this.#cancelOnDrop(entry, req, res);
     }

@@ -1,0 +1,74 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ERROR_META_KEY } from '../protocol/results';
+import type { ToolResult } from '../protocol/tool';
+import type { Supervisor } from './supervisor';
+
+/** `_meta` key a worker may set on a result to report the upstream HTTP status it got. */
+export const UPSTREAM_STATUS_META_KEY = 'mcpvisor/upstreamStatus';
+
+/**
+ * Prometheus metrics of one supervisor (`GET /metrics`): sessions, calls by tool and outcome, call
+ * latency, pool state (workers, busy, queue, restarts), upstream status codes, and Node's
+ * defaults (event-loop lag among them). Pool figures are read from the pools at scrape time.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  #calls: Counter<'tool' | 'outcome'>;
+  #latency: Histogram<'tool'>;
+  #upstream: Counter<'tool' | 'status'>;
+
+  constructor(supervisor: Supervisor) {
+    const registry = this.registry;
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+    this.#calls = new Counter({ name: 'mcpvisor_tool_calls_total', help: 'Tool calls by tool and outcome (ok or the error code)', labelNames: ['tool', 'outcome'], registers: [registry] });
+    this.#latency = new Histogram({
+      name: 'mcpvisor_tool_call_duration_seconds',
+      help: 'Tool call latency, queueing included',
+      labelNames: ['tool'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    });
+    this.#upstream = new Counter({ name: 'mcpvisor_upstream_responses_total', help: 'Upstream HTTP responses seen by workers, by status code', labelNames: ['tool', 'status'], registers: [registry] });
+    new Gauge({
+      name: 'mcpvisor_sessions',
+      help: 'Live MCP sessions (all transports)',
+      registers: [registry],
+      collect() {
+        this.set(supervisor.health().sessions);
+      },
+    });
+    new Gauge({
+      name: 'mcpvisor_up',
+      help: '1 when /health would answer 200',
+      registers: [registry],
+      collect() {
+        this.set(supervisor.health().status === 'ok' ? 1 : 0);
+      },
+    });
+    const poolGauge = (name: string, help: string, pick: (stats: ReturnType<Supervisor['health']>['pools'][number]) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['pool'],
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const stats of supervisor.health().pools) this.set({ pool: stats.name }, pick(stats));
+        },
+      });
+    poolGauge('mcpvisor_pool_workers_alive', 'Live workers of a pool', (stats) => stats.alive);
+    poolGauge('mcpvisor_pool_workers_busy', 'Calls running in a pool', (stats) => stats.busy);
+    poolGauge('mcpvisor_pool_queue_depth', 'Calls waiting for a worker', (stats) => stats.queued);
+    poolGauge('mcpvisor_pool_restarts', 'Worker restarts since start (a counter that resets with the process)', (stats) => stats.restarts);
+    poolGauge('mcpvisor_pool_ready', '1 when the pool is ready, 0 when starting, degraded, failed or stopping', (stats) => (stats.state === 'ready' ? 1 : 0));
+  }
+
+  /** Records one finished call. */
+  observe(tool: string, result: ToolResult, seconds: number): void {
+    const code = (result._meta?.[ERROR_META_KEY] as { code?: string } | undefined)?.code;
+    this.#calls.inc({ tool, outcome: result.isError ? (code ?? 'error') : 'ok' });
+    this.#latency.observe({ tool }, seconds);
+    const status = result._meta?.[UPSTREAM_STATUS_META_KEY];
+    if (typeof status === 'number') this.#upstream.inc({ tool, status: String(status) });
+  }
+}

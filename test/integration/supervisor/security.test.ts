@@ -1,0 +1,136 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { fixtureConfig, writeConfig } from '../../helpers/config';
+import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
+import { spawnBin } from '../../helpers/processes';
+
+const TOKEN = 'a-long-test-token-0123456789';
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+describe('bearer-token auth', () => {
+  let server: HttpServer;
+
+  beforeAll(async () => {
+    server = await startHttp('mcpvisor', ['--debug', '--config', writeConfig(fixtureConfig({ thread: false, root: { http: { metricsEndpoint: 'token' } } }))], {
+      MCPVISOR_AUTH_TOKEN: TOKEN,
+    });
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('answers 401 with WWW-Authenticate without a token or with a wrong one, on every MCP endpoint', async () => {
+    const none = await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: INIT });
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer realm="mcpvisor"');
+    const wrong = await fetch(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, authorization: 'Bearer not-the-token' }, body: INIT });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toBe('Bearer realm="mcpvisor", error="invalid_token"');
+    expect((await fetch(`${server.baseUrl}/sse`)).status).toBe(401);
+    expect((await fetch(`${server.baseUrl}/message/x`, { method: 'POST', headers: HEADERS, body: INIT })).status).toBe(401);
+  });
+
+  it('lets the SDK client in with the token', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(server.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } });
+    const client = new Client({ name: 'authorised', version: '1' });
+    await client.connect(transport);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'in' } }))).toBe('in');
+    await client.close();
+  });
+
+  it('keeps /health public and /metrics behind the token when configured so', async () => {
+    expect((await fetch(`${server.baseUrl}/health`)).status).toBe(200);
+    expect((await fetch(`${server.baseUrl}/metrics`)).status).toBe(401);
+    const metrics = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(metrics.status).toBe(200);
+  });
+
+  it('never writes the token to the logs or /health', async () => {
+    const health = await (await fetch(`${server.baseUrl}/health`)).text();
+    expect(health).not.toContain(TOKEN);
+    expect(server.server.stderr()).toContain('configuration validated');
+    expect(server.server.stderr()).not.toContain(TOKEN);
+  });
+});
+
+describe('exposure rules', () => {
+  it('refuses to bind a non-loopback address without a token', async () => {
+    const server = spawnBin('mcpvisor', ['--transport', 'http', '--host', '0.0.0.0', '--port', '0', '--config', writeConfig(fixtureConfig({ thread: false }))]);
+    expect(await server.exited).toBe(2);
+    expect(server.stderr()).toContain('refusing to serve 0.0.0.0 without a bearer token');
+  });
+
+  it('binds a non-loopback address with the loud opt-out flag', async () => {
+    const server = spawnBin('mcpvisor', [
+      '--transport', 'http', '--host', '0.0.0.0', '--port', '0', '--dangerously-allow-unauthenticated-network',
+      '--config', writeConfig(fixtureConfig({ thread: false })),
+    ]);
+    const listening = await server.waitForLog((line) => line.msg === 'listening');
+    expect(String(listening.url)).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/mcp$/);
+    await server.stop();
+  });
+});
+
+describe('limits', () => {
+  it('answers 429 with Retry-After past the per-client rate limit, at once', async () => {
+    const server = await startHttp('mcpvisor', [
+      '--config',
+      writeConfig(fixtureConfig({ thread: false, root: { http: { rateLimit: { perIpRequestsPerSecond: 1, perIpBurst: 5 } } } })),
+    ]);
+    const statuses = [];
+    for (let i = 0; i < 8; i++) statuses.push((await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: INIT })).status);
+    expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
+    expect(statuses.slice(5)).toEqual([429, 429, 429]);
+    const limited = await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: INIT });
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(((await limited.json()) as { error: { message: string } }).error.message).toMatch(/per-client rate limit/);
+    await server.stop();
+  });
+
+  it('answers 413 to a body over the limit and keeps serving', async () => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: { maxBodyBytes: 1024 } } }))]);
+    const { client, transport } = await connectHttp(server.mcpUrl);
+    const big = await fetch(server.mcpUrl, {
+      method: 'POST',
+      headers: { ...HEADERS, 'mcp-session-id': transport.sessionId! },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(5000) } } }),
+    });
+    expect(big.status).toBe(413);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'small' } }))).toBe('small');
+    await client.close();
+    await server.stop();
+  });
+
+  it('refuses new sessions past maxSessions with 503', async () => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: { maxSessions: 2 } } }))]);
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: INIT })).status);
+    expect(statuses).toEqual([200, 200, 503]);
+    await server.stop();
+  });
+});
+
+describe('metrics', () => {
+  it('exports sessions, calls by tool and outcome, latency, pool state and event-loop lag', async () => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))]);
+    const { client } = await connectHttp(server.mcpUrl);
+    await client.callTool({ name: 'echo', arguments: { text: 'a' } });
+    await client.callTool({ name: 'fail', arguments: { code: 'UPSTREAM_ERROR' } });
+    const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    expect(text).toMatch(/^mcpvisor_sessions 1$/m);
+    expect(text).toMatch(/^mcpvisor_tool_calls_total\{tool="echo",outcome="ok"\} 1$/m);
+    expect(text).toMatch(/^mcpvisor_tool_calls_total\{tool="fail",outcome="UPSTREAM_ERROR"\} 1$/m);
+    expect(text).toMatch(/^mcpvisor_tool_call_duration_seconds_count\{tool="echo"\} 1$/m);
+    expect(text).toMatch(/^mcpvisor_pool_workers_alive\{pool="test"\} 1$/m);
+    expect(text).toMatch(/^mcpvisor_pool_queue_depth\{pool="test"\} 0$/m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    await client.close();
+    await server.stop();
+  });
+});
