@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The long load and fault suite runs with `npm run test:load`, not in `npm test`.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/load/'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }] },
   testTimeout: 60000,
   // Real processes and Chromium: two cores, so keep parallelism modest.
