@@ -1,18 +1,40 @@
 import { z } from 'zod';
+import { SHELL_DEFAULTS as D } from '../workers/shell/defaults';
 
 /** The `shell` section: spec 002's tools, run in the shell pool of child processes. */
 export const shellSchema = z
   .strictObject({
-    enabled: z.boolean().default(true),
+    enabled: z.boolean().default(D.enabled),
     /** Run each command under bubblewrap and confine file tools to the workspace. */
-    sandbox: z.boolean().default(true),
+    sandbox: z.boolean().default(D.sandbox),
     /** The directory commands run in and the sandbox confines to; default: the current directory. */
     workspace: z.string().min(1).optional(),
-    commandTimeoutMs: z.number().int().positive().max(24 * 3600 * 1000).default(30_000),
-    maxOutputBytes: z.number().int().positive().default(10 * 1024 * 1024),
+    commandTimeoutMs: z.number().int().positive().max(24 * 3600 * 1000).default(D.commandTimeoutMs),
+    /** Output cap per stream in bytes (spec 002's 10 MB, here 10 MiB); past it output is read and dropped. Default 10 MiB. */
+    maxOutputBytes: z.number().int().positive().default(D.maxOutputBytes),
+    /**
+     * JSON bytes of output one exec reply carries, both streams together (default 2 MiB): the
+     * official SDK's stdio client drops a message over 10 MiB, a reply repeats its output in text and
+     * structuredContent, and each MB costs a pool worker several MB of IPC copies. Larger capped output
+     * is shown as its head and tail with a marker (workers/shell/reply-budget.ts).
+     */
+    maxResultBytes: z.number().int().min(1024).default(D.maxResultBytes),
     /** Log each command (spec 002's DEBUG). */
-    logCommands: z.boolean().default(false),
-    workers: z.number().int().min(1).max(64).default(2),
+    logCommands: z.boolean().default(D.logCommands),
+    workers: z.number().int().min(1).max(64).default(D.workers),
+    /** `exec` calls one shell worker runs at once (each is a child process of its own). */
+    concurrency: z.number().int().min(1).max(256).default(D.concurrency),
+    /** readFile refuses larger files (bytes). */
+    maxReadBytes: z.number().int().positive().default(D.maxReadBytes),
+    /** listDir returns at most this many entries; listProcesses at most `maxProcesses` rows. */
+    maxListEntries: z.number().int().positive().default(D.maxListEntries),
+    maxProcesses: z.number().int().positive().default(D.maxProcesses),
+    /** Path of the bubblewrap binary (Debian package `bubblewrap`). */
+    bwrapPath: z.string().min(1).default(D.bwrapPath),
+    /** Resource limits inside the sandbox (set with ulimit by the sandboxed shell): processes (not enforced by the kernel for root), file size (bytes), private /tmp size (bytes). */
+    sandboxMaxProcesses: z.number().int().positive().default(D.sandboxMaxProcesses),
+    sandboxMaxFileBytes: z.number().int().positive().default(D.sandboxMaxFileBytes),
+    sandboxTmpBytes: z.number().int().positive().default(D.sandboxTmpBytes),
   })
   .describe('shell toolset');
 

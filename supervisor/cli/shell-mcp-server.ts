@@ -1,4 +1,65 @@
 #!/usr/bin/env node
-// Placeholder until its toolset is built: says so and exits non-zero.
-process.stderr.write('shell-mcp-server: this command is not built yet\n');
-process.exitCode = 1;
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { setPath, type EnvSpec, type FlagSpec } from '../../config/load';
+import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
+import { runProfile, SERVER_ENV, SERVER_FLAGS, type Profile } from '../profile';
+
+/** A bool variable of spec 002: `true`/`false` (also 1/0, yes/no, on/off); anything else names the variable. */
+const bool = (name: string, dotted: string): EnvSpec => ({ name, kind: 'bool', path: dotted });
+
+const envVars: EnvSpec[] = [
+  bool('SANDBOX_MODE', 'shell.sandbox'),
+  {
+    name: 'COMMAND_TIMEOUT',
+    kind: 'int',
+    apply: (input: ConfigInput, value: unknown) => {
+      const ms = value as number;
+      if (!(ms > 0) || ms > 24 * 3600 * 1000) {
+        throw new ConfigError(`COMMAND_TIMEOUT: expected milliseconds between 1 and 86400000, got ${ms}`);
+      }
+      setPath(input as Record<string, unknown>, 'shell.commandTimeoutMs', ms);
+    },
+  },
+  bool('DEBUG', 'shell.logCommands'),
+  { name: 'SHELL_WORKSPACE', kind: 'string', apply: (input, value) => setPath(input as Record<string, unknown>, 'shell.workspace', path.resolve(String(value))) },
+];
+
+/** stdio by default (spec 002); the common server flags also allow `--transport http`. */
+const flags: FlagSpec[] = [...SERVER_FLAGS];
+
+/**
+ * spec 002's stdio MCP server: the shell toolset alone. Sandbox mode is on unless SANDBOX_MODE=false
+ * (the schema's default, "safe by default"); the workspace defaults to the current directory.
+ */
+export const shellProfile: Profile = {
+  command: 'shell-mcp-server',
+  summary: 'MCP server with shell, file and system tools (stdio), sandboxed with bubblewrap',
+  flags,
+  envVars: [...envVars, ...SERVER_ENV],
+  envPrefix: 'MCPVISOR_',
+  defaults: { transport: 'stdio', web: { enabled: false } },
+  finalize(config: Config): Config {
+    const dir = config.shell.workspace ?? process.cwd();
+    let isDir = false;
+    try {
+      isDir = statSync(dir).isDirectory();
+    } catch {
+      throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): ${dir} does not exist`);
+    }
+    if (!isDir) throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): ${dir} is not a directory`);
+    return config;
+  },
+  helpFooter: [
+    'Environment:',
+    '  SANDBOX_MODE=true|false   run every command under bubblewrap and confine file tools to the workspace (default true)',
+    '  COMMAND_TIMEOUT=MS        time limit per command; the command and all it started are killed (default 30000)',
+    '  DEBUG=true|false          log each command on stderr (default false)',
+    '  SHELL_WORKSPACE=DIR       working directory of commands and the sandbox\'s only writable place (default: current directory)',
+    '',
+    'The blocked patterns (rm -rf /, mkfs, dd if=, > /dev/...) are a guardrail against accidents, not a',
+    'security boundary; the sandbox is. Sandbox mode needs the Debian package bubblewrap.',
+  ].join('\n'),
+};
+
+if (require.main === module) void runProfile(shellProfile);

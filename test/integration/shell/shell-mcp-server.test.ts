@@ -1,0 +1,127 @@
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { errorCodeOf } from '../../../protocol/results';
+import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
+import { eventually } from '../../helpers/processes';
+import { BLOCKED } from '../../fixtures/shell/blocked-commands';
+import { call } from './helpers';
+
+const TOOLS = ['deleteFile', 'exec', 'getSystemInfo', 'listDir', 'listProcesses', 'readFile', 'writeFile'];
+
+describe.each([
+  ['off', 'false'],
+  ['on', 'true'],
+])('shell-mcp-server with sandbox mode %s', (mode, SANDBOX_MODE) => {
+  let ws: string;
+  let server: StdioConnection;
+  const sandboxed = SANDBOX_MODE === 'true';
+
+  beforeAll(async () => {
+    ws = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'shell-mcp-')));
+    server = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE, SHELL_WORKSPACE: ws, COMMAND_TIMEOUT: '10000', DEBUG: 'true' });
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(ws, { recursive: true, force: true });
+  });
+
+  test('lists the seven tools of spec 002, each with an object input schema and an output schema', async () => {
+    const { tools } = await server.client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(TOOLS);
+    for (const tool of tools) {
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.outputSchema?.type).toBe('object');
+    }
+  });
+
+  test('exec runs the command in the workspace and returns text and structured output', async () => {
+    const result = await call(server, 'exec', { command: 'pwd; echo oops >&2; exit 3' });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({
+      stdout: `${ws}\n`,
+      stderr: 'oops\n',
+      exitCode: 3,
+      signal: null,
+      timedOut: false,
+      isCanceled: false,
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      sandboxed,
+    });
+    expect(textOf(result)).toContain('exit code 3');
+    expect(textOf(result)).toContain(`--- stdout ---\n${ws}`);
+  });
+
+  test('exec logs the command on stderr when DEBUG=true', async () => {
+    await call(server, 'exec', { command: 'echo logged-command-marker' });
+    // The log line travels worker → supervisor → stderr on its own path; wait for it.
+    expect(await eventually(() => server.stderr().includes('logged-command-marker'), 5000)).toBe(true);
+  });
+
+  test('writeFile, readFile, listDir and deleteFile work on the workspace', async () => {
+    const written = await call(server, 'writeFile', { path: 'dir/note.txt', content: 'hello' });
+    expect(written.structuredContent).toEqual({ path: path.join(ws, 'dir/note.txt'), bytesWritten: 5, created: true });
+    const read = await call(server, 'readFile', { path: 'dir/note.txt' });
+    expect(textOf(read)).toBe('hello');
+    expect(read.structuredContent).toMatchObject({ content: 'hello', sizeBytes: 5 });
+    const listing = await call(server, 'listDir', { path: 'dir' });
+    expect(listing.structuredContent).toMatchObject({ entries: [{ name: 'note.txt', type: 'file', sizeBytes: 5 }], total: 1, truncated: false });
+    const deleted = await call(server, 'deleteFile', { path: 'dir/note.txt' });
+    expect(deleted.structuredContent).toEqual({ path: path.join(ws, 'dir/note.txt'), deleted: true });
+    expect(existsSync(path.join(ws, 'dir/note.txt'))).toBe(false);
+  });
+
+  test('a file written by exec is read back by readFile', async () => {
+    await call(server, 'exec', { command: 'printf "from exec" > made-by-exec.txt' });
+    expect(readFileSync(path.join(ws, 'made-by-exec.txt'), 'utf8')).toBe('from exec');
+    expect(textOf(await call(server, 'readFile', { path: 'made-by-exec.txt' }))).toBe('from exec');
+  });
+
+  test('file errors are results that name the path and carry a code', async () => {
+    const missing = await call(server, 'readFile', { path: 'missing.txt' });
+    expect(missing.isError).toBe(true);
+    expect(errorCodeOf(missing)).toBe('NOT_FOUND');
+    expect(textOf(missing)).toContain('missing.txt');
+    const dir = await call(server, 'deleteFile', { path: '.' });
+    expect(errorCodeOf(dir)).toBe('BAD_INPUT');
+  });
+
+  test('getSystemInfo reports the machine and the sandbox state', async () => {
+    const result = await call(server, 'getSystemInfo');
+    expect(result.structuredContent).toMatchObject({
+      platform: 'linux',
+      cpuCores: os.cpus().length,
+      memoryTotalBytes: os.totalmem(),
+      sandbox: { enabled: sandboxed, available: sandboxed, tool: 'bubblewrap' },
+    });
+    expect(textOf(result)).toContain(`sandbox: ${mode}`);
+  });
+
+  test('listProcesses filters by name, case-insensitively, and finds the server itself', async () => {
+    const result = await call(server, 'listProcesses', { filter: 'NODE' });
+    const rows = result.structuredContent!.processes as Array<{ pid: number; name: string }>;
+    expect(rows.map((row) => row.pid)).toContain(server.pid());
+    expect(rows.every((row) => row.name.toLowerCase().includes('node'))).toBe(true);
+  });
+
+  test.each([
+    ['rm -rf /', 'touch ran.txt; rm -fr /'],
+    ['mkfs', 'touch ran.txt && sudo mkfs.ext4 /dev/sda1'],
+    ['dd if=', 'touch ran.txt; dd of=/dev/sda if=/dev/zero'],
+    ['> /dev/', "sh -c 'touch ran.txt; echo x >/dev/sda'"],
+  ])('refuses a command matching %p before anything runs', async (pattern, command) => {
+    const result = await call(server, 'exec', { command });
+    expect(result.isError).toBe(true);
+    expect(errorCodeOf(result)).toBe('BLOCKED');
+    expect(textOf(result)).toContain(`blocked pattern "${pattern}"`);
+    expect(existsSync(path.join(ws, 'ran.txt'))).toBe(false);
+  });
+
+  test('refuses every blocked variant of the table through the binary, with its pattern named', async () => {
+    for (const { given, want } of BLOCKED) {
+      const result = await call(server, 'exec', { command: given });
+      expect({ given, code: errorCodeOf(result), named: textOf(result).includes(`blocked pattern "${want}"`) }).toEqual({ given, code: 'BLOCKED', named: true });
+    }
+  });
+});

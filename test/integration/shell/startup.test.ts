@@ -1,0 +1,76 @@
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { connectStdio } from '../../helpers/mcp';
+import { spawnBin } from '../../helpers/processes';
+import { call } from './helpers';
+
+let dir: string;
+beforeAll(() => {
+  dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'shell-start-')));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('shell-mcp-server start-up', () => {
+  test.each([
+    [{ SANDBOX_MODE: 'maybe' }, "SANDBOX_MODE: expected true or false, got 'maybe'"],
+    [{ COMMAND_TIMEOUT: 'soon' }, "COMMAND_TIMEOUT: expected an integer, got 'soon'"],
+    [{ COMMAND_TIMEOUT: '0' }, 'COMMAND_TIMEOUT: expected milliseconds between 1 and 86400000, got 0'],
+    [{ DEBUG: 'verbose' }, "DEBUG: expected true or false, got 'verbose'"],
+    [{ SHELL_WORKSPACE: '/nonexistent/workspace' }, 'SHELL_WORKSPACE (shell.workspace): /nonexistent/workspace does not exist'],
+  ])('refuses %j with an error that names the variable', async (env, message) => {
+    const server = spawnBin('shell-mcp-server', [], env);
+    expect(await server.exited).toBe(2);
+    expect(server.stderr()).toContain(message);
+  });
+
+  test('--help lists the variables of spec 002', async () => {
+    const server = spawnBin('shell-mcp-server', ['--help'], {});
+    let stdout = '';
+    server.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    expect(await server.exited).toBe(0);
+    for (const name of ['SANDBOX_MODE', 'COMMAND_TIMEOUT', 'DEBUG', 'SHELL_WORKSPACE', 'bubblewrap']) expect(stdout).toContain(name);
+  });
+
+  test('keeps the supervisor\'s secrets out of a command\'s environment', async () => {
+    const server = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE: 'false', SHELL_WORKSPACE: dir, MCPVISOR_AUTH_TOKEN: 'sekrit-token-0123456789abcdef' });
+    try {
+      const result = await call(server, 'exec', { command: 'env' });
+      expect(result.structuredContent!.exitCode).toBe(0);
+      expect(result.structuredContent!.stdout).toContain('PATH=');
+      expect(result.structuredContent!.stdout).not.toContain('sekrit-token');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a malformed command is an ordinary failed command, and the server keeps serving', async () => {
+    const server = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE: 'false', SHELL_WORKSPACE: dir });
+    try {
+      const broken = await call(server, 'exec', { command: 'echo "unterminated; if then fi (' });
+      expect(broken.isError).toBeFalsy();
+      expect(broken.structuredContent).toMatchObject({ exitCode: 2, timedOut: false });
+      expect(broken.structuredContent!.stderr).toMatch(/Syntax error|unterminated/i);
+      expect((await call(server, 'exec', { command: 'echo fine' })).structuredContent!.stdout).toBe('fine\n');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('mcpvisor with the shell toolset', () => {
+  test('serves the seven tools and runs commands sandboxed by default', async () => {
+    const config = path.join(dir, 'mcpvisor.json');
+    writeFileSync(config, JSON.stringify({ web: { enabled: false }, shell: { workspace: dir } }));
+    const server = await connectStdio('mcpvisor', ['--config', config]);
+    try {
+      const { tools } = await server.client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['exec', 'readFile', 'writeFile', 'deleteFile', 'listDir', 'getSystemInfo', 'listProcesses']));
+      const result = await call(server, 'exec', { command: 'ls /proc | grep -c "^[0-9]"' });
+      expect(result.structuredContent).toMatchObject({ exitCode: 0, sandboxed: true });
+      expect(Number(result.structuredContent!.stdout)).toBeLessThan(6);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,146 @@
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, chmodSync, existsSync, realpathSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { deleteFile, listDirectory, readTextFile, resolvePath, writeTextFile, type FileToolOptions } from '../../../workers/shell/file-tools';
+
+let root: string;
+let ws: string;
+let outside: string;
+let confined: FileToolOptions;
+let open: FileToolOptions;
+
+beforeEach(() => {
+  root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'shell-files-')));
+  ws = path.join(root, 'ws');
+  outside = path.join(root, 'outside');
+  mkdirSync(ws);
+  mkdirSync(outside);
+  writeFileSync(path.join(outside, 'secret.txt'), 'secret');
+  symlinkSync(outside, path.join(ws, 'out-dir'));
+  symlinkSync(path.join(outside, 'secret.txt'), path.join(ws, 'out-file'));
+  symlinkSync(path.join(outside, 'not-yet'), path.join(ws, 'dangling'));
+  mkdirSync(path.join(ws, 'sub'));
+  symlinkSync(path.join(ws, 'sub'), path.join(ws, 'in-dir'));
+  confined = { workspace: ws, confined: true, maxReadBytes: 1000, maxListEntries: 100 };
+  open = { ...confined, confined: false };
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+describe('confinement in sandbox mode', () => {
+  const escapes: Array<[string, (options: FileToolOptions) => Promise<unknown>]> = [
+    ['readFile through a symlinked file', (o) => readTextFile('out-file', o)],
+    ['readFile through a symlinked directory', (o) => readTextFile('out-dir/secret.txt', o)],
+    ['readFile of an absolute path outside', (o) => readTextFile(path.join(outside, 'secret.txt'), o)],
+    ['readFile of a .. path', (o) => readTextFile('../outside/secret.txt', o)],
+    ['writeFile through a symlinked file', (o) => writeTextFile('out-file', 'x', o)],
+    ['writeFile of a new file in a symlinked directory', (o) => writeTextFile('out-dir/new.txt', 'x', o)],
+    ['writeFile of a new file in new directories under a symlinked directory', (o) => writeTextFile('out-dir/a/b/new.txt', 'x', o)],
+    ['writeFile through a dangling symlink', (o) => writeTextFile('dangling', 'x', o)],
+    ['writeFile of a .. path', (o) => writeTextFile('sub/../../outside/new.txt', 'x', o)],
+    ['deleteFile in a symlinked directory', (o) => deleteFile('out-dir/secret.txt', o)],
+    ['deleteFile of a .. path', (o) => deleteFile('../outside/secret.txt', o)],
+    ['listDir of a symlinked directory', (o) => listDirectory('out-dir', o)],
+    ['listDir of ..', (o) => listDirectory('..', o)],
+  ];
+
+  test.each(escapes)('refuses %s with BLOCKED and touches nothing outside', async (_name, act) => {
+    await expect(act(confined)).rejects.toMatchObject({ code: 'BLOCKED' });
+    expect(readFileSync(path.join(outside, 'secret.txt'), 'utf8')).toBe('secret');
+    expect(readdirSync(outside).sort()).toEqual(['secret.txt']);
+  });
+
+  test('allows symlinks and .. that stay inside the workspace', async () => {
+    await writeTextFile('in-dir/a.txt', 'inside', confined);
+    expect((await readTextFile('sub/../in-dir/a.txt', confined)).content).toBe('inside');
+    expect(await resolvePath('.', confined)).toBe(ws);
+  });
+
+  test('deleteFile removes a symlink that points outside, not its target', async () => {
+    await deleteFile('out-file', confined);
+    expect(existsSync(path.join(ws, 'out-file'))).toBe(false);
+    expect(readFileSync(path.join(outside, 'secret.txt'), 'utf8')).toBe('secret');
+  });
+
+  test('does not confine when sandbox mode is off', async () => {
+    expect((await readTextFile('out-file', open)).content).toBe('secret');
+    expect((await readTextFile('../outside/secret.txt', open)).content).toBe('secret');
+  });
+});
+
+describe('readFile', () => {
+  test('returns the text with its size and modification time', async () => {
+    writeFileSync(path.join(ws, 'a.txt'), 'héllo\n');
+    const read = await readTextFile('a.txt', confined);
+    expect(read).toMatchObject({ path: path.join(ws, 'a.txt'), content: 'héllo\n', sizeBytes: 7 });
+    expect(new Date(read.modified).getTime()).toBeGreaterThan(0);
+  });
+
+  test('refuses a binary file, an oversized file, a directory and a missing file with codes that name the path', async () => {
+    writeFileSync(path.join(ws, 'bin'), Buffer.from([0x7f, 0x45, 0x00, 0x01]));
+    writeFileSync(path.join(ws, 'big'), 'x'.repeat(1001));
+    await expect(readTextFile('bin', confined)).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringMatching(/^bin looks binary/) });
+    await expect(readTextFile('big', confined)).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining('1001 bytes, over the 1000-byte limit') });
+    await expect(readTextFile('sub', confined)).rejects.toMatchObject({ code: 'BAD_INPUT', message: 'sub is a directory; use listDir' });
+    await expect(readTextFile('nope.txt', confined)).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'nope.txt: no such file or directory' });
+  });
+});
+
+describe('writeFile', () => {
+  test('creates parent directories and reports a new file', async () => {
+    const written = await writeTextFile('deep/er/x.txt', 'data', confined);
+    expect(written).toEqual({ path: path.join(ws, 'deep/er/x.txt'), bytesWritten: 4, created: true });
+    expect(readFileSync(path.join(ws, 'deep/er/x.txt'), 'utf8')).toBe('data');
+  });
+
+  test('replaces an existing file through a rename, keeping its mode and leaving no temporary file', async () => {
+    const file = path.join(ws, 'run.sh');
+    writeFileSync(file, 'old');
+    chmodSync(file, 0o750);
+    const before = statSync(file).ino;
+    const written = await writeTextFile('run.sh', 'new content', confined);
+    expect(written.created).toBe(false);
+    expect(readFileSync(file, 'utf8')).toBe('new content');
+    expect(statSync(file).mode & 0o777).toBe(0o750);
+    expect(statSync(file).ino).not.toBe(before);
+    expect(readdirSync(ws).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  test('refuses to write over a directory', async () => {
+    await expect(writeTextFile('sub', 'x', confined)).rejects.toMatchObject({ code: 'BAD_INPUT', message: 'sub is a directory' });
+  });
+});
+
+describe('deleteFile', () => {
+  test('deletes a file and refuses a directory or a missing path', async () => {
+    writeFileSync(path.join(ws, 'gone.txt'), 'x');
+    expect(await deleteFile('gone.txt', confined)).toEqual({ path: path.join(ws, 'gone.txt'), deleted: true });
+    expect(existsSync(path.join(ws, 'gone.txt'))).toBe(false);
+    await expect(deleteFile('sub', confined)).rejects.toMatchObject({ code: 'BAD_INPUT', message: 'sub is a directory; deleteFile removes files only' });
+    await expect(deleteFile('gone.txt', confined)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
+
+describe('listDir', () => {
+  test('lists entries sorted by name with type, size and modification time', async () => {
+    writeFileSync(path.join(ws, 'b.txt'), '12345');
+    writeFileSync(path.join(ws, 'A.txt'), '');
+    const listing = await listDirectory('.', confined);
+    expect(listing.entries.map((entry) => entry.name)).toEqual(['A.txt', 'b.txt', 'dangling', 'in-dir', 'out-dir', 'out-file', 'sub']);
+    expect(listing.entries.find((entry) => entry.name === 'b.txt')).toMatchObject({ type: 'file', sizeBytes: 5 });
+    expect(listing.entries.find((entry) => entry.name === 'sub')).toMatchObject({ type: 'directory' });
+    expect(listing.entries.find((entry) => entry.name === 'out-dir')).toMatchObject({ type: 'symlink' });
+    expect(listing).toMatchObject({ total: 7, truncated: false });
+  });
+
+  test('caps the number of entries and says so', async () => {
+    const listing = await listDirectory('.', { ...confined, maxListEntries: 2 });
+    expect(listing.entries).toHaveLength(2);
+    expect(listing).toMatchObject({ total: 5, truncated: true });
+  });
+
+  test('refuses a file and a missing directory', async () => {
+    writeFileSync(path.join(ws, 'f'), '');
+    await expect(listDirectory('f', confined)).rejects.toMatchObject({ code: 'BAD_INPUT', message: 'f is not a directory' });
+    await expect(listDirectory('none', confined)).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'none: no such file or directory' });
+  });
+});

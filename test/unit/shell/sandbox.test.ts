@@ -1,0 +1,72 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { limitsPrelude, probeSandbox, sandboxArgv, sandboxEnv, type SandboxOptions } from '../../../workers/shell/sandbox';
+
+const base: SandboxOptions = {
+  bwrapPath: '/usr/bin/bwrap',
+  workspace: '/tmp/project',
+  maxProcesses: 64,
+  maxFileBytes: 1_000_000,
+  cpuSeconds: 31,
+  tmpBytes: 2_000_000,
+};
+
+/** The value that follows `flag` in argv (first occurrence). */
+const after = (args: string[], flag: string) => args[args.indexOf(flag) + 1];
+
+describe('sandboxArgv', () => {
+  const { file, args } = sandboxArgv('echo "$HOME" && ls', base);
+
+  test('runs bwrap with every namespace unshared, dying with its parent, in a new session', () => {
+    expect(file).toBe('/usr/bin/bwrap');
+    for (const flag of ['--unshare-all', '--die-with-parent', '--new-session']) expect(args).toContain(flag);
+    expect(args).not.toContain('--share-net');
+    if (process.getuid?.() === 0) expect(after(args, '--cap-drop')).toBe('ALL');
+  });
+
+  test('binds system directories read-only and only the workspace read-write, after a private /tmp', () => {
+    expect(args.filter((arg, i) => args[i - 1] === '--ro-bind' && arg === '/usr')).toEqual(['/usr']);
+    expect(args.filter((_, i) => args[i - 1] === '--bind')).toEqual(['/tmp/project']);
+    expect(args.indexOf('--tmpfs')).toBeLessThan(args.indexOf('--bind'));
+    expect(after(args, '--size')).toBe('2000000');
+    expect(after(args, '--chdir')).toBe('/tmp/project');
+    expect(after(args, '--proc')).toBe('/proc');
+    expect(after(args, '--dev')).toBe('/dev');
+  });
+
+  test('sets the process, file size, CPU and core limits in the shell, then evaluates the command passed as one argument', () => {
+    const command = args.slice(args.indexOf('--') + 1);
+    expect(command).toEqual(['/bin/sh', '-c', limitsPrelude(base), 'sh', 'echo "$HOME" && ls']);
+    expect(limitsPrelude(base)).toBe(
+      '{ ulimit -p 64 || ulimit -u 64; } 2>/dev/null; ulimit -f 1953; ulimit -t 31; ulimit -c 0; eval "$1"',
+    );
+  });
+
+  test('gives the command a fixed environment with nothing of the host', () => {
+    expect(sandboxEnv('/tmp/project')).toEqual({ PATH: expect.stringContaining('/usr/bin'), HOME: '/tmp/project', TMPDIR: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', SHELL: '/bin/sh' });
+  });
+});
+
+describe('probeSandbox', () => {
+  let ws: string;
+  beforeAll(() => {
+    ws = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'shell-probe-')));
+  });
+  afterAll(() => rmSync(ws, { recursive: true, force: true }));
+
+  test('finds bubblewrap working on this machine', async () => {
+    expect(await probeSandbox({ ...base, workspace: ws })).toEqual({ available: true });
+  });
+
+  test('reports a missing binary with the path it looked at', async () => {
+    const state = await probeSandbox({ ...base, workspace: ws, bwrapPath: '/nonexistent/bwrap' });
+    expect(state).toEqual({ available: false, reason: '/nonexistent/bwrap is not installed or not executable' });
+  });
+
+  test('reports a binary that cannot build the sandbox', async () => {
+    const state = await probeSandbox({ ...base, workspace: ws, bwrapPath: '/bin/false' });
+    expect(state.available).toBe(false);
+    expect(state.reason).toMatch(/^bwrap cannot create its sandbox here/);
+  });
+});

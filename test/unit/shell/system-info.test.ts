@@ -1,0 +1,44 @@
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import { getSystemInfo, listProcesses } from '../../../workers/shell/system-info';
+
+describe('getSystemInfo', () => {
+  test('names each figure with its unit and reports the sandbox state', async () => {
+    const info = await getSystemInfo(os.tmpdir(), { enabled: true, state: { available: false, reason: 'no bwrap' } });
+    expect(info).toMatchObject({
+      platform: process.platform,
+      hostname: os.hostname(),
+      cpuCores: os.cpus().length,
+      memoryTotalBytes: os.totalmem(),
+      sandbox: { enabled: true, available: false, tool: 'bubblewrap', reason: 'no bwrap' },
+    });
+    expect(info.memoryFreeBytes).toBeGreaterThan(0);
+    expect(info.uptimeSeconds).toBeGreaterThan(0);
+    expect(info.disk?.totalBytes).toBeGreaterThan(0);
+    expect(info.disk?.availableBytes).toBeLessThanOrEqual(info.disk!.totalBytes);
+  });
+});
+
+describe('listProcesses', () => {
+  test('filters by name without regard to case and reports pid, command, CPU and memory', async () => {
+    const child = spawn('sleep', ['31'], { stdio: 'ignore' });
+    try {
+      const { processes } = await listProcesses('SLEeP', 1000);
+      const row = processes.find((entry) => entry.pid === child.pid);
+      expect(row).toMatchObject({ name: 'sleep', command: 'sleep 31' });
+      expect(row!.memoryRssBytes).toBeGreaterThan(0);
+      expect(row!.cpuPercent).toBeGreaterThanOrEqual(0);
+      expect(processes.every((entry) => entry.name.toLowerCase().includes('sleep'))).toBe(true);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  test('returns at most limit rows, sorted by pid, and counts the rest', async () => {
+    const listing = await listProcesses(undefined, 2);
+    expect(listing.processes).toHaveLength(2);
+    expect(listing.processes[0].pid).toBeLessThan(listing.processes[1].pid);
+    expect(listing.total).toBeGreaterThan(2);
+    expect(listing.truncated).toBe(true);
+  });
+});

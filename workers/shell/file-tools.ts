@@ -1,0 +1,203 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fs, constants } from 'node:fs';
+import path from 'node:path';
+import { McpvisorError } from '../../protocol/errors';
+
+export interface FileToolOptions {
+  /** Real path of the workspace; relative paths resolve against it. */
+  workspace: string;
+  /** Sandbox mode: every path must resolve (symlinks and `..` included) inside the workspace. */
+  confined: boolean;
+  /** readFile refuses larger files (bytes). */
+  maxReadBytes: number;
+  /** listDir returns at most this many entries. */
+  maxListEntries: number;
+}
+
+export interface DirEntry {
+  name: string;
+  type: 'file' | 'directory' | 'symlink' | 'other';
+  sizeBytes: number;
+  /** ISO 8601 modification time (of the entry itself; a symlink is not followed). */
+  modified: string;
+}
+
+/**
+ * Resolves a user path to the one the tools act on. Relative paths resolve against the workspace.
+ * Unconfined, that is all (spec 002: without sandbox mode the tools act with the user's full
+ * permissions). Confined, the deepest existing ancestor is resolved with `realpath` and must be the
+ * workspace or inside it, and the path itself, when it exists, too: a symlink pointing outside is
+ * refused, also when it is the parent of a file about to be created; a dangling symlink is refused
+ * (writing through it would create its target). With `followLast: false` the last component is
+ * not resolved (deleteFile removes a link itself, which is inside).
+ *
+ * Raises BAD_INPUT for an empty path, BLOCKED for an escape. A race in which another process
+ * swaps a directory for a symlink between this check and the operation is not covered; commands
+ * run under the sandbox cannot reach outside the workspace to prepare one.
+ */
+export async function resolvePath(input: string, options: FileToolOptions, followLast = true): Promise<string> {
+  if (typeof input !== 'string' || input.length === 0) throw new McpvisorError('BAD_INPUT', 'path must be a non-empty string');
+  if (input.includes('\0')) throw new McpvisorError('BAD_INPUT', 'path must not contain NUL characters');
+  const absolute = path.resolve(options.workspace, input);
+  if (!options.confined) return absolute;
+  const inside = (real: string) => real === options.workspace || real.startsWith(options.workspace.endsWith(path.sep) ? options.workspace : options.workspace + path.sep);
+  const refuse = (why: string) =>
+    new McpvisorError('BLOCKED', `${input}: ${why}; sandbox mode confines file tools to the workspace ${options.workspace}`, { data: { path: input } });
+
+  // The workspace itself has its parent outside: resolve it whole.
+  if (absolute === options.workspace) followLast = true;
+  const target = followLast ? absolute : path.dirname(absolute);
+  let existing = target;
+  const missing: string[] = [];
+  for (;;) {
+    try {
+      await fs.lstat(existing);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ENOTDIR') throw fileError(error, input);
+      const parent = path.dirname(existing);
+      if (parent === existing) break;
+      missing.unshift(path.basename(existing));
+      existing = parent;
+    }
+  }
+  let real: string;
+  try {
+    real = await fs.realpath(existing);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw refuse('it goes through a dangling symlink');
+    throw fileError(error, input);
+  }
+  if (!inside(real)) throw refuse(`it resolves to ${real}, outside the workspace`);
+  const resolved = path.join(real, ...missing);
+  return followLast ? resolved : path.join(resolved, path.basename(absolute));
+}
+
+/** Reads a text file. BAD_INPUT for a directory, a binary file (NUL bytes) or one over `maxReadBytes`. */
+export async function readTextFile(input: string, options: FileToolOptions): Promise<{ path: string; content: string; sizeBytes: number; modified: string }> {
+  const file = await resolvePath(input, options);
+  const handle = await fs.open(file, options.confined ? constants.O_RDONLY | constants.O_NOFOLLOW : constants.O_RDONLY).catch((error) => {
+    throw fileError(error, input);
+  });
+  try {
+    const stat = await handle.stat();
+    if (stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is a directory; use listDir`);
+    if (!stat.isFile()) throw new McpvisorError('BAD_INPUT', `${input} is not a regular file`);
+    if (stat.size > options.maxReadBytes) {
+      throw new McpvisorError('BAD_INPUT', `${input} is ${stat.size} bytes, over the ${options.maxReadBytes}-byte limit of readFile; use exec with head, tail or grep`);
+    }
+    const buffer = Buffer.alloc(Math.min(stat.size, options.maxReadBytes) + 1);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    if (bytesRead > options.maxReadBytes) throw new McpvisorError('BAD_INPUT', `${input} grew past the ${options.maxReadBytes}-byte limit of readFile while being read`);
+    const data = buffer.subarray(0, bytesRead);
+    if (data.includes(0)) throw new McpvisorError('BAD_INPUT', `${input} looks binary (it contains NUL bytes); readFile returns text only`);
+    return { path: file, content: data.toString('utf8'), sizeBytes: bytesRead, modified: stat.mtime.toISOString() };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Writes a file atomically: parent directories are created, the content goes to a temporary file
+ * in the same directory (fsync'd), which is then renamed over the target, so readers and crashes
+ * see the old file or the new one, never half of one. An existing file keeps its mode.
+ * BAD_INPUT when the target is a directory.
+ */
+export async function writeTextFile(input: string, content: string, options: FileToolOptions): Promise<{ path: string; bytesWritten: number; created: boolean }> {
+  const file = await resolvePath(input, options);
+  const dir = path.dirname(file);
+  let mode: number | undefined;
+  try {
+    const stat = await fs.stat(file);
+    if (stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is a directory`);
+    mode = stat.mode & 0o7777;
+  } catch (error) {
+    if (error instanceof McpvisorError) throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw fileError(error, input);
+  }
+  await fs.mkdir(dir, { recursive: true }).catch((error) => {
+    throw fileError(error, input);
+  });
+  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const data = Buffer.from(content, 'utf8');
+  try {
+    const handle = await fs.open(temp, 'wx', mode ?? 0o666);
+    try {
+      await handle.writeFile(data);
+      if (mode !== undefined) await handle.chmod(mode);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.rename(temp, file);
+  } catch (error) {
+    await fs.rm(temp, { force: true }).catch(() => undefined);
+    throw fileError(error, input);
+  }
+  return { path: file, bytesWritten: data.length, created: mode === undefined };
+}
+
+/** Deletes a file (a symlink is removed itself). BAD_INPUT for a directory; NOT_FOUND when missing. */
+export async function deleteFile(input: string, options: FileToolOptions): Promise<{ path: string; deleted: true }> {
+  const file = await resolvePath(input, options, false);
+  const stat = await fs.lstat(file).catch((error) => {
+    throw fileError(error, input);
+  });
+  if (stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is a directory; deleteFile removes files only`);
+  await fs.unlink(file).catch((error) => {
+    throw fileError(error, input);
+  });
+  return { path: file, deleted: true };
+}
+
+/** Lists a directory, sorted by name (code-unit order), at most `maxListEntries` entries. */
+export async function listDirectory(input: string, options: FileToolOptions): Promise<{ path: string; entries: DirEntry[]; total: number; truncated: boolean }> {
+  const dir = await resolvePath(input, options);
+  const stat = await fs.stat(dir).catch((error) => {
+    throw fileError(error, input);
+  });
+  if (!stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is not a directory`);
+  const names = (await fs.readdir(dir).catch((error) => {
+    throw fileError(error, input);
+  })).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const kept = names.slice(0, options.maxListEntries);
+  const entries = await Promise.all(
+    kept.map(async (name): Promise<DirEntry> => {
+      try {
+        const entry = await fs.lstat(path.join(dir, name));
+        const type = entry.isFile() ? 'file' : entry.isDirectory() ? 'directory' : entry.isSymbolicLink() ? 'symlink' : 'other';
+        return { name, type, sizeBytes: entry.size, modified: entry.mtime.toISOString() };
+      } catch {
+        // Removed while we looked.
+        return { name, type: 'other', sizeBytes: 0, modified: new Date(0).toISOString() };
+      }
+    }),
+  );
+  return { path: dir, entries, total: names.length, truncated: names.length > kept.length };
+}
+
+/** A file-system error as a result a person understands, naming the path. */
+export function fileError(error: unknown, input: string): McpvisorError {
+  if (error instanceof McpvisorError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  switch (code) {
+    case 'ENOENT':
+      return new McpvisorError('NOT_FOUND', `${input}: no such file or directory`, { data: { path: input } });
+    case 'EACCES':
+    case 'EPERM':
+      return new McpvisorError('BAD_INPUT', `${input}: permission denied`, { data: { path: input, errno: code } });
+    case 'ENOTDIR':
+      return new McpvisorError('BAD_INPUT', `${input}: a component of the path is not a directory`, { data: { path: input } });
+    case 'EISDIR':
+      return new McpvisorError('BAD_INPUT', `${input} is a directory`, { data: { path: input } });
+    case 'ELOOP':
+      return new McpvisorError('BAD_INPUT', `${input}: too many levels of symlinks (or a symlink where none is allowed)`, { data: { path: input } });
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new McpvisorError('BAD_INPUT', `${input}: no space left on the device`, { data: { path: input } });
+    case 'EROFS':
+      return new McpvisorError('BAD_INPUT', `${input}: read-only file system`, { data: { path: input } });
+    default:
+      return new McpvisorError('INTERNAL', `${input}: ${(error as Error)?.message ?? String(error)}`, { data: { path: input, errno: code } });
+  }
+}

@@ -1,0 +1,71 @@
+import type { DirEntry } from './file-tools';
+import type { ProcessRow, SystemInfo } from './system-info';
+
+/** The fields of an exec result that its text shows. */
+export interface ExecFields {
+  command: string;
+  stdout: string;
+  stderr: string;
+  exitCode: number | null;
+  signal: string | null;
+  durationMs: number;
+  timedOut: boolean;
+  isCanceled: boolean;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  stdoutBytes: number;
+  stderrBytes: number;
+  sandboxed: boolean;
+}
+
+/** The readable text of an exec result: status line, notes, then each non-empty stream. */
+export function formatExec(result: ExecFields, timeoutMs: number, capBytes: number): string {
+  const status = result.exitCode !== null ? `exit code ${result.exitCode}` : `killed by ${result.signal ?? 'a signal'}`;
+  const lines = [`${status} after ${result.durationMs} ms${result.sandboxed ? ' (sandboxed)' : ''}`];
+  if (result.timedOut) lines.push(`timed out after ${timeoutMs} ms: the command and every process it started were killed; output so far below`);
+  if (result.isCanceled) lines.push('cancelled: the command and every process it started were killed; output so far below');
+  const stream = (name: string, text: string, truncated: boolean, bytes: number) => {
+    if (text === '' && !truncated) return;
+    lines.push(`--- ${name} ---`, text.endsWith('\n') ? text.slice(0, -1) : text);
+    if (truncated) lines.push(`[${name} cut: ${bytes} bytes were written in all; at most ${capBytes} are kept per stream and the reply shows their head and tail]`);
+  };
+  stream('stdout', result.stdout, result.stdoutTruncated, result.stdoutBytes);
+  stream('stderr', result.stderr, result.stderrTruncated, result.stderrBytes);
+  if (result.stdout === '' && result.stderr === '') lines.push('(no output)');
+  return lines.join('\n');
+}
+
+export function formatDir(listing: { path: string; entries: DirEntry[]; total: number; truncated: boolean }): string {
+  const rows = listing.entries.map((entry) => {
+    const mark = entry.type === 'directory' ? '/' : entry.type === 'symlink' ? '@' : '';
+    return `${entry.type.padEnd(9)} ${String(entry.sizeBytes).padStart(12)}  ${entry.modified}  ${entry.name}${mark}`;
+  });
+  const head = `${listing.path}: ${listing.total} entr${listing.total === 1 ? 'y' : 'ies'}`;
+  const tail = listing.truncated ? [`[first ${listing.entries.length} of ${listing.total} shown]`] : [];
+  return [head, ...rows, ...tail].join('\n');
+}
+
+export function formatSystemInfo(info: SystemInfo): string {
+  const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+  const lines = [
+    `hostname: ${info.hostname}`,
+    `platform: ${info.platform} (${info.osType} ${info.osRelease}, ${info.arch})`,
+    `cpu: ${info.cpuCores} × ${info.cpuModel}; load ${info.loadAverage.join(' ')}`,
+    `memory: ${gib(info.memoryFreeBytes)} free of ${gib(info.memoryTotalBytes)}`,
+    info.disk
+      ? `disk (${info.disk.path}): ${gib(info.disk.availableBytes)} available of ${gib(info.disk.totalBytes)} (${info.disk.usedPercent}% used)`
+      : 'disk: unknown',
+    `uptime: ${info.uptimeSeconds} s`,
+    `sandbox: ${info.sandbox.enabled ? 'on' : 'off'}; bubblewrap ${info.sandbox.available ? 'available' : `unavailable${info.sandbox.reason ? ` (${info.sandbox.reason})` : ''}`}`,
+  ];
+  return lines.join('\n');
+}
+
+export function formatProcesses(listing: { processes: ProcessRow[]; total: number; truncated: boolean }): string {
+  const rows = listing.processes.map(
+    (row) => `${String(row.pid).padStart(7)} ${String(row.cpuPercent).padStart(6)} ${String(Math.round(row.memoryRssBytes / 1024)).padStart(9)}  ${row.name.padEnd(16)} ${row.command}`,
+  );
+  const head = `${'PID'.padStart(7)} ${'%CPU'.padStart(6)} ${'RSS KiB'.padStart(9)}  ${'NAME'.padEnd(16)} COMMAND`;
+  const tail = listing.truncated ? [`[first ${listing.processes.length} of ${listing.total} shown]`] : [`${listing.total} process${listing.total === 1 ? '' : 'es'}`];
+  return [head, ...rows, ...tail].join('\n');
+}

@@ -1,0 +1,15 @@
+export { BLOCKED_PATTERNS, findBlockedPattern } from './blocked-patterns';
+export type { BlockedMatch, BlockedPattern } from './blocked-patterns';
+export { deleteFile, listDirectory, readTextFile, resolvePath, writeTextFile } from './file-tools';
+export type { DirEntry, FileToolOptions } from './file-tools';
+export { COMMAND_ID_ENV, killAllCommands, runCommand } from './runner';
+export type { RunOptions, RunResult } from './runner';
+export { limitsPrelude, probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv } from './sandbox';
+export type { SandboxOptions, SandboxState } from './sandbox';
+export { createShellService } from './service';
+export { getSystemInfo, listProcesses } from './system-info';
+export type { ProcessRow, SystemInfo } from './system-info';
+export { MAX_COMMAND_CHARS, SHELL_TOOLS } from './tools';
+export { SHELL_DEFAULTS, shellSettings } from './defaults';
+export type { ShellSettings } from './defaults';
+export { fitStreams, fitText, jsonBytes } from './reply-budget';

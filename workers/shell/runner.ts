@@ -1,0 +1,206 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { McpvisorError } from '../../protocol/errors';
+import { killTree } from '../common/kill-tree';
+import { captureOutput } from './output-capture';
+
+export interface RunOptions {
+  /** The program and its arguments: `/bin/sh -c CMD`, or bwrap's argv around it. */
+  file: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Wall-clock limit in ms; past it the whole tree is killed and `timedOut` is set. */
+  timeoutMs: number;
+  /** The output cap per stream in bytes (spec 002: 10 MB); the rest is read and dropped. */
+  maxOutputBytes: number;
+  /** Of the capped output, hold only the first and last `keepBytes` (default: all); see output-capture.ts. */
+  keepBytes?: number;
+  /** Aborting kills the whole tree and sets `isCanceled`. */
+  signal?: AbortSignal;
+}
+
+export interface RunResult {
+  stdout: string;
+  stderr: string;
+  /** Exit code, or null when the command ended on a signal. */
+  exitCode: number | null;
+  /** The signal that ended the command (SIGKILL after a timeout or cancel). */
+  signal: string | null;
+  durationMs: number;
+  timedOut: boolean;
+  isCanceled: boolean;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  /** Bytes the command wrote to each stream, kept or not. */
+  stdoutBytes: number;
+  stderrBytes: number;
+  pid: number | undefined;
+}
+
+/** Every command's environment carries this variable with a fresh id, so its descendants can be found. */
+export const COMMAND_ID_ENV = 'MCPVISOR_COMMAND_ID';
+
+/** How long the pipes may stay open once the command's process group is gone (an escaped writer). */
+const DRAIN_AFTER_EXIT_MS = 200;
+
+/**
+ * Runs one command to its end and never rejects for the command's own failure: a non-zero exit,
+ * a signal, a timeout and a cancel are all fields of the result (execa's flags). Rejects only when
+ * the program cannot be started (`INTERNAL`, with the spawn error).
+ *
+ * - stdin is `/dev/null`: a command that reads it gets EOF at once.
+ * - The child is a process-group leader (detached). At the timeout or on abort the tree is killed
+ *   with SIGKILL at once: tree-kill (which walks `ps`), the group (`kill(-pid)`), and every process
+ *   whose environment still holds the command's `MCPVISOR_COMMAND_ID` (double-forked daemons that
+ *   left both the tree and the group; Linux /proc only; a process that clears its environment
+ *   escapes this, but not the sandbox's pid namespace). No SIGTERM
+ *   grace, by decision: a timed-out command must not outlive the result. When the command exits
+ *   normally its process group is killed too, so background jobs (`sleep 100 &`) do not outlive it;
+ *   a process that left the group (setsid) survives unless the sandbox's pid namespace is in use.
+ * - Output is counted while it is read: up to `maxOutputBytes` per stream is kept (its head and
+ *   tail when `keepBytes` is smaller), the rest is read and dropped: the command is not killed for
+ *   writing much (a verbose build must not die of SIGPIPE) and its exit code stays meaningful; the
+ *   timeout bounds a command that never stops writing. The kept bytes are decoded as UTF-8.
+ */
+export function runCommand(options: RunOptions): Promise<RunResult> {
+  if (options.signal?.aborted) return Promise.reject(new McpvisorError('CANCELLED', 'the call was cancelled before the command started'));
+  const started = performance.now();
+  return new Promise<RunResult>((resolve, reject) => {
+    const commandId = randomUUID();
+    const child = spawn(options.file, options.args, {
+      cwd: options.cwd,
+      env: { ...options.env, [COMMAND_ID_ENV]: commandId },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const stdout = captureOutput(child.stdout!, options.maxOutputBytes, options.keepBytes);
+    const stderr = captureOutput(child.stderr!, options.maxOutputBytes, options.keepBytes);
+    let timedOut = false;
+    let isCanceled = false;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let spawnError: Error | undefined;
+    let drainTimer: NodeJS.Timeout | undefined;
+
+    const kill = () => {
+      void killTree(child.pid, 'SIGKILL').then(() => killMarked(commandId));
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, options.timeoutMs);
+    const onAbort = () => {
+      if (exit) return;
+      isCanceled = true;
+      kill();
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    const running = { pid: child.pid, commandId };
+    RUNNING.add(running);
+    const finish = () => {
+      RUNNING.delete(running);
+      clearTimeout(timer);
+      clearTimeout(drainTimer);
+      options.signal?.removeEventListener('abort', onAbort);
+      if (spawnError) {
+        reject(new McpvisorError('INTERNAL', `cannot start ${options.file}: ${spawnError.message}`));
+        return;
+      }
+      resolve({
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        exitCode: exit?.code ?? null,
+        signal: exit?.signal ?? null,
+        durationMs: Math.round((performance.now() - started) * 10) / 10,
+        timedOut,
+        isCanceled,
+        stdoutTruncated: stdout.truncated(),
+        stderrTruncated: stderr.truncated(),
+        stdoutBytes: stdout.total(),
+        stderrBytes: stderr.total(),
+        pid: child.pid,
+      });
+    };
+    let closed = 0;
+    const onStreamClosed = () => {
+      if (++closed === 2 && exit) finish();
+    };
+    stdout.closed.then(onStreamClosed);
+    stderr.closed.then(onStreamClosed);
+
+    child.on('error', (error) => {
+      spawnError = error;
+      exit = { code: null, signal: null };
+      stdout.destroy();
+      stderr.destroy();
+    });
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      // Background jobs of the command share its group: they end with it.
+      if (child.pid) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // The group is empty already.
+        }
+      }
+      if (closed === 2) finish();
+      else {
+        drainTimer = setTimeout(() => {
+          stdout.destroy();
+          stderr.destroy();
+        }, DRAIN_AFTER_EXIT_MS);
+      }
+    });
+  });
+}
+
+/** Commands started and not yet finished, for `killAllCommands`. */
+const RUNNING = new Set<{ pid: number | undefined; commandId: string }>();
+
+/**
+ * Kills every command still running, synchronously (no `ps`): each process group, then every
+ * process carrying a command's environment marker. For a worker about to exit. Never throws.
+ */
+export function killAllCommands(): void {
+  for (const { pid } of RUNNING) {
+    if (!pid) continue;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+  for (const { commandId } of RUNNING) killMarked(commandId);
+}
+
+/**
+ * SIGKILLs every process whose environment holds `MCPVISOR_COMMAND_ID=<id>`; repeats (at most three
+ * rounds) while it finds some, for processes forked during a round. Never throws.
+ */
+function killMarked(id: string): void {
+  const needle = Buffer.from(`${COMMAND_ID_ENV}=${id}\0`);
+  for (let round = 0; round < 3; round++) {
+    let found = 0;
+    let entries: string[];
+    try {
+      entries = readdirSync('/proc');
+    } catch {
+      return; // no /proc on this platform
+    }
+    for (const entry of entries) {
+      if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+      try {
+        if (!readFileSync(`/proc/${entry}/environ`).includes(needle)) continue;
+        process.kill(Number(entry), 'SIGKILL');
+        found++;
+      } catch {
+        // Gone, or not ours to read.
+      }
+    }
+    if (found === 0) return;
+  }
+}

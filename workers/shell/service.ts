@@ -1,0 +1,198 @@
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { McpvisorError } from '../../protocol/errors';
+import { ERROR_META_KEY } from '../../protocol/results';
+import type { ToolCall, ToolResult } from '../../protocol/tool';
+import type { CallContext, WorkerLogger, WorkerService } from '../../protocol/worker-runtime';
+import { findBlockedPattern } from './blocked-patterns';
+import { shellSettings, type ShellSettings } from './defaults';
+import { deleteFile, listDirectory, readTextFile, writeTextFile, type FileToolOptions } from './file-tools';
+import { formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
+import { reclaimMemory } from './reclaim';
+import { fitStreams, TEXT_SHARE } from './reply-budget';
+import { killAllCommands, runCommand } from './runner';
+import { probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, type SandboxOptions, type SandboxState } from './sandbox';
+import { getSystemInfo, listProcesses } from './system-info';
+import { MAX_COMMAND_CHARS, SHELL_TOOLS } from './tools';
+
+/** Time the worker keeps for itself before the supervisor's deadline, so its own answer arrives first. */
+const DEADLINE_MARGIN_MS = 1000;
+/** Output past which a full garbage collection follows the reply (bytes). */
+const LARGE_OUTPUT_BYTES = 1024 * 1024;
+/** Variables never passed to an unsandboxed command: the supervisor's own secrets. */
+const SECRET_ENV = /^(MCPVISOR_|NODE_CHANNEL_)|^API_HEADERS$|AUTH_TOKEN$/;
+
+/**
+ * The shell toolset's service: spec 002's seven tools over the `shell` config section (defaults
+ * filled in by `shellSettings`; the supervisor sends it validated).
+ * The workspace must exist; in sandbox mode bubblewrap is probed once here (and again on an `exec`
+ * while it is unavailable, so installing it later needs no restart).
+ */
+export async function createShellService(rawConfig: unknown, log: WorkerLogger): Promise<WorkerService> {
+  const config: ShellSettings = shellSettings(rawConfig);
+  const workspace = realWorkspace(config.workspace ?? process.cwd());
+  if (config.sandbox && workspace === '/') {
+    throw new McpvisorError('BAD_INPUT', 'the shell workspace is / : sandbox mode needs a workspace below the root to confine to');
+  }
+  const sandboxOptions: SandboxOptions = {
+    bwrapPath: config.bwrapPath,
+    workspace,
+    maxProcesses: config.sandboxMaxProcesses,
+    maxFileBytes: config.sandboxMaxFileBytes,
+    cpuSeconds: Math.ceil(config.commandTimeoutMs / 1000) + 1,
+    tmpBytes: config.sandboxTmpBytes,
+  };
+  let sandbox: SandboxState = config.sandbox ? await probeSandbox(sandboxOptions) : { available: false, reason: 'sandbox mode is off' };
+  if (config.sandbox && !sandbox.available) log.warn('sandbox unavailable: exec will refuse commands', { reason: sandbox.reason });
+  if (!['/bin/ps', '/usr/bin/ps'].some((file) => existsSync(file))) {
+    // kill-tree falls back to the process group and the runner to the environment marker.
+    log.warn('ps is missing (Debian package procps): timed-out commands are killed by process group and environment marker only');
+  }
+  const files: FileToolOptions = { workspace, confined: config.sandbox, maxReadBytes: config.maxReadBytes, maxListEntries: config.maxListEntries };
+  const counters = { commands: 0, running: 0, timedOut: 0, canceled: 0, blocked: 0 };
+  // Built once: reading process.env goes through getenv for every key.
+  const hostEnvironment = commandEnv(workspace);
+  const sandboxEnvironment = sandboxEnv(workspace);
+
+  const exec = async (args: Record<string, unknown>, context: CallContext): Promise<ToolResult> => {
+    const command = args.command;
+    if (typeof command !== 'string' || command.trim() === '') throw new McpvisorError('BAD_INPUT', 'command must be a non-empty string');
+    if (command.length > MAX_COMMAND_CHARS) throw new McpvisorError('BAD_INPUT', `command is ${command.length} characters, over the limit of ${MAX_COMMAND_CHARS}`);
+    const blocked = findBlockedPattern(command);
+    if (blocked) {
+      counters.blocked++;
+      log.warn('blocked command refused', { pattern: blocked.pattern, command });
+      throw new McpvisorError('BLOCKED', `refused: the command matches the blocked pattern "${blocked.pattern}" (${blocked.reason}: ${blocked.command}); nothing was run`, {
+        data: { pattern: blocked.pattern },
+      });
+    }
+    if (config.sandbox && !sandbox.available) {
+      sandbox = await probeSandbox(sandboxOptions);
+      if (!sandbox.available) {
+        throw new McpvisorError(
+          'BLOCKED',
+          `sandbox mode is on but bubblewrap cannot confine commands here: ${sandbox.reason}. Install the Debian package \`${SANDBOX_PACKAGE}\` ` +
+            '(apt-get install bubblewrap) and allow namespaces, or turn sandbox mode off (SANDBOX_MODE=false) to run commands unconfined. Nothing was run.',
+          { data: { package: SANDBOX_PACKAGE } },
+        );
+      }
+    }
+    const timeoutMs = Math.max(1, Math.min(config.commandTimeoutMs, context.deadlineMs - DEADLINE_MARGIN_MS));
+    const argv = config.sandbox ? sandboxArgv(command, sandboxOptions) : { file: '/bin/sh', args: ['-c', command] };
+    counters.commands++;
+    counters.running++;
+    let result;
+    try {
+      result = await runCommand({
+        ...argv,
+        cwd: workspace,
+        env: config.sandbox ? sandboxEnvironment : hostEnvironment,
+        timeoutMs,
+        maxOutputBytes: config.maxOutputBytes,
+        // A reply shows at most maxResultBytes of JSON: hold no more than its head and tail.
+        keepBytes: Math.min(config.maxOutputBytes, Math.ceil(config.maxResultBytes / 2)),
+        signal: context.signal,
+      });
+    } finally {
+      counters.running--;
+    }
+    if (result.stdoutBytes + result.stderrBytes > LARGE_OUTPUT_BYTES) {
+      // After the reply has been sent (it is sent right after this returns): see reclaim.ts.
+      setTimeout(() => reclaimMemory('major'), 50).unref();
+    }
+    if (result.timedOut) counters.timedOut++;
+    if (result.isCanceled) counters.canceled++;
+    if (config.logCommands) {
+      log.info('command', { command, exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, timedOut: result.timedOut, sandboxed: config.sandbox });
+    }
+    const { pid: _pid, ...fields } = result;
+    const fitted = fitStreams(result.stdout, result.stderr, config.maxResultBytes);
+    const structured = {
+      command,
+      ...fields,
+      stdout: fitted.stdout,
+      stderr: fitted.stderr,
+      stdoutTruncated: result.stdoutTruncated || fitted.stdoutCut,
+      stderrTruncated: result.stderrTruncated || fitted.stderrCut,
+      sandboxed: config.sandbox,
+    };
+    // The text item repeats the output for people within a smaller share of the budget.
+    const textBudget = Math.floor(config.maxResultBytes / TEXT_SHARE);
+    const shown = { ...structured, ...fitStreams(structured.stdout, structured.stderr, textBudget) };
+    const text = formatExec(shown, timeoutMs, config.maxOutputBytes);
+    const output: ToolResult = { content: [{ type: 'text', text }], structuredContent: structured };
+    if (result.timedOut || result.isCanceled) {
+      output.isError = true;
+      output._meta = { [ERROR_META_KEY]: { code: result.timedOut ? 'TIMEOUT' : 'CANCELLED' } };
+    }
+    return output;
+  };
+
+  const handle = async (call: ToolCall, context: CallContext): Promise<ToolResult> => {
+    const args = call.arguments ?? {};
+    switch (call.tool) {
+      case 'exec':
+        return exec(args, context);
+      case 'readFile': {
+        const read = await readTextFile(pathArg(args), files);
+        return { content: [{ type: 'text', text: read.content }], structuredContent: read };
+      }
+      case 'writeFile': {
+        if (typeof args.content !== 'string') throw new McpvisorError('BAD_INPUT', 'content must be a string');
+        const written = await writeTextFile(pathArg(args), args.content, files);
+        return { content: [{ type: 'text', text: `${written.created ? 'created' : 'replaced'} ${written.path} (${written.bytesWritten} bytes)` }], structuredContent: written };
+      }
+      case 'deleteFile': {
+        const deleted = await deleteFile(pathArg(args), files);
+        return { content: [{ type: 'text', text: `deleted ${deleted.path}` }], structuredContent: deleted };
+      }
+      case 'listDir': {
+        const listing = await listDirectory(pathArg(args), files);
+        return { content: [{ type: 'text', text: formatDir(listing) }], structuredContent: listing };
+      }
+      case 'getSystemInfo': {
+        const info = await getSystemInfo(workspace, { enabled: config.sandbox, state: sandbox });
+        return { content: [{ type: 'text', text: formatSystemInfo(info) }], structuredContent: { ...info } };
+      }
+      case 'listProcesses': {
+        if (args.filter !== undefined && typeof args.filter !== 'string') throw new McpvisorError('BAD_INPUT', 'filter must be a string');
+        const listing = await listProcesses(args.filter as string | undefined, config.maxProcesses);
+        return { content: [{ type: 'text', text: formatProcesses(listing) }], structuredContent: listing };
+      }
+      default:
+        throw new McpvisorError('UNKNOWN_TOOL', `the shell toolset has no tool ${call.tool}`);
+    }
+  };
+
+  return {
+    tools: SHELL_TOOLS,
+    handle,
+    // The worker is exiting: no command may outlive it (the aborts it sends use `ps`, which takes longer).
+    close: async () => killAllCommands(),
+    stats: () => ({ ...counters, sandbox: config.sandbox, sandboxAvailable: sandbox.available }),
+    info: { workspace, sandbox: config.sandbox, sandboxAvailable: sandbox.available },
+  };
+}
+
+function pathArg(args: Record<string, unknown>): string {
+  if (typeof args.path !== 'string' || args.path === '') throw new McpvisorError('BAD_INPUT', 'path must be a non-empty string');
+  return args.path;
+}
+
+function realWorkspace(dir: string): string {
+  let real: string;
+  try {
+    real = realpathSync(dir);
+  } catch {
+    throw new McpvisorError('BAD_INPUT', `the shell workspace ${dir} does not exist (SHELL_WORKSPACE / shell.workspace)`);
+  }
+  if (!statSync(real).isDirectory()) throw new McpvisorError('BAD_INPUT', `the shell workspace ${dir} is not a directory (SHELL_WORKSPACE / shell.workspace)`);
+  return real;
+}
+
+/** The worker's environment less the supervisor's secrets; PWD set to the workspace. */
+function commandEnv(workspace: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!SECRET_ENV.test(name)) env[name] = value;
+  env.PWD = workspace;
+  return env;
+}

@@ -1,0 +1,164 @@
+import { execFile } from 'node:child_process';
+import { existsSync, promises as fs, readFileSync } from 'node:fs';
+import os from 'node:os';
+import type { SandboxState } from './sandbox';
+
+export interface SystemInfo {
+  platform: string;
+  osType: string;
+  osRelease: string;
+  arch: string;
+  hostname: string;
+  cpuCores: number;
+  cpuModel: string;
+  loadAverage: number[];
+  memoryTotalBytes: number;
+  memoryFreeBytes: number;
+  /** The file system holding the workspace. */
+  disk: { path: string; totalBytes: number; freeBytes: number; availableBytes: number; usedPercent: number } | null;
+  uptimeSeconds: number;
+  nodeVersion: string;
+  sandbox: { enabled: boolean; available: boolean; tool: 'bubblewrap'; reason?: string };
+}
+
+/** Everything spec 002's getSystemInfo names, with the unit in each field name. Never throws for the disk part. */
+export async function getSystemInfo(workspace: string, sandbox: { enabled: boolean; state: SandboxState }): Promise<SystemInfo> {
+  const cpus = os.cpus();
+  let disk: SystemInfo['disk'] = null;
+  try {
+    const stat = await fs.statfs(workspace);
+    const totalBytes = stat.blocks * stat.bsize;
+    const freeBytes = stat.bfree * stat.bsize;
+    disk = {
+      path: workspace,
+      totalBytes,
+      freeBytes,
+      availableBytes: stat.bavail * stat.bsize,
+      usedPercent: totalBytes > 0 ? round1(((totalBytes - freeBytes) / totalBytes) * 100) : 0,
+    };
+  } catch {
+    // statfs is missing on some platforms; the rest is still useful.
+  }
+  return {
+    platform: os.platform(),
+    osType: os.type(),
+    osRelease: os.release(),
+    arch: os.arch(),
+    hostname: os.hostname(),
+    cpuCores: cpus.length,
+    cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+    loadAverage: os.loadavg().map(round1),
+    memoryTotalBytes: os.totalmem(),
+    memoryFreeBytes: os.freemem(),
+    disk,
+    uptimeSeconds: Math.round(os.uptime()),
+    nodeVersion: process.version,
+    sandbox: {
+      enabled: sandbox.enabled,
+      available: sandbox.state.available,
+      tool: 'bubblewrap',
+      ...(sandbox.state.reason ? { reason: sandbox.state.reason } : {}),
+    },
+  };
+}
+
+export interface ProcessRow {
+  pid: number;
+  name: string;
+  command: string;
+  /** CPU time over the process's lifetime as a share of one core, like `ps`'s %CPU. */
+  cpuPercent: number;
+  memoryRssBytes: number;
+  memoryPercent: number;
+}
+
+/** Linux's USER_HZ: the unit of the times in /proc/<pid>/stat. */
+const CLOCK_TICKS = 100;
+const MAX_COMMAND_CHARS = 300;
+let pageSize: number | undefined;
+
+/**
+ * Lists processes: `name` is the kernel's process name (comm), `command` the command line (cut at
+ * 300 characters). `filter` is a case-insensitive substring of the name; rows are sorted by pid and
+ * at most `limit` are returned (`total` counts every match). Reads /proc; elsewhere runs `ps`.
+ */
+export async function listProcesses(filter: string | undefined, limit: number): Promise<{ processes: ProcessRow[]; total: number; truncated: boolean }> {
+  const rows = existsSync('/proc/self/stat') ? await fromProc() : await fromPs();
+  const needle = filter?.toLowerCase();
+  const matching = needle ? rows.filter((row) => row.name.toLowerCase().includes(needle)) : rows;
+  matching.sort((a, b) => a.pid - b.pid);
+  return { processes: matching.slice(0, limit), total: matching.length, truncated: matching.length > limit };
+}
+
+async function fromProc(): Promise<ProcessRow[]> {
+  const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+  const total = os.totalmem();
+  const page = systemPageSize();
+  const pids = (await fs.readdir('/proc')).filter((entry) => /^\d+$/.test(entry));
+  const rows = await Promise.all(
+    pids.map(async (pid): Promise<ProcessRow | undefined> => {
+      try {
+        const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+        const open = stat.indexOf('(');
+        const close = stat.lastIndexOf(')');
+        const name = stat.slice(open + 1, close);
+        const fields = stat.slice(close + 2).split(' ');
+        const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+        const elapsed = uptime - Number(fields[19]) / CLOCK_TICKS;
+        const rss = Number(fields[21]) * page;
+        let command = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replace(/\0+$/, '').replace(/\0/g, ' ');
+        if (command === '') command = `[${name}]`;
+        return {
+          pid: Number(pid),
+          name,
+          command: command.length > MAX_COMMAND_CHARS ? `${command.slice(0, MAX_COMMAND_CHARS - 1)}…` : command,
+          cpuPercent: elapsed > 0 ? round1((cpuSeconds / elapsed) * 100) : 0,
+          memoryRssBytes: rss,
+          memoryPercent: round1((rss / total) * 100),
+        };
+      } catch {
+        return undefined; // ended while we looked
+      }
+    }),
+  );
+  return rows.filter((row): row is ProcessRow => row !== undefined);
+}
+
+function fromPs(): Promise<ProcessRow[]> {
+  return new Promise((resolve) => {
+    execFile('ps', ['-axo', 'pid=,pcpu=,rss=,pmem=,comm=,args='], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
+      if (error) return resolve([]);
+      const rows: ProcessRow[] = [];
+      for (const line of stdout.split('\n')) {
+        const match = /^\s*(\d+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+(\S+)\s*(.*)$/.exec(line);
+        if (!match) continue;
+        rows.push({
+          pid: Number(match[1]),
+          cpuPercent: Number(match[2]),
+          memoryRssBytes: Number(match[3]) * 1024,
+          memoryPercent: Number(match[4]),
+          name: match[5].split('/').pop() ?? match[5],
+          command: match[6].slice(0, MAX_COMMAND_CHARS),
+        });
+      }
+      resolve(rows);
+    });
+  });
+}
+
+/** The page size, from our own RSS in bytes (libuv) and in pages (/proc/self/stat). */
+function systemPageSize(): number {
+  if (pageSize) return pageSize;
+  try {
+    const pages = Number(readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[21]);
+    const ratio = process.memoryUsage().rss / pages;
+    pageSize = 2 ** Math.round(Math.log2(ratio));
+  } catch {
+    pageSize = 4096;
+  }
+  return pageSize;
+}
+
+function round1(value: number): number {
+  return Math.round(value * 10) / 10;
+}

@@ -1,0 +1,181 @@
+import type { ToolDescriptor } from '../../protocol/tool';
+
+const str = { type: 'string' };
+const int = { type: 'integer', minimum: 0 };
+const num = { type: 'number' };
+const bool = { type: 'boolean' };
+const pathInput = (what: string) => ({
+  type: 'object' as const,
+  properties: { path: { type: 'string', minLength: 1, description: `${what}; relative paths resolve against the workspace` } },
+  required: ['path'],
+  additionalProperties: false,
+});
+
+/** Maximum length of an `exec` command in characters (Linux refuses single arguments past 128 KiB). */
+export const MAX_COMMAND_CHARS = 100_000;
+
+/**
+ * The seven tools of spec 002 with the names and required inputs of the spec. Each declares an
+ * `outputSchema`; results carry the same data as `structuredContent` and as readable text.
+ */
+export const SHELL_TOOLS: ToolDescriptor[] = [
+  {
+    name: 'exec',
+    title: 'Run a shell command',
+    description:
+      'Runs a command with /bin/sh -c in the workspace and returns stdout, stderr, the exit code (or signal) and the duration. ' +
+      'stdin is empty; the command and everything it started are killed at the time limit; each stream is cut at the output cap. ' +
+      'Destructive patterns (rm -rf /, mkfs, dd if=, > /dev/...) are refused.',
+    inputSchema: {
+      type: 'object',
+      properties: { command: { type: 'string', minLength: 1, maxLength: MAX_COMMAND_CHARS, description: 'Shell command line' } },
+      required: ['command'],
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: 'object',
+      properties: {
+        command: str,
+        stdout: str,
+        stderr: str,
+        exitCode: { type: ['integer', 'null'] },
+        signal: { type: ['string', 'null'] },
+        durationMs: num,
+        timedOut: bool,
+        isCanceled: bool,
+        stdoutTruncated: bool,
+        stderrTruncated: bool,
+        stdoutBytes: int,
+        stderrBytes: int,
+        sandboxed: bool,
+      },
+      required: ['command', 'stdout', 'stderr', 'exitCode', 'signal', 'durationMs', 'timedOut', 'isCanceled', 'stdoutTruncated', 'stderrTruncated', 'sandboxed'],
+    },
+    annotations: { destructiveHint: true, openWorldHint: true },
+  },
+  {
+    name: 'readFile',
+    title: 'Read a text file',
+    description: 'Returns the contents of a text file. Binary files and files over the size limit are refused.',
+    inputSchema: pathInput('File to read'),
+    outputSchema: {
+      type: 'object',
+      properties: { path: str, content: str, sizeBytes: int, modified: str },
+      required: ['path', 'content', 'sizeBytes', 'modified'],
+    },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'writeFile',
+    title: 'Write a file',
+    description: 'Writes content to a file atomically (temporary file + rename), creating parent directories.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        path: { type: 'string', minLength: 1, description: 'File to write; relative paths resolve against the workspace' },
+        content: { type: 'string', description: 'The whole new content (UTF-8)' },
+      },
+      required: ['path', 'content'],
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: 'object',
+      properties: { path: str, bytesWritten: int, created: bool },
+      required: ['path', 'bytesWritten', 'created'],
+    },
+    annotations: { destructiveHint: true, idempotentHint: true },
+  },
+  {
+    name: 'deleteFile',
+    title: 'Delete a file',
+    description: 'Deletes one file (or symlink). Directories are refused.',
+    inputSchema: pathInput('File to delete'),
+    outputSchema: { type: 'object', properties: { path: str, deleted: bool }, required: ['path', 'deleted'] },
+    annotations: { destructiveHint: true },
+  },
+  {
+    name: 'listDir',
+    title: 'List a directory',
+    description: 'Lists a directory: name, type, size and modification time of each entry, sorted by name.',
+    inputSchema: pathInput('Directory to list'),
+    outputSchema: {
+      type: 'object',
+      properties: {
+        path: str,
+        entries: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { name: str, type: { enum: ['file', 'directory', 'symlink', 'other'] }, sizeBytes: int, modified: str },
+            required: ['name', 'type', 'sizeBytes', 'modified'],
+          },
+        },
+        total: int,
+        truncated: bool,
+      },
+      required: ['path', 'entries', 'total', 'truncated'],
+    },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'getSystemInfo',
+    title: 'System information',
+    description: 'Platform, OS, CPU, memory, disk usage of the workspace, uptime, hostname and the sandbox state.',
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+    outputSchema: {
+      type: 'object',
+      properties: {
+        platform: str,
+        osType: str,
+        osRelease: str,
+        arch: str,
+        hostname: str,
+        cpuCores: int,
+        cpuModel: str,
+        loadAverage: { type: 'array', items: num },
+        memoryTotalBytes: int,
+        memoryFreeBytes: int,
+        disk: {
+          type: ['object', 'null'],
+          properties: { path: str, totalBytes: int, freeBytes: int, availableBytes: int, usedPercent: num },
+        },
+        uptimeSeconds: int,
+        nodeVersion: str,
+        sandbox: {
+          type: 'object',
+          properties: { enabled: bool, available: bool, tool: str, reason: str },
+          required: ['enabled', 'available', 'tool'],
+        },
+      },
+      required: ['platform', 'osType', 'osRelease', 'hostname', 'cpuCores', 'cpuModel', 'memoryTotalBytes', 'memoryFreeBytes', 'disk', 'uptimeSeconds', 'sandbox'],
+    },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'listProcesses',
+    title: 'List processes',
+    description: 'Lists running processes (pid, name, command, CPU and memory use), optionally only those whose name contains `filter` (case-insensitive).',
+    inputSchema: {
+      type: 'object',
+      properties: { filter: { type: 'string', description: 'Case-insensitive substring of the process name' } },
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: 'object',
+      properties: {
+        processes: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { pid: int, name: str, command: str, cpuPercent: num, memoryRssBytes: int, memoryPercent: num },
+            required: ['pid', 'name', 'command', 'cpuPercent', 'memoryRssBytes', 'memoryPercent'],
+          },
+        },
+        total: int,
+        truncated: bool,
+      },
+      required: ['processes', 'total', 'truncated'],
+    },
+    annotations: { readOnlyHint: true },
+  },
+];
