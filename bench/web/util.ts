@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { descendants } from '../../test/helpers/processes';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const SERP = path.resolve(ROOT, '..', 'shared', 'fixtures', 'serp');
@@ -13,26 +14,14 @@ export function percentile(values: number[], p: number): number {
 
 /** Resident memory in bytes of a process and all its descendants, from /proc. */
 export function treeRss(pid: number): number {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // gone
-    }
-  }
   let total = 0;
-  const walk = (p: number) => {
+  for (const p of [pid, ...descendants(pid)]) {
     try {
       total += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0) * 1024;
     } catch {
       // gone
     }
-    for (const c of children.get(p) ?? []) walk(c);
-  };
-  walk(pid);
+  }
   return total;
 }
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -104,7 +104,7 @@ export function isAlive(pid: number): boolean {
 /** Every descendant pid of `pid` (children, grandchildren, …) from /proc. */
 export function descendants(pid: number): number[] {
   const children = new Map<number, number[]>();
-  for (const entry of require('node:fs').readdirSync('/proc') as string[]) {
+  for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
