@@ -26,6 +26,10 @@ export const apiSchema = z.strictObject({
   requestTimeoutMs: z.number().int().positive().default(30_000),
   maxResponseBytes: z.number().int().positive().default(10 * 1024 * 1024),
   workers: z.number().int().min(1).max(16).default(1),
+  /** Same-origin redirects an upstream request follows; cross-origin ones are never followed. */
+  maxRedirects: z.number().int().min(0).max(20).default(5),
+  /** Calls one api worker runs at once (I/O bound). */
+  concurrency: z.number().int().min(1).max(1000).default(64),
 });
 
 export type ApiConfig = z.infer<typeof apiSchema>;

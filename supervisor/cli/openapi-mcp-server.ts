@@ -1,4 +1,107 @@
 #!/usr/bin/env node
-// Placeholder until its toolset is built: says so and exits non-zero.
-process.stderr.write('openapi-mcp-server: this command is not built yet\n');
-process.exitCode = 1;
+import { readFileSync } from 'node:fs';
+import type { EnvSpec, FlagSpec } from '../../config/load';
+import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
+import { runProfile, SERVER_FLAGS, type Profile } from '../profile';
+
+type ApiInput = NonNullable<ConfigInput['apis']>[number];
+const HTTP_METHOD = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/;
+
+/**
+ * spec 000's CLI: the supervisor with one openapi toolset (`apis[0]`), web and shell off.
+ *
+ * The flags and variables of one API all write into one object that every layer (environment,
+ * command line) shares, because the config loader replaces arrays layer by layer and would
+ * otherwise drop `API_BASE_URL` when `--openapi-spec` is given. Decision: a config file's `apis`
+ * is used as is when no API flag or variable is given, and replaced otherwise.
+ * `--spec-input-method stdin` reads the description here, before the server starts, and hands
+ * it to the worker inline; it is refused with `--transport stdio` (stdin carries the protocol).
+ */
+export function openapiProfile(): Profile {
+  const api: Record<string, unknown> = {};
+  const set = (key: string, transform: (value: unknown) => unknown = (v) => v) => (input: ConfigInput, value: unknown) => {
+    api[key] = transform(value);
+    input.apis = [api as ApiInput];
+  };
+  const add = (key: string, transform: (value: unknown) => unknown = (v) => v) => (input: ConfigInput, value: unknown) => {
+    const list = (Array.isArray(value) ? value : [value]).map(transform);
+    api[key] = [...((api[key] as unknown[] | undefined) ?? []), ...list];
+    input.apis = [api as ApiInput];
+  };
+  const method = (value: unknown) => {
+    const upper = String(value).trim().toUpperCase();
+    if (!HTTP_METHOD.test(upper)) throw new ConfigError(`--operation: '${String(value)}' is not an HTTP method (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS)`);
+    return upper;
+  };
+  const mergeHeaders = (input: ConfigInput, value: unknown) => {
+    api.headers = { ...((api.headers as Record<string, string> | undefined) ?? {}), ...(value as Record<string, string>) };
+    input.apis = [api as ApiInput];
+  };
+  const oneHeader = (input: ConfigInput, value: unknown) => {
+    for (const item of Array.isArray(value) ? value : [value]) {
+      const text = String(item);
+      const at = text.indexOf('=');
+      const name = at > 0 ? text.slice(0, at).trim() : '';
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new ConfigError(`--header: expected Name=value, got '${text.split('=')[0]}'`);
+      mergeHeaders(input, { [name]: text.slice(at + 1).trim() });
+    }
+  };
+
+  const flags: FlagSpec[] = [
+    ...SERVER_FLAGS,
+    { name: 'api-base-url', kind: 'string', arg: 'URL', apply: set('apiBaseUrl'), help: 'base URL of the upstream API (required; API_BASE_URL)' },
+    { name: 'openapi-spec', kind: 'string', arg: 'PATH|URL', apply: set('openApiSpec'), help: 'OpenAPI description: file path or URL (OPENAPI_SPEC_PATH)' },
+    { name: 'spec-input-method', kind: 'string', arg: 'METHOD', apply: set('specInputMethod'), help: 'url, file, stdin or inline: how --openapi-spec is read (default: URL if http(s), else file)' },
+    { name: 'headers', kind: 'headers', arg: 'NAME:VALUE,...', apply: mergeHeaders, help: 'headers sent upstream, comma-separated (API_HEADERS)' },
+    { name: 'header', kind: 'string', multiple: true, arg: 'NAME=VALUE', apply: oneHeader, help: 'one header sent upstream' },
+    { name: 'tools', kind: 'string', arg: 'all|dynamic|explicit', apply: set('toolsMode'), help: 'tool loading mode (default all)' },
+    { name: 'tool', kind: 'string', multiple: true, arg: 'ID|NAME', apply: add('includeTools'), help: 'include this tool (ID or name)' },
+    { name: 'tag', kind: 'string', multiple: true, arg: 'TAG', apply: add('includeTags'), help: 'include operations with this tag (case-sensitive)' },
+    { name: 'resource', kind: 'string', multiple: true, arg: 'RESOURCE', apply: add('includeResources'), help: 'include this resource (name such as users, or path prefix such as /users)' },
+    { name: 'operation', kind: 'string', multiple: true, arg: 'METHOD', apply: add('includeOperations', method), help: 'include this HTTP method' },
+    { name: 'include-tags', kind: 'list', arg: 'A,B', apply: add('includeTags'), help: 'tags to include, comma-separated' },
+    { name: 'include-operations', kind: 'list', arg: 'GET,POST', apply: add('includeOperations', method), help: 'HTTP methods to include, comma-separated' },
+    { name: 'disable-abbreviation', kind: 'flag', apply: set('disableAbbreviation'), help: 'keep tool names unshortened (fails on names over 64 characters)' },
+  ];
+  const envVars: EnvSpec[] = [
+    { name: 'API_BASE_URL', kind: 'string', apply: set('apiBaseUrl') },
+    { name: 'OPENAPI_SPEC_PATH', kind: 'string', apply: set('openApiSpec') },
+    { name: 'API_HEADERS', kind: 'headers', apply: mergeHeaders },
+  ];
+  return {
+    command: 'openapi-mcp-server',
+    summary: 'serve the operations of an OpenAPI description as MCP tools',
+    flags,
+    envVars,
+    defaults: { name: 'openapi-mcp-server', version: '1.0.0', shell: { enabled: false }, web: { enabled: false } },
+    finalize(config: Config): Config {
+      if (config.apis.length === 0) throw new ConfigError('apiBaseUrl is required: give --api-base-url <URL> or API_BASE_URL');
+      const first = config.apis[0];
+      if (first.specInputMethod === 'stdin') {
+        if (config.transport === 'stdio') throw new ConfigError('--spec-input-method stdin needs --transport http: with stdio, standard input carries the MCP messages');
+        let text: string;
+        try {
+          text = readFileSync(0, 'utf8');
+        } catch (error) {
+          throw new ConfigError(`cannot read the OpenAPI spec from standard input: ${(error as Error).message}`);
+        }
+        return { ...config, apis: [{ ...first, specInputMethod: 'inline', openApiSpec: text }, ...config.apis.slice(1)] };
+      }
+      if (first.openApiSpec === undefined) {
+        throw new ConfigError('no OpenAPI description given: use --openapi-spec <path or URL> (or OPENAPI_SPEC_PATH), or --spec-input-method stdin with --transport http');
+      }
+      return config;
+    },
+    helpFooter: [
+      'Tool IDs look like GET::users__---id (method, path segments joined by __, {param} as ---param).',
+      'Filters combine: a tool must match every filter given. --tools dynamic lists only the meta-tools',
+      'list-api-endpoints, get-api-endpoint-schema and invoke-api-endpoint.',
+      '',
+      'Example:',
+      '  openapi-mcp-server --api-base-url https://api.example.com --openapi-spec ./openapi.yaml \\',
+      '    --headers "Authorization:Bearer $TOKEN" --tag users',
+    ].join('\n'),
+  };
+}
+
+if (require.main === module) void runProfile(openapiProfile());

@@ -1,4 +1,38 @@
+import path from 'node:path';
+import { ConfigError } from '../../config/validate';
 import type { ToolsetFactory } from './types';
 
-/** Plans for the openapi toolset. Not built yet: contributes nothing. */
-export const openapiToolsets: ToolsetFactory = () => [];
+/** Slack over twice the upstream timeout (one auth retry) for loading and building the request. */
+const CALL_SLACK_MS = 5_000;
+
+/**
+ * The openapi toolset (spec 000): one process pool per entry of `apis`, named
+ * `api-<namespace or index>`, whose workers load, resolve and execute that description
+ * (workers/openapi/worker.ts). Calls are I/O bound, so each worker runs `concurrency` at once
+ * (default 64). With a namespace the supervisor lists the tools as `<namespace>-<name>`; the
+ * worker keeps names within 64 characters including that prefix. `specInputMethod: stdin` is
+ * refused here: workers have no standard input (openapi-mcp-server reads it before starting).
+ */
+export const openapiToolsets: ToolsetFactory = (config, logger) =>
+  config.apis.map((api, index) => {
+    if (api.specInputMethod === 'stdin') {
+      throw new ConfigError(`apis.${index}.specInputMethod: stdin is only read by openapi-mcp-server; give a file, URL or inline content in the configuration`);
+    }
+    const name = `api-${api.namespace ?? index}`;
+    logger.debug({ pool: name, apiBaseUrl: api.apiBaseUrl, toolsMode: api.toolsMode }, 'openapi toolset planned');
+    return {
+      name,
+      namespace: api.namespace,
+      pools: [
+        {
+          kind: 'process' as const,
+          name,
+          module: path.join(__dirname, '..', '..', 'workers', 'openapi', 'worker.js'),
+          size: api.workers,
+          concurrency: api.concurrency,
+          workerConfig: api,
+          callTimeoutMs: api.requestTimeoutMs * 2 + CALL_SLACK_MS,
+        },
+      ],
+    };
+  });

@@ -1,0 +1,73 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+export const GITHUB = path.join(ROOT, 'node_modules', '@octokit', 'openapi', 'generated', 'api.github.com.json');
+export const OURS = path.join(ROOT, 'dist', 'supervisor', 'cli', 'openapi-mcp-server.js');
+export const REFERENCE = path.join(ROOT, 'node_modules', '@ivotoby', 'openapi-mcp-server', 'bin', 'mcp-server.js');
+
+/** Every pid of the tree under `pid`, itself included (from /proc). */
+export function tree(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // gone
+    }
+  }
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) out.push(...(children.get(out[i]) ?? []));
+  return out;
+}
+
+/** Sum over the process tree of each process's peak RSS (VmHWM), in MB. */
+export function peakRssMb(pid: number): number {
+  let kb = 0;
+  for (const p of tree(pid)) {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+      if (m) kb += Number(m[1]);
+    } catch {
+      // gone
+    }
+  }
+  return kb / 1024;
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+export function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+  });
+}
+
+/** Starts a server in HTTP mode and resolves with its MCP URL once it accepts connections. */
+export async function startHttpServer(which: 'ours' | 'reference', args: string[], port: number): Promise<{ child: ChildProcess; url: string }> {
+  const script = which === 'ours' ? OURS : REFERENCE;
+  const child = spawn(process.execPath, [script, '--transport', 'http', '--port', String(port), '--host', '127.0.0.1', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const url = `http://127.0.0.1:${port}/mcp`;
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`${which} exited: ${stderr.slice(-2000)}`);
+    try {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+      await res.arrayBuffer();
+      return { child, url };
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`${which} did not start: ${stderr.slice(-2000)}`);
+}

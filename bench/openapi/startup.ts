@@ -1,0 +1,63 @@
+/**
+ * GitHub's description (13 MB, 1,223 operations): time from spawn to `tools/list` answered over
+ * stdio, and the peak RSS of the whole process tree (sum of each process's VmHWM), ours vs the
+ * reference (@ivotoby/openapi-mcp-server 1.16.1), alternating runs. `npx tsx bench/openapi/startup.ts [runs]`.
+ */
+import { spawn } from 'node:child_process';
+import { GITHUB, OURS, REFERENCE, peakRssMb, percentile, stop } from './common';
+
+async function once(script: string): Promise<{ ms: number; rssMb: number; tools: number }> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [script, '--api-base-url', 'http://127.0.0.1:9', '--openapi-spec', GITHUB], { stdio: ['pipe', 'pipe', 'ignore'] });
+  let buffer = '';
+  const send = (message: object) => child.stdin!.write(`${JSON.stringify(message)}\n`);
+  const answer = (id: number) =>
+    new Promise<Record<string, any>>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        buffer += chunk.toString('utf8');
+        let at: number;
+        while ((at = buffer.indexOf('\n')) >= 0) {
+          const line = buffer.slice(0, at);
+          buffer = buffer.slice(at + 1);
+          try {
+            const message = JSON.parse(line);
+            if (message.id === id) {
+              child.stdout!.off('data', onData);
+              resolve(message);
+              return;
+            }
+          } catch {
+            // not JSON
+          }
+        }
+      };
+      child.stdout!.on('data', onData);
+      child.once('exit', () => reject(new Error('exited')));
+    });
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
+  await answer(1);
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+  const list = await answer(2);
+  const ms = performance.now() - started;
+  const rssMb = peakRssMb(child.pid!);
+  await stop(child);
+  return { ms, rssMb, tools: list.result.tools.length };
+}
+
+async function main(): Promise<void> {
+  const runs = Number(process.argv[2] ?? 5);
+  const results: Record<string, Array<{ ms: number; rssMb: number; tools: number }>> = { ours: [], reference: [] };
+  for (let i = 0; i < runs; i++) {
+    results.reference.push(await once(REFERENCE));
+    results.ours.push(await once(OURS));
+  }
+  const summary = Object.fromEntries(
+    Object.entries(results).map(([name, list]) => [name, { p50Ms: Math.round(percentile(list.map((r) => r.ms), 50)), peakRssMb: Math.round(percentile(list.map((r) => r.rssMb), 50)), tools: list[0].tools }]),
+  );
+  console.log(JSON.stringify(summary, null, 2));
+  console.log(`time ratio ours/reference: ${(summary.ours.p50Ms / summary.reference.p50Ms).toFixed(2)} (target <= 0.5)`);
+  console.log(`memory ratio ours/reference: ${(summary.ours.peakRssMb / summary.reference.peakRssMb).toFixed(2)} (target <= 0.75)`);
+}
+
+void main();

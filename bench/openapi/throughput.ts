@@ -1,0 +1,188 @@
+/**
+ * tools/call throughput and p99 latency at 20 concurrent HTTP sessions against a local upstream,
+ * ours vs the reference (@ivotoby/openapi-mcp-server 1.16.1), plus a direct undici loop against
+ * the same upstream from the same client (the machine's floor). Every session uses ids disjoint
+ * from the others (the reference misroutes overlapping ids); only correct answers count.
+ * `npx tsx bench/openapi/throughput.ts [seconds]`.
+ */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { Agent, request } from 'undici';
+import { ROOT, percentile, startHttpServer, stop } from './common';
+
+const SESSIONS = 20;
+const PETSTORE = path.join(ROOT, 'test', 'fixtures', 'openapi', 'petstore-3.0.yaml');
+const UPSTREAM = `
+const http = require('node:http');
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify({ id: req.url })); });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
+`;
+
+const dispatcher = new Agent({ connections: 256, keepAliveTimeout: 60_000 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** One MCP session over raw HTTP: answers come in the POST response or on the GET SSE stream. */
+class Session {
+  sid?: string;
+  #pending = new Map<number, (message: any) => void>();
+  #stream?: { body: { destroy(): void } };
+  constructor(readonly url: string) {}
+
+  async open(name: string, id: number): Promise<void> {
+    await this.rpc({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name, version: '1' } } });
+    await this.rpc({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    // Not awaited: some servers send the stream's headers only with its first event.
+    void request(this.url, { method: 'GET', dispatcher, headers: { accept: 'text/event-stream', 'mcp-session-id': this.sid!, 'mcp-protocol-version': '2025-03-26' } }).then(
+      (res) => this.#listen(res),
+      () => undefined,
+    );
+  }
+
+  #listen(res: Awaited<ReturnType<typeof request>>): void {
+    this.#stream = res;
+    if (res.statusCode !== 200) {
+      void res.body.dump();
+      return;
+    }
+    let buffer = '';
+    res.body.setEncoding('utf8');
+    res.body.on('data', (chunk: string) => {
+      buffer += chunk;
+      let at: number;
+      while ((at = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, at);
+        buffer = buffer.slice(at + 1);
+        if (line.startsWith('data:')) this.#deliver(line.slice(5));
+      }
+    });
+    res.body.on('error', () => undefined);
+  }
+
+  #deliver(data: string): void {
+    try {
+      const message = JSON.parse(data);
+      this.#pending.get(message.id)?.(message);
+      this.#pending.delete(message.id);
+    } catch {
+      // a heartbeat or partial line
+    }
+  }
+
+  async rpc(body: { id?: number; [key: string]: unknown }): Promise<any> {
+    const id = body.id;
+    const answer = id === undefined ? undefined : new Promise<any>((resolve) => this.#pending.set(id, resolve));
+    const res = await request(this.url, {
+      method: 'POST',
+      dispatcher,
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(this.sid ? { 'mcp-session-id': this.sid } : {}), 'mcp-protocol-version': '2025-03-26' },
+      body: JSON.stringify(body),
+    });
+    this.sid ??= res.headers['mcp-session-id'] as string | undefined;
+    const text = await res.body.text();
+    if (text.trim() !== '') {
+      const type = String(res.headers['content-type'] ?? '');
+      if (type.includes('event-stream')) {
+        for (const line of text.split('\n')) if (line.startsWith('data:')) this.#deliver(line.slice(5));
+      } else {
+        this.#deliver(text);
+      }
+    }
+    return answer;
+  }
+
+  close(): void {
+    this.#stream?.body.destroy();
+  }
+}
+
+async function mcpLoad(url: string, seconds: number): Promise<{ calls: number; wrong: number; p99: number; p50: number }> {
+  const latencies: number[] = [];
+  let wrong = 0;
+  const sessions = await Promise.all(
+    Array.from({ length: SESSIONS }, async (_, s) => {
+      const session = new Session(url);
+      await session.open(`bench-${s}`, s * 1_000_000);
+      return session;
+    }),
+  );
+  const until = performance.now() + seconds * 1000;
+  await Promise.all(
+    sessions.map(async (session, s) => {
+      for (let n = 1; performance.now() < until && n < 1_000_000; n++) {
+        const petId = `s${s}n${n}`;
+        const started = performance.now();
+        const message = await Promise.race([
+          session.rpc({ jsonrpc: '2.0', id: s * 1_000_000 + n, method: 'tools/call', params: { name: 'show-pet-by-id', arguments: { petId } } }),
+          new Promise((resolve) => setTimeout(resolve, 10_000).unref()),
+        ]);
+        const text: string = (message as any)?.result?.content?.[0]?.text ?? '';
+        if (text.includes(`/pets/${petId}"`)) latencies.push(performance.now() - started);
+        else wrong++;
+      }
+    }),
+  );
+  for (const session of sessions) session.close();
+  return { calls: latencies.length / seconds, wrong, p99: percentile(latencies, 99), p50: percentile(latencies, 50) };
+}
+
+async function directLoad(base: string, seconds: number): Promise<{ calls: number; p99: number }> {
+  const latencies: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: SESSIONS }, async (_, s) => {
+      for (let n = 1; performance.now() < until && n < 1_000_000; n++) {
+        const started = performance.now();
+        const res = await request(`${base}/pets/s${s}n${n}`, { dispatcher });
+        const text = await res.body.text();
+        if (text.includes(`s${s}n${n}`)) latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  return { calls: latencies.length / seconds, p99: percentile(latencies, 99) };
+}
+
+async function main(): Promise<void> {
+  const seconds = Number(process.argv[2] ?? 5);
+  const upstream = spawn(process.execPath, ['-e', UPSTREAM], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve) => upstream.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
+  const base = `http://127.0.0.1:${port}`;
+  const results: Record<string, unknown> = {};
+  try {
+    results.direct = await directLoad(base, seconds);
+    for (const which of ['reference', 'ours'] as const) {
+      const server = await startHttpServer(which, ['--api-base-url', base, '--openapi-spec', PETSTORE], await freePort());
+      try {
+        await mcpLoad(server.url, 1); // warm-up
+        results[which] = await mcpLoad(server.url, seconds);
+      } finally {
+        await stop(server.child);
+      }
+    }
+  } finally {
+    await stop(upstream);
+    await dispatcher.close();
+  }
+  const ours = results.ours as { calls: number; p99: number };
+  const reference = results.reference as { calls: number; p99: number };
+  const direct = results.direct as { calls: number; p99: number };
+  console.log(JSON.stringify(results, (_k, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v), 2));
+  console.log(`calls/s ours/reference: ${(ours.calls / reference.calls).toFixed(2)} (target >= 1.5)`);
+  console.log(`p99 ours/reference: ${(ours.p99 / reference.p99).toFixed(2)} (target <= 0.5)`);
+  console.log(`calls/s ours/direct undici: ${(ours.calls / direct.calls).toFixed(2)} (target >= 0.35)`);
+}
+
+void main();

@@ -1,0 +1,115 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { connectHttp, startHttp, connectStdio, type HttpServer } from '../../helpers/mcp';
+import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
+
+const ROOT = path.join(__dirname, '..', '..', '..');
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'openapi');
+const GITHUB = path.join(ROOT, 'node_modules', '@octokit', 'openapi', 'generated');
+
+let upstream: Upstream;
+beforeAll(async () => {
+  upstream = await startUpstream();
+});
+afterAll(() => upstream.close());
+
+describe('openapi-mcp-server over HTTP', () => {
+  let server: HttpServer;
+  beforeAll(async () => {
+    server = await startHttp('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'petstore-3.0.yaml')]);
+  });
+  afterAll(() => server.stop());
+
+  test('answers 20 concurrent sessions with overlapping JSON-RPC ids, each response to its own caller', async () => {
+    const sessions = await Promise.all(Array.from({ length: 20 }, (_, i) => connectHttp(server.mcpUrl, `client-${i}`)));
+    try {
+      // Every SDK client numbers its requests from 0, so the ids overlap across sessions.
+      const rounds = await Promise.all(
+        sessions.map(async ({ client }, i) => {
+          const answers: string[] = [];
+          for (let round = 0; round < 5; round++) {
+            const results = await Promise.all(
+              [0, 1].map((k) => client.callTool({ name: 'show-pet-by-id', arguments: { petId: `s${i}-r${round}-k${k}` } })),
+            );
+            for (const [k, result] of results.entries()) {
+              const echo = (result.structuredContent as { echo: { url: string } }).echo;
+              expect(echo.url).toBe(`/pets/s${i}-r${round}-k${k}`);
+              answers.push(echo.url);
+            }
+          }
+          return answers.length;
+        }),
+      );
+      expect(rounds).toEqual(Array(20).fill(10));
+    } finally {
+      await Promise.all(sessions.map(({ client }) => client.close()));
+    }
+  });
+});
+
+describe('real descriptions', () => {
+  test('GitHub (13 MB, 1,223 operations) and its dereferenced 73 MB variant load and serve', async () => {
+    for (const file of ['api.github.com.json', 'api.github.com.deref.json']) {
+      const conn = await connectStdio('openapi-mcp-server', ['--api-base-url', `${upstream.url}/gh`, '--openapi-spec', path.join(GITHUB, file)]);
+      try {
+        const { tools } = await conn.client.listTools();
+        expect(tools).toHaveLength(1223 + 3);
+        expect(new Set(tools.map((t) => t.name)).size).toBe(tools.length);
+        const result = await conn.client.callTool({ name: 'issues-create', arguments: { owner: 'o', repo: 'r', title: 'T', labels: ['bug'] } });
+        const echo = (result.structuredContent as { echo: { url: string; method: string; body: string } }).echo;
+        expect(echo).toMatchObject({ method: 'POST', url: '/gh/repos/o/r/issues' });
+        expect(JSON.parse(echo.body)).toEqual({ title: 'T', labels: ['bug'] });
+      } finally {
+        await conn.close();
+      }
+    }
+  });
+
+  test('Swagger 2.0 and OpenAPI 3.1 descriptions serve their parameter styles', async () => {
+    const legacy = await connectStdio('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'swagger-2.0.json')]);
+    const notes = await connectStdio('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'openapi-3.1.yaml')]);
+    try {
+      const orders = await legacy.client.callTool({ name: 'get-orders', arguments: { status: ['a', 'b'], 'X-Trace': 't1' } });
+      const o = (orders.structuredContent as { echo: { url: string; headers: Record<string, string> } }).echo;
+      expect(o.url).toBe('/orders?status=a,b');
+      expect(o.headers['x-trace']).toBe('t1');
+      const list = await notes.client.callTool({ name: 'lst-notes', arguments: { q: null, labels: ['x', 'y'], session: 'c1' } });
+      const n = (list.structuredContent as { echo: { url: string; headers: Record<string, string> } }).echo;
+      expect(n.url).toBe('/notes?labels=x,y');
+      expect(n.headers.cookie).toBe('session=c1');
+    } finally {
+      await Promise.all([legacy.close(), notes.close()]);
+    }
+  });
+});
+
+describe('mcpvisor with several APIs', () => {
+  test('serves each API in its own pool with its namespace', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'openapi-multi-'));
+    const config = path.join(dir, 'config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        shell: { enabled: false },
+        web: { enabled: false },
+        apis: [
+          { namespace: 'pets', apiBaseUrl: `${upstream.url}/p`, openApiSpec: path.join(FIXTURES, 'petstore-3.0.yaml'), toolsMode: 'dynamic' },
+          { namespace: 'notes', apiBaseUrl: `${upstream.url}/n`, openApiSpec: path.join(FIXTURES, 'openapi-3.1.yaml'), includeTags: ['notes'] },
+        ],
+      }),
+    );
+    const conn = await connectStdio('mcpvisor', ['--config', config]);
+    try {
+      const names = (await conn.client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['pets-list-api-endpoints', 'notes-lst-notes', 'notes-crt-note', 'notes-list-api-endpoints']));
+      expect(names.every((n) => n.length <= 64 && /^[a-z0-9-]+$/.test(n))).toBe(true);
+      const pet = await conn.client.callTool({ name: 'pets-invoke-api-endpoint', arguments: { toolId: 'GET::pets__---petId', parameters: { petId: '1' } } });
+      expect((pet.structuredContent as { echo: { url: string } }).echo.url).toBe('/p/pets/1');
+      const note = await conn.client.callTool({ name: 'notes-crt-note', arguments: { title: 'hello' } });
+      expect((note.structuredContent as { echo: { url: string } }).echo.url).toBe('/n/notes');
+    } finally {
+      await conn.close();
+    }
+  });
+});

@@ -1,0 +1,133 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
+import { spawnBin } from '../../helpers/processes';
+import { errorCodeOf } from '../../../protocol/results';
+import { startUpstream, type Recorded, type Upstream } from '../../fixtures/openapi/upstream';
+
+const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'openapi');
+const SECRET = 'sk-very-secret-value-123';
+
+let upstream: Upstream;
+beforeAll(async () => {
+  upstream = await startUpstream();
+});
+afterAll(() => upstream.close());
+
+async function call(conn: StdioConnection, name: string, args: Record<string, unknown>) {
+  const before = upstream.requests.length;
+  const result = (await conn.client.callTool({ name, arguments: args })) as { content: Array<{ type: string; text?: string }>; isError?: boolean; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> };
+  const sent: Recorded | undefined = upstream.requests[before];
+  return { result, sent, count: upstream.requests.length - before };
+}
+
+describe('openapi-mcp-server over stdio', () => {
+  let conn: StdioConnection;
+  beforeAll(async () => {
+    conn = await connectStdio(
+      'openapi-mcp-server',
+      ['--api-base-url', `${upstream.url}/v1`, '--openapi-spec', path.join(FIXTURES, 'collisions.yaml'), '--headers', `Authorization:Bearer ${SECRET}`, '--header', 'X-Extra=1'],
+      { API_HEADERS: 'X-From-Env:env' },
+    );
+  });
+  afterAll(() => conn.close());
+
+  test('lists tools the SDK client accepts, without internal fields', async () => {
+    const { tools } = await conn.client.listTools();
+    expect(tools.map((t) => t.name)).toEqual([
+      'upd-item', 'replace-items', 'set-count', 'get-usrs', 'get-usrs-2', 'get-usrs-3', 'send-form', 'send-file',
+      'list-api-endpoints', 'get-api-endpoint-schema', 'invoke-api-endpoint',
+    ]);
+    for (const tool of tools) {
+      expect(tool.inputSchema.type).toBe('object');
+      for (const key of Object.keys(tool)) expect(['name', 'title', 'description', 'inputSchema', 'annotations']).toContain(key);
+    }
+  });
+
+  test('sends same-name parameters and colliding body properties to their own places, with the static headers', async () => {
+    const { result, sent } = await call(conn, 'upd-item', { id: 'a/b', query_id: 'q', header_id: 'h', filter_name_: 'f', body_id: 3, label: 'L' });
+    expect(result.isError).toBeUndefined();
+    expect(sent).toMatchObject({ method: 'POST', url: '/v1/items/a%2Fb?id=q&filter%5Bname%5D=f' });
+    expect(sent!.headers).toMatchObject({ id: 'h', authorization: `Bearer ${SECRET}`, 'x-extra': '1', 'x-from-env': 'env', 'content-type': 'application/json' });
+    expect(JSON.parse(sent!.body)).toEqual({ id: 3, label: 'L' });
+    expect(result.structuredContent).toMatchObject({ echo: { method: 'POST' } });
+  });
+
+  test('sends each body kind as the description says', async () => {
+    expect(JSON.parse((await call(conn, 'replace-items', { body: ['x', 'y'] })).sent!.body)).toEqual(['x', 'y']);
+    const count = (await call(conn, 'set-count', { body: 12 })).sent!;
+    expect(count.headers['content-type']).toBe('text/plain');
+    expect(count.body).toBe('12');
+    const form = (await call(conn, 'send-form', { a: 'x&y', b: 2 })).sent!;
+    expect(form.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(form.body).toBe('a=x%26y&b=2');
+    const file = (await call(conn, 'send-file', { name: 'n1', file: 'file body' })).sent!;
+    expect(file.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+    expect(file.body).toContain('name="name"');
+    expect(file.body).toContain('file body');
+  });
+
+  test('refuses bad arguments before any upstream request, naming them', async () => {
+    const { result, count } = await call(conn, 'upd-item', { id: 'x', body_id: 'not a number', label: 'L' });
+    expect(count).toBe(0);
+    expect(result.isError).toBe(true);
+    expect(errorCodeOf(result)).toBe('BAD_INPUT');
+    expect(textOf(result)).toContain("'body_id' must be integer");
+    const unknown = await call(conn, 'get-usrs', { bogus: 1 });
+    expect(textOf(unknown.result)).toContain("unknown argument 'bogus'");
+  });
+
+  test('invokes a templated path through invoke-api-endpoint', async () => {
+    const { sent } = await call(conn, 'invoke-api-endpoint', { toolId: 'POST::items__---id', parameters: { id: '9', body_id: 1, label: 'z' } });
+    expect(sent!.url).toBe('/v1/items/9');
+  });
+
+  test('never writes header values to its logs', () => {
+    expect(conn.stderr()).not.toContain(SECRET);
+  });
+});
+
+describe('openapi-mcp-server errors and limits', () => {
+  test('reports upstream HTTP errors and timeouts as isError results', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'openapi-it-'));
+    const spec = path.join(dir, 'api.yaml');
+    writeFileSync(
+      spec,
+      [
+        'openapi: 3.0.3', 'info: {title: t, version: "1"}', 'paths:',
+        '  /status/{code}:', '    get:', '      operationId: getStatus', '      parameters: [{name: code, in: path, required: true, schema: {type: integer}}]', '      responses: {"200": {description: ok}}',
+        '  /hang:', '    get:', '      operationId: hang', '      responses: {"200": {description: ok}}',
+        '  /text:', '    get:', '      operationId: getText', '      responses: {"200": {description: ok}}',
+      ].join('\n'),
+    );
+    const config = path.join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ apis: [{ apiBaseUrl: upstream.url, openApiSpec: spec, requestTimeoutMs: 500 }] }));
+    const conn = await connectStdio('openapi-mcp-server', ['--config', config]);
+    try {
+      const notFound = await call(conn, 'get-status', { code: 404 });
+      expect(notFound.result.isError).toBe(true);
+      expect(errorCodeOf(notFound.result)).toBe('UPSTREAM_ERROR');
+      expect(textOf(notFound.result)).toMatch(/^UPSTREAM_ERROR.*HTTP 404: \{"error":"status 404"/);
+      expect(textOf(notFound.result).length).toBeLessThan(2200);
+      const slow = await call(conn, 'hang', {});
+      expect(slow.result.isError).toBe(true);
+      expect(errorCodeOf(slow.result)).toBe('TIMEOUT');
+      expect(textOf((await call(conn, 'get-text', {})).result)).toBe('plain words');
+    } finally {
+      await conn.close();
+    }
+  });
+
+  test('exits with the spec error when apiBaseUrl or the description is missing', async () => {
+    const noBase = spawnBin('openapi-mcp-server', ['--openapi-spec', path.join(FIXTURES, 'petstore-3.0.yaml')]);
+    expect(await noBase.exited).toBe(2);
+    expect(noBase.stderr()).toContain('apiBaseUrl is required');
+    const missing = spawnBin('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', '/no/such/spec.yaml']);
+    expect(await missing.exited).toBe(1);
+    expect(missing.stderr()).toContain('OpenAPI spec file not found: /no/such/spec.yaml');
+    const nothing = spawnBin('openapi-mcp-server', ['--api-base-url', upstream.url]);
+    expect(await nothing.exited).toBe(2);
+    expect(nothing.stderr()).toContain('no OpenAPI description given');
+  });
+});

@@ -1,0 +1,140 @@
+import { ApiClient, type ApiResponse } from '../../../workers/openapi/api-client';
+import { isAuthError, StaticAuthProvider, type AuthErrorInfo, type IAuthProvider } from '../../../workers/openapi/auth';
+import { responseToResult } from '../../../workers/openapi/results';
+import { errorCodeOf } from '../../../protocol/results';
+import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
+
+let upstream: Upstream;
+beforeAll(async () => {
+  upstream = await startUpstream();
+});
+afterAll(() => upstream.close());
+
+async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as { code?: string; message: string };
+  }
+  throw new Error('expected a rejection');
+}
+
+class TokenProvider implements IAuthProvider {
+  token = 'stale';
+  errors: AuthErrorInfo[] = [];
+  constructor(private readonly answer: 'refresh' | 'no' | 'throw') {}
+  async getAuthHeaders() {
+    return { Authorization: `Bearer ${this.token}` };
+  }
+  async handleAuthError(error: AuthErrorInfo) {
+    this.errors.push(error);
+    if (this.answer === 'throw') throw new Error('token expired: log in again');
+    if (this.answer === 'no') return false;
+    this.token = 'good';
+    return true;
+  }
+}
+
+describe('ApiClient', () => {
+  test('sends static headers and spec 000 request(method, path, params)', async () => {
+    const client = new ApiClient(`${upstream.url}/v1`, undefined, { 'X-Api-Key': 'k1' });
+    const got = await client.request('GET', '/users', { page: 2, tags: ['a', 'b'] });
+    expect(got.status).toBe(200);
+    const echo = JSON.parse(got.body.toString()).echo;
+    expect(echo.url).toBe('/v1/users?page=2&tags=a&tags=b');
+    expect(echo.headers['x-api-key']).toBe('k1');
+    const post = await client.request('POST', 'users', { name: 'n' });
+    expect(JSON.parse(JSON.parse(post.body.toString()).echo.body)).toEqual({ name: 'n' });
+    await client.close();
+  });
+
+  test('retries once with fresh headers when handleAuthError returns true', async () => {
+    const provider = new TokenProvider('refresh');
+    const client = new ApiClient(upstream.url, provider);
+    const before = upstream.requests.length;
+    const got = await client.request('GET', '/auth');
+    expect(got.status).toBe(200);
+    expect(provider.errors).toHaveLength(1);
+    expect(provider.errors[0]).toMatchObject({ status: 401, method: 'GET' });
+    expect(upstream.requests.length - before).toBe(2);
+    await client.close();
+  });
+
+  test('reports the error without retrying when handleAuthError returns false, and its message when it throws', async () => {
+    const no = new ApiClient(upstream.url, new TokenProvider('no'));
+    const before = upstream.requests.length;
+    const answer = await no.request('GET', '/auth');
+    expect(answer.status).toBe(401);
+    expect(upstream.requests.length - before).toBe(1);
+    const result = responseToResult(answer);
+    expect(result.isError).toBe(true);
+    expect(result.content[0]).toMatchObject({ text: expect.stringContaining('authentication error: HTTP 401') });
+    const thrower = new ApiClient(upstream.url, new TokenProvider('throw'));
+    const error = await rejection(thrower.request('GET', '/auth'));
+    expect(error).toMatchObject({ code: 'UPSTREAM_ERROR', message: 'authentication error (HTTP 401): token expired: log in again' });
+    await Promise.all([no.close(), thrower.close()]);
+  });
+
+  test('times out, caps the body, limits redirects and refuses cross-origin ones', async () => {
+    const client = new ApiClient(upstream.url, undefined, undefined, { requestTimeoutMs: 300, maxResponseBytes: 1000, maxRedirects: 2 });
+    expect(await rejection(client.request('GET', '/hang'))).toMatchObject({ code: 'TIMEOUT', message: expect.stringContaining('timed out after 300 ms') });
+    const big = await client.request('GET', '/big/5000');
+    expect(big).toMatchObject({ truncated: true });
+    expect(big.body.length).toBe(1000);
+    expect(responseToResult(big).content[0]).toMatchObject({ text: expect.stringMatching(/\[response cut at 1000 bytes\]$/) });
+    expect((await client.request('GET', '/redirect/2')).status).toBe(200);
+    expect(await rejection(client.request('GET', '/redirect/3'))).toMatchObject({ code: 'UPSTREAM_ERROR', message: 'more than 2 redirects' });
+    expect(await rejection(client.request('GET', '/away'))).toMatchObject({ code: 'UPSTREAM_ERROR', message: expect.stringContaining('another origin') });
+    await client.close();
+  });
+
+  test('reports a refused connection as a network error and aborts with the caller', async () => {
+    const dead = new ApiClient('http://127.0.0.1:9');
+    expect(await rejection(dead.request('GET', '/x'))).toMatchObject({ code: 'NETWORK_ERROR', message: expect.stringContaining('ECONNREFUSED') });
+    expect(await dead.testConnection()).toBe(false);
+    const live = new ApiClient(upstream.url);
+    expect(await live.testConnection()).toBe(true);
+    const controller = new AbortController();
+    const pending = rejection(live.request('GET', '/hang', undefined, undefined, { signal: controller.signal }));
+    controller.abort(Object.assign(new Error('cancelled'), { code: 'CANCELLED' }));
+    expect(await pending).toMatchObject({ code: 'CANCELLED' });
+    await Promise.all([dead.close(), live.close()]);
+  });
+});
+
+describe('results', () => {
+  const response = (status: number, type: string, body: Buffer | string): ApiResponse => ({ status, headers: type ? { 'content-type': type } : {}, body: Buffer.from(body), truncated: false, url: 'http://x/' });
+  test('turn JSON into pretty text plus structuredContent', () => {
+    expect(responseToResult(response(200, 'application/json', '{"a":1}'))).toEqual({ content: [{ type: 'text', text: '{\n  "a": 1\n}' }], structuredContent: { a: 1 } });
+    expect(responseToResult(response(200, 'application/json', '[1]')).structuredContent).toEqual({ result: [1] });
+  });
+  test('return text as text, summarise binary and report an empty body', () => {
+    expect(responseToResult(response(200, 'text/plain', 'hi')).content).toEqual([{ type: 'text', text: 'hi' }]);
+    expect(responseToResult(response(200, 'application/octet-stream', Buffer.alloc(10))).content[0]).toEqual({ type: 'text', text: 'binary response: application/octet-stream, 10 bytes' });
+    expect(responseToResult(response(204, '', '')).content[0]).toEqual({ type: 'text', text: 'HTTP 204' });
+  });
+  test('make HTTP errors isError results with the status and a bounded excerpt', () => {
+    const result = responseToResult(response(500, 'application/json', 'e'.repeat(10_000)));
+    expect(result.isError).toBe(true);
+    expect(errorCodeOf(result)).toBe('UPSTREAM_ERROR');
+    const text = (result.content[0] as { text: string }).text;
+    expect(text.startsWith('UPSTREAM_ERROR: HTTP 500: eee')).toBe(true);
+    expect(text.length).toBeLessThan(2100);
+  });
+});
+
+describe('auth helpers', () => {
+  test('StaticAuthProvider gives its headers and never asks for a retry', async () => {
+    const provider = new StaticAuthProvider({ Authorization: 'Bearer t' });
+    expect(await provider.getAuthHeaders()).toEqual({ Authorization: 'Bearer t' });
+    expect(await provider.handleAuthError()).toBe(false);
+  });
+  test('isAuthError is true for 401 and 403 only', () => {
+    expect(isAuthError({ status: 401 })).toBe(true);
+    expect(isAuthError({ response: { status: 403 } })).toBe(true);
+    expect(isAuthError({ statusCode: 403 })).toBe(true);
+    expect(isAuthError({ status: 404 })).toBe(false);
+    expect(isAuthError(new Error('x'))).toBe(false);
+    expect(isAuthError(null)).toBe(false);
+  });
+});

@@ -1,0 +1,48 @@
+import { loadConfig } from '../../../config/load';
+import { COMMON_FLAGS } from '../../../supervisor/profile';
+import { openapiProfile } from '../../../supervisor/cli/openapi-mcp-server';
+
+function load(argv: string[], env: Record<string, string> = {}) {
+  const profile = openapiProfile();
+  const loaded = loadConfig({ argv, env, flags: [...COMMON_FLAGS, ...profile.flags], envVars: profile.envVars, envPrefix: profile.envPrefix, defaults: profile.defaults });
+  return profile.finalize ? profile.finalize(loaded.config) : loaded.config;
+}
+
+describe('openapi-mcp-server flags and environment variables', () => {
+  test('map every flag of spec 000 onto apis[0] and the server fields', () => {
+    const config = load([
+      '--api-base-url', 'https://api.example.com', '--openapi-spec', './spec.yaml', '--spec-input-method', 'file',
+      '--headers', 'Authorization:Bearer a:b,X-One:1', '--header', 'X-Two=2', '--header', 'X-Three=3=3',
+      '--transport', 'http', '--port', '8080', '--host', '127.0.0.1', '--path', '/api-mcp',
+      '--tools', 'explicit', '--tool', 'GET::users', '--tool', 'crt-usr', '--tag', 'users', '--include-tags', 'a,b',
+      '--resource', 'users', '--operation', 'get', '--include-operations', 'post,DELETE', '--disable-abbreviation', '--debug',
+    ]);
+    expect(config).toMatchObject({ transport: 'http', debug: true, http: { port: 8080, host: '127.0.0.1', endpointPath: '/api-mcp' }, shell: { enabled: false }, web: { enabled: false } });
+    expect(config.apis).toHaveLength(1);
+    expect(config.apis[0]).toMatchObject({
+      apiBaseUrl: 'https://api.example.com',
+      openApiSpec: './spec.yaml',
+      specInputMethod: 'file',
+      headers: { Authorization: 'Bearer a:b', 'X-One': '1', 'X-Two': '2', 'X-Three': '3=3' },
+      toolsMode: 'explicit',
+      includeTools: ['GET::users', 'crt-usr'],
+      includeTags: ['users', 'a', 'b'],
+      includeResources: ['users'],
+      includeOperations: ['GET', 'POST', 'DELETE'],
+      disableAbbreviation: true,
+    });
+  });
+
+  test('combine environment variables with flags, flags winning', () => {
+    const config = load(['--openapi-spec', './flag.yaml'], { API_BASE_URL: 'https://env.example.com', OPENAPI_SPEC_PATH: './env.yaml', API_HEADERS: 'X-Env:e' });
+    expect(config.apis[0]).toMatchObject({ apiBaseUrl: 'https://env.example.com', openApiSpec: './flag.yaml', headers: { 'X-Env': 'e' } });
+  });
+
+  test('refuse a missing apiBaseUrl, a bad method and stdin with the stdio transport', () => {
+    expect(() => load([])).toThrow('apiBaseUrl is required');
+    expect(() => load(['--openapi-spec', 'x.yaml'])).toThrow(/apiBaseUrl is required/);
+    expect(() => load(['--api-base-url', 'https://a.example', '--openapi-spec', 'x', '--operation', 'FETCH'])).toThrow("--operation: 'FETCH' is not an HTTP method");
+    expect(() => load(['--api-base-url', 'https://a.example', '--spec-input-method', 'stdin'])).toThrow(/needs --transport http/);
+    expect(() => load(['--api-base-url', 'https://a.example', '--transport', 'sse', '--openapi-spec', 'x'])).toThrow(/transport must be stdio or http/);
+  });
+});

@@ -1,0 +1,120 @@
+import path from 'node:path';
+import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { loadSpec } from '../../../workers/openapi/load-spec';
+import { ApiToolService } from '../../../workers/openapi/service';
+import { ToolsManager, type EndpointTool } from '../../../workers/openapi/tools-manager';
+import { ArgumentValidator } from '../../../workers/openapi/validate-args';
+
+const ROOT = path.join(__dirname, '..', '..', '..');
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'openapi');
+const GITHUB = path.join(ROOT, 'node_modules', '@octokit', 'openapi', 'generated', 'api.github.com.json');
+
+async function toolsOf(file: string): Promise<Map<string, EndpointTool>> {
+  const spec = await loadSpec({ openApiSpec: path.join(FIXTURES, file) });
+  return new Map(new ToolsManager({}, spec).generateTools().map((t) => [t.toolId, t]));
+}
+
+const props = (tool: EndpointTool) => tool.inputSchema.properties as Record<string, Record<string, unknown>>;
+
+describe('input schemas', () => {
+  test('keep same-name parameters of different locations and colliding body properties distinct', async () => {
+    const tool = (await toolsOf('collisions.yaml')).get('POST::items__---id')!;
+    expect(tool.inputSchema.type).toBe('object');
+    expect(Object.keys(props(tool))).toEqual(['id', 'query_id', 'filter_name_', 'header_id', 'body_id', 'label']);
+    expect(tool.inputSchema.required).toEqual(['id', 'body_id', 'label']);
+    expect([...tool.targets.entries()]).toEqual([
+      ['id', { kind: 'parameter', in: 'path', name: 'id' }],
+      ['query_id', { kind: 'parameter', in: 'query', name: 'id' }],
+      ['filter_name_', { kind: 'parameter', in: 'query', name: 'filter[name]' }],
+      ['header_id', { kind: 'parameter', in: 'header', name: 'id' }],
+      ['body_id', { kind: 'bodyProperty', name: 'id' }],
+      ['label', { kind: 'bodyProperty', name: 'label' }],
+    ]);
+    expect(props(tool).body_id).toMatchObject({ type: 'integer', description: "(request body property 'id')" });
+    expect(props(tool).query_id.description).toBe("(query parameter 'id')");
+  });
+
+  test('make a non-object body one body argument', async () => {
+    const tools = await toolsOf('collisions.yaml');
+    const array = tools.get('PUT::items')!;
+    expect(props(array).body).toMatchObject({ type: 'array', items: { type: 'string' } });
+    expect(array.inputSchema.required).toEqual(['body']);
+    expect(array.body).toMatchObject({ shape: 'whole', contentType: 'application/json' });
+    const primitive = tools.get('POST::items__count')!;
+    expect(props(primitive).body).toMatchObject({ type: 'integer' });
+    expect(primitive.body?.contentType).toBe('text/plain');
+    const oneOf = (await toolsOf('openapi-3.1.yaml')).get('PUT::notes__---id')!;
+    expect(Object.keys(props(oneOf))).toEqual(['id', 'body']);
+    expect((props(oneOf).body.oneOf as unknown[]).length).toBe(2);
+  });
+
+  test('resolve $refs, merge allOf, drop readOnly properties and turn nullable into a type list', async () => {
+    const tools = await toolsOf('petstore-3.0.yaml');
+    const create = tools.get('POST::pets')!;
+    expect(Object.keys(props(create))).toEqual(['name', 'tag', 'status', 'owner', 'birthday']);
+    expect(create.inputSchema.required).toEqual(['name']);
+    expect(props(create).tag.type).toEqual(['string', 'null']);
+    expect(props(create).status.enum).toEqual(['available', 'pending', 'sold']);
+    expect(props(create).birthday).toEqual({ type: 'string', format: 'date' });
+    const show = tools.get('GET::pets__---petId')!;
+    expect(props(show).petId).toMatchObject({ type: 'string', description: "The id of the pet to retrieve (path parameter 'petId')" });
+    expect(show.inputSchema.required).toEqual(['petId']);
+    expect(tools.get('GET::store__inventory')!.inputSchema).toEqual({ type: 'object', properties: {} });
+  });
+
+  test('read Swagger 2.0 body and formData parameters', async () => {
+    const tools = await toolsOf('swagger-2.0.json');
+    const place = tools.get('POST::orders')!;
+    expect(place.inputSchema.required).toEqual(['petId', 'quantity']);
+    expect(place.body).toMatchObject({ swaggerBodyName: 'order', shape: 'object' });
+    const upload = tools.get('POST::uploads__---kind')!;
+    expect(upload.body).toMatchObject({ contentType: 'multipart/form-data', swaggerForm: true });
+    expect(props(upload).file.type).toBe('string');
+    expect(tools.get('POST::login')!.body?.contentType).toBe('application/x-www-form-urlencoded');
+    expect(props(tools.get('GET::orders')!).status).toMatchObject({ type: 'array', items: { type: 'string' } });
+  });
+
+  test('are accepted by the MCP SDK schema for every fixture and for GitHub', async () => {
+    for (const file of ['petstore-3.0.yaml', 'swagger-2.0.json', 'openapi-3.1.yaml', 'collisions.yaml', GITHUB]) {
+      const service = await ApiToolService.create({ apiBaseUrl: 'http://127.0.0.1:9', openApiSpec: path.isAbsolute(file) ? file : path.join(FIXTURES, file) });
+      const parsed = ListToolsResultSchema.parse({ tools: service.tools });
+      expect(parsed.tools.length).toBe(service.tools.length);
+      for (const tool of service.tools) {
+        expect(tool.inputSchema.type).toBe('object');
+        expect(Object.keys(tool).sort()).toEqual(expect.arrayContaining(['description', 'inputSchema', 'name']));
+        for (const key of Object.keys(tool)) expect(['name', 'title', 'description', 'inputSchema', 'annotations']).toContain(key);
+        expect(tool.name).toMatch(/^[a-z0-9-]{1,64}$/);
+      }
+      await service.close();
+    }
+  });
+});
+
+describe('ArgumentValidator', () => {
+  const schema = {
+    type: 'object' as const,
+    properties: { id: { type: 'integer' }, status: { type: 'string', enum: ['a', 'b'] }, when: { type: 'string', format: 'date' } },
+    required: ['id'],
+  };
+  const validator = new ArgumentValidator();
+  const check = (args: Record<string, unknown>) => {
+    try {
+      validator.check('t', schema, args);
+      return undefined;
+    } catch (error) {
+      return error as { code: string; message: string };
+    }
+  };
+
+  test('accepts valid arguments', () => {
+    expect(check({ id: 1, status: 'a', when: '2024-01-31' })).toBeUndefined();
+  });
+
+  test('names a missing, mistyped, out-of-enum or unknown argument', () => {
+    expect(check({})).toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'id' is required" });
+    expect(check({ id: 'x' })).toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'id' must be integer" });
+    expect(check({ id: 1, status: 'c' })?.message).toBe('invalid arguments: \'status\' must be one of ["a","b"]');
+    expect(check({ id: 1, when: 'tomorrow' })?.message).toBe('invalid arguments: \'when\' must match format "date"');
+    expect(check({ id: 1, stauts: 'a' })).toMatchObject({ code: 'BAD_INPUT', message: "unknown argument 'stauts'; expected 'id', 'status', 'when'" });
+  });
+});

@@ -1,0 +1,78 @@
+import path from 'node:path';
+import {
+  createMetaTools,
+  createToolFromOperation,
+  DEFAULT_CONFIG,
+  OpenAPIServer,
+  StaticAuthProvider,
+  validateConfig,
+} from '../../../workers/openapi';
+import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
+
+const PETSTORE = path.join(__dirname, '..', '..', 'fixtures', 'openapi', 'petstore-3.0.yaml');
+
+let upstream: Upstream;
+beforeAll(async () => {
+  upstream = await startUpstream();
+});
+afterAll(() => upstream.close());
+
+describe('validateConfig and DEFAULT_CONFIG', () => {
+  test('apply spec 000 defaults', () => {
+    expect(validateConfig({ apiBaseUrl: 'https://api.example.com' })).toMatchObject({
+      specInputMethod: 'url', name: 'openapi-mcp-server', version: '1.0.0', transportType: 'stdio', httpPort: 3000, httpHost: '127.0.0.1', endpointPath: '/mcp', toolsMode: 'all', disableAbbreviation: false, debug: false,
+    });
+    expect(DEFAULT_CONFIG).toMatchObject({ httpPort: 3000, toolsMode: 'all' });
+    expect(Object.isFrozen(DEFAULT_CONFIG)).toBe(true);
+  });
+
+  test('say that apiBaseUrl is required and that transportType must be stdio or http', () => {
+    expect(() => validateConfig({})).toThrow(expect.objectContaining({ code: 'BAD_INPUT', message: expect.stringContaining('apiBaseUrl is required') }));
+    expect(() => validateConfig({ apiBaseUrl: 'https://a.example', transportType: 'sse' })).toThrow(expect.objectContaining({ message: expect.stringContaining('transportType must be stdio or http') }));
+    expect(() => validateConfig({ apiBaseUrl: 'https://a.example', authProvider: {} })).toThrow(/authProvider must implement/);
+  });
+});
+
+describe('OpenAPIServer', () => {
+  test('starts in process, lists and calls tools with an auth provider, reports stats and stops', async () => {
+    const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: PETSTORE, namespace: 'pets', authProvider: new StaticAuthProvider({ Authorization: 'Bearer good' }) });
+    expect(() => server.getStats()).toThrow(/not started/);
+    await server.start();
+    expect(server.getStats().tools).toEqual({ total: 8, endpointTools: 5, metaTools: 3 });
+    expect(server.listTools().map((t) => t.name)).toContain('pets-lst-pets');
+    const result = await server.callTool('pets-lst-pets', { limit: 1 });
+    expect((result.structuredContent as { echo: { headers: Record<string, string> } }).echo.headers.authorization).toBe('Bearer good');
+    expect(await server.testConnection()).toBe(true);
+    await server.stop();
+  });
+
+  test('rejects start() when the description cannot be loaded', async () => {
+    const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: '/missing.yaml' });
+    await expect(server.start()).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'OpenAPI spec file not found: /missing.yaml' });
+  });
+});
+
+describe('createToolFromOperation and createMetaTools', () => {
+  test('build one tool from an operation', () => {
+    const tool = createToolFromOperation('/users/{id}', 'get', {
+      operationId: 'getUserById',
+      tags: ['users'],
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+    });
+    expect(tool).toEqual({
+      name: 'get-usr-by-id',
+      description: 'Make a GET request to /users/{id}',
+      inputSchema: { type: 'object', properties: { id: { type: 'string', description: "(path parameter 'id')" } }, required: ['id'] },
+      tags: ['users'],
+      method: 'GET',
+      resourceName: 'users',
+      toolId: 'GET::users__---id',
+    });
+  });
+
+  test('give the three meta-tools with object input schemas', () => {
+    const tools = createMetaTools();
+    expect(tools.map((t) => t.name)).toEqual(['list-api-endpoints', 'get-api-endpoint-schema', 'invoke-api-endpoint']);
+    for (const tool of tools) expect(tool.inputSchema.type).toBe('object');
+  });
+});

@@ -1,0 +1,100 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { loadSpec } from '../../../workers/openapi/load-spec';
+import { ToolsManager } from '../../../workers/openapi/tools-manager';
+
+const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'openapi');
+const PETSTORE = path.join(FIXTURES, 'petstore-3.0.yaml');
+
+let server: Server;
+let base: string;
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    if (req.url === '/petstore.yaml') {
+      res.setHeader('content-type', 'application/yaml');
+      res.end(readFileSync(PETSTORE));
+    } else if (req.url?.startsWith('/external/')) {
+      res.end(readFileSync(path.join(FIXTURES, req.url.slice(1))));
+    } else {
+      res.statusCode = 404;
+      res.end('no');
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as { code?: string; message: string };
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('loadSpec', () => {
+  test('reads a YAML file, a JSON file, a URL, standard input and inline content', async () => {
+    const fromFile = await loadSpec({ openApiSpec: PETSTORE, specInputMethod: 'file' });
+    expect(fromFile.version).toBe('3.0.3');
+    const json = await loadSpec({ openApiSpec: path.join(FIXTURES, 'swagger-2.0.json') });
+    expect(json).toMatchObject({ version: '2.0', isSwagger2: true });
+    const fromUrl = await loadSpec({ openApiSpec: `${base}/petstore.yaml` });
+    expect(fromUrl.root).toEqual(fromFile.root);
+    const fromStdin = await loadSpec({ specInputMethod: 'stdin', stdin: Readable.from([readFileSync(PETSTORE)]) });
+    expect(fromStdin).toMatchObject({ source: 'standard input', root: fromFile.root });
+    const inline = await loadSpec({ specInputMethod: 'inline', openApiSpec: readFileSync(path.join(FIXTURES, 'openapi-3.1.yaml'), 'utf8') });
+    expect(inline.version).toBe('3.1.0');
+  });
+
+  test('says that the spec file was not found, naming it', async () => {
+    const error = await rejection(loadSpec({ openApiSpec: '/nonexistent/openapi.yaml' }));
+    expect(error.code).toBe('NOT_FOUND');
+    expect(error.message).toBe('OpenAPI spec file not found: /nonexistent/openapi.yaml');
+  });
+
+  test('says that the spec failed to load from a URL, naming it', async () => {
+    const error = await rejection(loadSpec({ openApiSpec: `${base}/missing.yaml` }));
+    expect(error.code).toBe('NETWORK_ERROR');
+    expect(error.message).toBe(`failed to load the OpenAPI spec from ${base}/missing.yaml: HTTP 404`);
+  });
+
+  test('reports an invalid format naming the source', async () => {
+    const error = await rejection(loadSpec({ specInputMethod: 'inline', openApiSpec: '{ "openapi": ' }));
+    expect(error.code).toBe('BAD_INPUT');
+    expect(error.message).toMatch(/^invalid OpenAPI specification format in inline content: not valid JSON or YAML/);
+    const scalar = await rejection(loadSpec({ specInputMethod: 'inline', openApiSpec: 'just text' }));
+    expect(scalar.message).toBe('invalid OpenAPI specification format in inline content: expected an object at the top level');
+  });
+
+  test('reports a description without paths as missing the required field paths', async () => {
+    const error = await rejection(loadSpec({ specInputMethod: 'inline', openApiSpec: 'openapi: 3.0.0\ninfo: {title: t, version: "1"}\n' }));
+    expect(error.code).toBe('BAD_INPUT');
+    expect(error.message).toBe("invalid OpenAPI specification in inline content: missing required field 'paths'");
+    const noVersion = await rejection(loadSpec({ specInputMethod: 'inline', openApiSpec: '{"paths": {}}' }));
+    expect(noVersion.message).toMatch(/missing or unsupported 'openapi' \/ 'swagger' version field/);
+  });
+
+  test('lists the ways to give a description when none is given', async () => {
+    const error = await rejection(loadSpec({}));
+    expect(error.code).toBe('BAD_INPUT');
+    expect(error.message).toMatch(/--openapi-spec .*OPENAPI_SPEC_PATH.*stdin.*inline/);
+  });
+
+  test('follows $refs into files and URLs relative to the description, cutting cycles', async () => {
+    for (const source of [path.join(FIXTURES, 'external', 'main.yaml'), `${base}/external/main.yaml`]) {
+      const spec = await loadSpec({ openApiSpec: source });
+      expect(spec.external.size).toBe(3);
+      const [tool] = new ToolsManager({}, spec).generateTools();
+      expect(tool.inputSchema.required).toEqual(['id', 'label']);
+      const props = tool.inputSchema.properties as Record<string, Record<string, unknown>>;
+      expect(props.id).toMatchObject({ type: 'string', pattern: '^[a-z]+$' });
+      expect(props.size).toEqual({ type: 'integer', minimum: 0 });
+      expect(props.parent).toEqual({ type: 'object', description: 'recursive reference to #/Thing' });
+    }
+  });
+});

@@ -1,0 +1,80 @@
+import path from 'node:path';
+import { loadSpec } from '../../../workers/openapi/load-spec';
+import { buildUpstreamRequest, checkUrl, requestPlan } from '../../../workers/openapi/request';
+import { ToolsManager } from '../../../workers/openapi/tools-manager';
+
+const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'openapi');
+const BASE = 'http://127.0.0.1:8080/api/v1';
+
+async function builder(file: string) {
+  const spec = await loadSpec({ openApiSpec: path.join(FIXTURES, file) });
+  const manager = new ToolsManager({}, spec);
+  manager.generateTools();
+  return (toolId: string, args: Record<string, unknown>) => {
+    const tool = manager.getToolById(toolId)!;
+    return buildUpstreamRequest(requestPlan(tool.entry, spec, tool.targets, tool.body), args, BASE);
+  };
+}
+
+describe('buildUpstreamRequest', () => {
+  test('maps same-name parameters and colliding body properties back to their places', async () => {
+    const build = await builder('collisions.yaml');
+    const req = build('POST::items__---id', { id: 'p 1', query_id: 'q', header_id: 'h', filter_name_: 'n', body_id: 7, label: 'L' });
+    expect(req.method).toBe('POST');
+    expect(req.url).toBe(`${BASE}/items/p%201?id=q&filter%5Bname%5D=n`);
+    expect(req.headers).toMatchObject({ id: 'h', 'content-type': 'application/json' });
+    expect(JSON.parse(req.body as string)).toEqual({ id: 7, label: 'L' });
+  });
+
+  test('sends a non-object body as it is', async () => {
+    const build = await builder('collisions.yaml');
+    expect(JSON.parse(build('PUT::items', { body: ['a', 'b'] }).body as string)).toEqual(['a', 'b']);
+    const count = build('POST::items__count', { body: 5 });
+    expect(count.headers['content-type']).toBe('text/plain');
+    expect(count.body).toBe('5');
+  });
+
+  test('encodes form-urlencoded and multipart bodies', async () => {
+    const build = await builder('collisions.yaml');
+    const form = build('POST::forms', { a: 'x y', b: 2 });
+    expect(form).toMatchObject({ body: 'a=x%20y&b=2', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const multipart = build('POST::files', { name: 'n', file: 'content' });
+    expect(multipart.body).toBeInstanceOf(FormData);
+    expect(multipart.headers['content-type']).toBeUndefined();
+    expect((multipart.body as FormData).get('name')).toBe('n');
+  });
+
+  test('applies query style and explode, cookies and Swagger 2.0 collection formats', async () => {
+    const notes = await builder('openapi-3.1.yaml');
+    const req = notes('GET::notes', { q: 'hi', labels: ['a', 'b'], session: 's1' });
+    expect(req.url).toBe(`${BASE}/notes?q=hi&labels=a,b`);
+    expect(req.headers.cookie).toBe('session=s1');
+    const legacy = await builder('swagger-2.0.json');
+    const orders = legacy('GET::orders', { status: ['new', 'paid'], 'X-Trace': 't' });
+    expect(orders.url).toBe(`${BASE}/orders?status=new,paid`);
+    expect(orders.headers['x-trace']).toBe('t');
+    const place = legacy('POST::orders', { petId: 1, quantity: 2 });
+    expect(JSON.parse(place.body as string)).toEqual({ petId: 1, quantity: 2 });
+    const login = legacy('POST::login', { user: 'u', password: 'p&q' });
+    expect(login.body).toBe('user=u&password=p%26q');
+  });
+
+  test('never lets a path argument change the host or leave the base path', async () => {
+    const build = await builder('petstore-3.0.yaml');
+    for (const petId of ['//evil.example', '@evil.example', 'http://evil.example/', '../../../x', '%2e%2e', '?x=1#y']) {
+      const req = build('GET::pets__---petId', { petId });
+      const url = new URL(req.url);
+      expect(url.origin).toBe('http://127.0.0.1:8080');
+      expect(url.pathname.startsWith('/api/v1/pets/')).toBe(true);
+    }
+    expect(() => build('GET::pets__---petId', { petId: '..' })).toThrow(expect.objectContaining({ code: 'BAD_INPUT' }));
+  });
+});
+
+describe('checkUrl', () => {
+  test('refuses another origin or a path outside the base', () => {
+    expect(() => checkUrl('http://other:8080/api/v1/x', BASE)).toThrow(expect.objectContaining({ code: 'BLOCKED' }));
+    expect(() => checkUrl('http://127.0.0.1:8080/admin', BASE)).toThrow(expect.objectContaining({ code: 'BLOCKED' }));
+    expect(checkUrl('http://127.0.0.1:8080/api/v1/x/../y', BASE)).toBe('http://127.0.0.1:8080/api/v1/y');
+  });
+});

@@ -1,0 +1,144 @@
+import path from 'node:path';
+import { errorCodeOf } from '../../../protocol/results';
+import type { WorkerLogger } from '../../../protocol/worker-runtime';
+import { ApiToolService, type ApiServiceOptions } from '../../../workers/openapi/service';
+import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
+
+const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'openapi');
+const GITHUB = path.join(__dirname, '..', '..', '..', 'node_modules', '@octokit', 'openapi', 'generated', 'api.github.com.json');
+
+let upstream: Upstream;
+beforeAll(async () => {
+  upstream = await startUpstream();
+});
+afterAll(() => upstream.close());
+
+function recorder(): { log: WorkerLogger; warnings: string[] } {
+  const warnings: string[] = [];
+  const noop = () => undefined;
+  return { warnings, log: { debug: noop, info: noop, error: noop, warn: (msg) => warnings.push(msg) } };
+}
+
+async function service(options: Partial<ApiServiceOptions>, file = 'petstore-3.0.yaml') {
+  const { log, warnings } = recorder();
+  const s = await ApiToolService.create({ apiBaseUrl: `${upstream.url}/v1`, openApiSpec: path.isAbsolute(file) ? file : path.join(FIXTURES, file), ...options }, log);
+  return { s, warnings, names: s.tools.map((t) => t.name) };
+}
+
+const META = ['list-api-endpoints', 'get-api-endpoint-schema', 'invoke-api-endpoint'];
+
+describe('modes and filters', () => {
+  test('all lists every endpoint tool plus the three meta-tools', async () => {
+    const { s, names, warnings } = await service({});
+    expect(warnings).toContain('3 tool name(s) abbreviated, e.g. listPets → lst-pets, createPets → crt-pets, deletePet → del-pet');
+    expect(names).toEqual(['lst-pets', 'crt-pets', 'show-pet-by-id', 'del-pet', 'get-inventory', ...META]);
+    expect(s.getStats()).toEqual({ tools: { total: 8, endpointTools: 5, metaTools: 3 }, openapi: { version: '3.0.3', paths: 3, operations: 5 }, filtering: { applied: false } });
+    await s.close();
+  });
+
+  test('dynamic lists only the meta-tools', async () => {
+    const { s, names } = await service({ toolsMode: 'dynamic' });
+    expect(names).toEqual(META);
+    expect(s.getStats().tools).toEqual({ total: 3, endpointTools: 0, metaTools: 3 });
+    await s.close();
+  });
+
+  test('explicit lists only the tools named by ID or name', async () => {
+    const { s, names } = await service({ toolsMode: 'explicit', includeTools: ['GET::pets', 'del-pet', 'invoke-api-endpoint'] });
+    expect(names).toEqual(['lst-pets', 'del-pet', 'invoke-api-endpoint']);
+    await s.close();
+  });
+
+  test('filters by tag (case-sensitive), method and resource, combined', async () => {
+    expect((await service({ includeTags: ['store'] })).names).toEqual(['get-inventory', ...META]);
+    const wrongCase = await service({ includeTags: ['Store'] });
+    expect(wrongCase.names).toEqual(META);
+    expect(wrongCase.warnings).toEqual(expect.arrayContaining(["no operations for tag 'Store'", 'no tools left after filtering']));
+    expect((await service({ includeOperations: ['delete'] })).names).toEqual(['del-pet', ...META]);
+    expect((await service({ includeResources: ['pets'] })).names).toEqual(['lst-pets', 'crt-pets', 'show-pet-by-id', 'del-pet', ...META]);
+    expect((await service({ includeResources: ['/pets'], includeOperations: ['GET'] })).names).toEqual(['lst-pets', 'show-pet-by-id', ...META]);
+    const filtered = await service({ includeTags: ['pets'], includeOperations: ['GET'] });
+    expect(filtered.s.getStats().filtering).toEqual({ applied: true, includedTags: ['pets'], includedOperations: ['GET'] });
+  });
+
+  test('warns when explicit mode has no includeTools', async () => {
+    const { names, warnings } = await service({ toolsMode: 'explicit' });
+    expect(names).toEqual([]);
+    expect(warnings).toContain('toolsMode explicit without includeTools: no endpoint tools');
+  });
+
+  test('renames later duplicate names with a warning', async () => {
+    const { names, warnings } = await service({}, 'collisions.yaml');
+    expect(names).toEqual(expect.arrayContaining(['get-usrs', 'get-usrs-2', 'get-usrs-3']));
+    expect(warnings.filter((w) => w.startsWith("duplicate tool name 'get-usrs'"))).toHaveLength(2);
+  });
+
+  test('refuses names over 64 characters with disableAbbreviation, listing them', async () => {
+    const long = `openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      operationId: ${'veryLong'.repeat(10)}\n      responses: {'200': {description: ok}}\n`;
+    await expect(ApiToolService.create({ apiBaseUrl: upstream.url, specInputMethod: 'inline', openApiSpec: long, disableAbbreviation: true })).rejects.toMatchObject({
+      code: 'BAD_INPUT',
+      message: expect.stringContaining('exceed 64 characters: very-longvery-long'),
+    });
+  });
+});
+
+describe('calls', () => {
+  test('validate arguments before any upstream request and name the bad one', async () => {
+    const { s } = await service({});
+    const before = upstream.requests.length;
+    await expect(s.handle('lst-pets', { limit: 'ten' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'limit' must be integer" });
+    await expect(s.handle('show-pet-by-id', {})).rejects.toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'petId' is required" });
+    expect(upstream.requests.length).toBe(before);
+    await s.close();
+  });
+
+  test('send the request and return JSON as text plus structuredContent', async () => {
+    const { s } = await service({ headers: { 'X-Api-Key': 'secret' } });
+    const result = await s.handle('show-pet-by-id', { petId: 'a b' });
+    const echo = (result.structuredContent as { echo: { url: string; method: string; headers: Record<string, string> } }).echo;
+    expect(echo).toMatchObject({ method: 'GET', url: '/v1/pets/a%20b' });
+    expect(echo.headers['x-api-key']).toBe('secret');
+    await expect(s.handle('no-such-tool', {})).rejects.toMatchObject({ code: 'UNKNOWN_TOOL' });
+    await s.close();
+  });
+});
+
+describe('meta-tools', () => {
+  test('list-api-endpoints filters and pages a large API', async () => {
+    const { s } = await service({ toolsMode: 'dynamic' }, GITHUB);
+    const first = (await s.handle('list-api-endpoints', {})).structuredContent as { total: number; nextOffset: number; endpoints: unknown[] };
+    expect(first.total).toBe(1223);
+    expect(first.endpoints).toHaveLength(50);
+    expect(first.nextOffset).toBe(50);
+    const issues = (await s.handle('list-api-endpoints', { tag: 'issues', method: 'post', limit: 200 })).structuredContent as { total: number; endpoints: Array<{ method: string; tags: string[] }> };
+    expect(issues.total).toBeGreaterThan(5);
+    expect(issues.endpoints.every((e) => e.method === 'POST' && e.tags.includes('issues'))).toBe(true);
+    const text = (await s.handle('list-api-endpoints', { search: 'create an issue' })).content[0] as { text: string };
+    expect(text.text).toContain('POST::repos__---owner__---repo__issues');
+    expect(text.text.length).toBeLessThan(20_000);
+    await s.close();
+  });
+
+  test('get-api-endpoint-schema returns resolved schemas', async () => {
+    const { s } = await service({ toolsMode: 'dynamic' });
+    const schema = (await s.handle('get-api-endpoint-schema', { toolId: 'GET::pets__---petId' })).structuredContent as Record<string, any>;
+    expect(schema).toMatchObject({ toolId: 'GET::pets__---petId', name: 'show-pet-by-id', method: 'GET', path: '/pets/{petId}' });
+    expect(schema.parameters[0]).toMatchObject({ name: 'petId', in: 'path' });
+    expect(schema.responses['200'].content['application/json'].schema.properties.name).toEqual({ type: 'string' });
+    expect(JSON.stringify(schema)).not.toContain('$ref');
+    const missing = await s.handle('get-api-endpoint-schema', { toolId: 'GET::nope' });
+    expect(missing.isError).toBe(true);
+    expect(errorCodeOf(missing)).toBe('NOT_FOUND');
+    await s.close();
+  });
+
+  test('invoke-api-endpoint validates and fills path templates', async () => {
+    const { s } = await service({ toolsMode: 'dynamic' });
+    const result = await s.handle('invoke-api-endpoint', { toolId: 'GET::pets__---petId', parameters: { petId: '42' } });
+    expect((result.structuredContent as { echo: { url: string } }).echo.url).toBe('/v1/pets/42');
+    const byName = await s.handle('invoke-api-endpoint', { toolId: 'lst-pets', parameters: { limit: 5 } });
+    expect((byName.structuredContent as { echo: { url: string } }).echo.url).toBe('/v1/pets?limit=5');
+    await expect(s.handle('invoke-api-endpoint', { toolId: 'GET::pets__---petId', parameters: {} })).rejects.toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'petId' is required" });
+    await s.close();
+  });
+});

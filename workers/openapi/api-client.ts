@@ -1,0 +1,208 @@
+import type { Dispatcher } from 'undici';
+import { undici } from './lazy';
+import { McpvisorError } from '../../protocol/errors';
+import { isAuthProvider, type IAuthProvider } from './auth';
+import type { BuiltRequest } from './request';
+import { checkUrl } from './request';
+
+/** Limits of upstream requests. */
+export interface ApiClientOptions {
+  /** Whole request budget, headers and body, ms; default 30,000. */
+  requestTimeoutMs?: number;
+  /** Bytes of a response body kept; the rest is cut and `truncated` set. Default 10 MB. */
+  maxResponseBytes?: number;
+  /** Same-origin redirects followed; default 5. Cross-origin ones are never followed. */
+  maxRedirects?: number;
+  /** Connections per upstream origin; default 128. */
+  connections?: number;
+}
+
+/** An upstream answer, body cut at the cap. */
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  truncated: boolean;
+  url: string;
+}
+
+const RETRYABLE_AUTH = new Set([401, 403]);
+
+/**
+ * Sends requests to one upstream API with undici. Static headers and the provider's headers are
+ * added to every request (the provider's win); on 401/403 the provider's `handleAuthError` decides
+ * whether to retry, once. Errors: TIMEOUT (our budget), NETWORK_ERROR (DNS, refused, reset; the
+ * message carries undici's code), UPSTREAM_ERROR (a thrown `handleAuthError`, a cross-origin
+ * redirect, too many redirects), BLOCKED (a URL outside the base), CANCELLED (the caller's signal).
+ */
+export class ApiClient {
+  readonly baseUrl: string;
+  readonly #auth?: IAuthProvider;
+  readonly #headers: Record<string, string>;
+  readonly #options: Required<ApiClientOptions>;
+  readonly #dispatcher: Dispatcher;
+
+  constructor(baseUrl: string, authProvider?: IAuthProvider, headers?: Record<string, string>, options: ApiClientOptions = {}) {
+    this.baseUrl = new URL(baseUrl).href.replace(/\/+$/, '');
+    if (authProvider !== undefined && !isAuthProvider(authProvider)) throw new TypeError('authProvider must implement getAuthHeaders and handleAuthError');
+    this.#auth = authProvider;
+    this.#headers = lowerKeys(headers ?? {});
+    this.#options = {
+      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+      maxResponseBytes: options.maxResponseBytes ?? 10 * 1024 * 1024,
+      maxRedirects: options.maxRedirects ?? 5,
+      connections: options.connections ?? 128,
+    };
+    this.#dispatcher = new (undici().Agent)({ connections: this.#options.connections, keepAliveTimeout: 10_000 });
+  }
+
+  /**
+   * spec 000's convenience form: `params` go to the query string for GET/HEAD/DELETE/OPTIONS and
+   * into a JSON body otherwise. `path` is relative to the base URL.
+   */
+  async request(method: string, path: string, params?: Record<string, unknown>, headers?: Record<string, string>, options: { signal?: AbortSignal } = {}): Promise<ApiResponse> {
+    const url = new URL(`${this.baseUrl}/${path.replace(/^\/+/, '')}`);
+    const upper = method.toUpperCase();
+    let body: string | undefined;
+    const hs: Record<string, string> = lowerKeys(headers ?? {});
+    if (params && ['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(upper)) {
+      for (const [key, value] of Object.entries(params)) {
+        if (Array.isArray(value)) for (const item of value) url.searchParams.append(key, String(item));
+        else if (value !== undefined && value !== null) url.searchParams.append(key, typeof value === 'object' ? JSON.stringify(value) : String(value));
+      }
+    } else if (params) {
+      body = JSON.stringify(params);
+      hs['content-type'] ??= 'application/json';
+    }
+    return this.send({ method: upper, url: url.href, headers: hs, body }, options);
+  }
+
+  /** Sends a built request with auth, timeout, size cap and redirects. */
+  async send(req: BuiltRequest, options: { signal?: AbortSignal } = {}): Promise<ApiResponse> {
+    checkUrl(req.url, this.baseUrl);
+    let response = await this.#once(req, options.signal);
+    if (RETRYABLE_AUTH.has(response.status) && this.#auth) {
+      let retry: boolean;
+      try {
+        retry = await this.#auth.handleAuthError({
+          status: response.status,
+          body: response.body.subarray(0, 2000).toString('utf8'),
+          method: req.method,
+          url: response.url,
+          response: { status: response.status, headers: response.headers },
+        });
+      } catch (error) {
+        throw new McpvisorError('UPSTREAM_ERROR', `authentication error (HTTP ${response.status}): ${(error as Error)?.message ?? String(error)}`, { data: { status: response.status, auth: true } });
+      }
+      if (retry) response = await this.#once(req, options.signal);
+    }
+    return response;
+  }
+
+  /** True when the base URL answers at all (any HTTP status); false on network errors. */
+  async testConnection(options: { signal?: AbortSignal } = {}): Promise<boolean> {
+    try {
+      await this.#once({ method: 'HEAD', url: `${this.baseUrl}/`, headers: {} }, options.signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#dispatcher.close();
+  }
+
+  async #headersFor(req: BuiltRequest): Promise<Record<string, string>> {
+    const fromAuth = this.#auth ? lowerKeys(await this.#auth.getAuthHeaders()) : {};
+    return { ...this.#headers, ...req.headers, ...fromAuth };
+  }
+
+  async #once(req: BuiltRequest, signal: AbortSignal | undefined): Promise<ApiResponse> {
+    if (signal?.aborted) throw signal.reason;
+    const headers = await this.#headersFor(req);
+    // The caller may have given up while the provider was asked for headers.
+    if (signal?.aborted) throw signal.reason;
+    // One controller, one timer, one listener, all released in `finally` (AbortSignal.any and
+    // AbortSignal.timeout cost far more per request in Node 20).
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.#options.requestTimeoutMs);
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const combined = controller.signal;
+    let url = req.url;
+    let method = req.method;
+    let body: unknown = toUndiciForm(req.body);
+    try {
+      for (let hop = 0; ; hop++) {
+        const res = await undici().request(url, { method: method as Dispatcher.HttpMethod, headers, body: body as Dispatcher.RequestOptions['body'], signal: combined, dispatcher: this.#dispatcher });
+        if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304 && res.headers.location) {
+          await res.body.dump();
+          const next = new URL(String(res.headers.location), url);
+          if (next.origin !== new URL(url).origin) {
+            throw new McpvisorError('UPSTREAM_ERROR', `HTTP ${res.statusCode}: redirected to another origin (${next.origin}); not followed so credentials stay with the API`, { data: { status: res.statusCode } });
+          }
+          if (hop >= this.#options.maxRedirects) throw new McpvisorError('UPSTREAM_ERROR', `more than ${this.#options.maxRedirects} redirects`, { data: { status: res.statusCode } });
+          if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+            method = 'GET';
+            body = undefined;
+            delete headers['content-type'];
+          }
+          url = next.href;
+          continue;
+        }
+        const { body: data, truncated } = await readCapped(res.body, this.#options.maxResponseBytes);
+        return { status: res.statusCode, headers: flatHeaders(res.headers), body: data, truncated, url };
+      }
+    } catch (error) {
+      if (error instanceof McpvisorError) throw error;
+      if (signal?.aborted) throw signal.reason;
+      if (timedOut) throw new McpvisorError('TIMEOUT', `the upstream request timed out after ${this.#options.requestTimeoutMs} ms (${method} ${url})`);
+      const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
+      throw new McpvisorError('NETWORK_ERROR', `network error calling ${method} ${url}: ${code ?? (error as Error).message}`, { data: { code } });
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+/** swagger-client builds Node's global FormData, which undici 7's `request` cannot send: copy it. */
+function toUndiciForm(body: BuiltRequest['body']): unknown {
+  if (!(body instanceof FormData) || (body as unknown) instanceof undici().FormData) return body;
+  const form = new (undici().FormData)();
+  (body as unknown as { forEach(fn: (value: unknown, name: string) => void): void }).forEach((value, name) => form.append(name, value as string | Blob));
+  return form;
+}
+
+async function readCapped(stream: Dispatcher.ResponseData['body'], maxBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buffer = chunk as Buffer;
+    if (size + buffer.length > maxBytes) {
+      chunks.push(buffer.subarray(0, maxBytes - size));
+      stream.destroy();
+      return { body: Buffer.concat(chunks), truncated: true };
+    }
+    size += buffer.length;
+    chunks.push(buffer);
+  }
+  return { body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), truncated: false };
+}
+
+function flatHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  return out;
+}
+
+function lowerKeys(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = String(value);
+  return out;
+}

@@ -1,0 +1,222 @@
+import type { JsonObjectSchema } from '../../protocol/tool';
+import type { OperationEntry, RawParameter } from './operations';
+import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
+
+/** Where one argument of a tool goes in the upstream request. */
+export type ArgumentTarget =
+  | { kind: 'parameter'; in: 'path' | 'query' | 'header' | 'cookie'; name: string }
+  /** A property of an object body (JSON, form-urlencoded, multipart; Swagger 2.0 formData too). */
+  | { kind: 'bodyProperty'; name: string }
+  /** The whole body, sent as it is (arrays, primitives, oneOf/anyOf, free-form objects). */
+  | { kind: 'body' };
+
+export interface BodyInfo {
+  /** The media type sent: the first of `application/json`, a `+json` type, form, multipart, other. */
+  contentType: string;
+  required: boolean;
+  /** How the body's arguments are given: spread properties or one `body` argument. */
+  shape: 'object' | 'whole';
+  /** Swagger 2.0: the name of the `in: body` parameter. */
+  swaggerBodyName?: string;
+  /** Swagger 2.0 formData parameters. */
+  swaggerForm?: boolean;
+}
+
+export interface InputSchemaResult {
+  inputSchema: JsonObjectSchema;
+  /** Argument name → target; the worker's private map, never in tools/list. */
+  targets: Map<string, ArgumentTarget>;
+  body?: BodyInfo;
+}
+
+const LOCATION_ORDER = ['path', 'query', 'header', 'cookie', 'formData', 'body'] as const;
+const ARG_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/**
+ * The input schema of an operation: always `type: "object"`, one property per parameter and per
+ * property of an object request body, `$ref`s resolved, OpenAPI 3.0 `nullable` turned into a type
+ * list, `readOnly` body properties left out.
+ *
+ * Decisions (spec 000: "not shown"):
+ * - Argument names are the parameter or property names. Characters outside `[A-Za-z0-9_.-]`
+ *   (e.g. `filter[name]`) become `_`, because several clients reject other property keys.
+ * - Same name in several locations: the first in the order path, query, header, cookie keeps the
+ *   plain name; the others are `<location>_<name>` (`query_id`, `header_id`).
+ * - A body property whose name a parameter already holds is `body_<name>`.
+ * - A body that is not an object with properties (array, primitive, oneOf/anyOf, free-form
+ *   object) is one argument `body` (or `request_body` if a parameter is called `body`), sent as is.
+ * - A further clash gets `_2`, `_3`, …. Each argument's description says where it goes.
+ */
+export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProblem?: (message: string) => void): InputSchemaResult {
+  const properties: Record<string, Json> = {};
+  const required: string[] = [];
+  const targets = new Map<string, ArgumentTarget>();
+  const claim = (wanted: string, fallbacks: string[]): string => {
+    for (const candidate of [wanted, ...fallbacks]) {
+      const name = safeName(candidate);
+      if (!(name in properties)) return name;
+    }
+    const base = safeName(fallbacks[fallbacks.length - 1] ?? wanted);
+    for (let n = 2; ; n++) if (!(`${base}_${n}` in properties)) return `${base}_${n}`;
+  };
+
+  const params = [...entry.parameters].sort((a, b) => LOCATION_ORDER.indexOf(a.in) - LOCATION_ORDER.indexOf(b.in));
+  let body: BodyInfo | undefined;
+  let swaggerBody: RawParameter | undefined;
+  const formParams: RawParameter[] = [];
+
+  for (const param of params) {
+    if (param.in === 'body') {
+      swaggerBody = param;
+      continue;
+    }
+    if (param.in === 'formData') {
+      formParams.push(param);
+      continue;
+    }
+    const arg = claim(param.name, [`${param.in}_${param.name}`]);
+    const schema = parameterSchema(param, ctx, onProblem);
+    properties[arg] = describe(schema, param.description, `${param.in} parameter '${param.name}'`);
+    targets.set(arg, { kind: 'parameter', in: param.in as 'path' | 'query' | 'header' | 'cookie', name: param.name });
+    if (param.required || param.in === 'path') required.push(arg);
+  }
+
+  // The body: OpenAPI 3 requestBody, Swagger 2.0 `in: body` or formData parameters.
+  let bodySchema: Json | undefined;
+  let bodyDescription: string | undefined;
+  if (formParams.length > 0) {
+    const consumes = (entry.operation.consumes ?? (ctx.root.consumes as Json)) as Json;
+    const multipart = formParams.some((p) => p.type === 'file') || (Array.isArray(consumes) && consumes.includes('multipart/form-data'));
+    body = { contentType: multipart ? 'multipart/form-data' : 'application/x-www-form-urlencoded', required: formParams.some((p) => p.required), shape: 'object', swaggerForm: true };
+    bodySchema = {
+      type: 'object',
+      properties: Object.fromEntries(formParams.map((p) => [p.name, describe(parameterSchema(p, ctx, onProblem), p.description, undefined)])),
+      required: formParams.filter((p) => p.required).map((p) => p.name),
+    };
+  } else if (swaggerBody) {
+    const consumes = (entry.operation.consumes ?? (ctx.root.consumes as Json)) as Json;
+    const contentType = Array.isArray(consumes) && typeof consumes[0] === 'string' ? pickContentType(consumes as string[]) : 'application/json';
+    bodySchema = deref(swaggerBody.schema, ctx, onProblem);
+    bodyDescription = swaggerBody.description;
+    body = { contentType, required: swaggerBody.required === true, shape: 'object', swaggerBodyName: swaggerBody.name };
+  } else if (entry.operation.requestBody !== undefined) {
+    const requestBody = follow(entry.operation.requestBody, ctx).value as JsonObject | undefined;
+    const content = (requestBody?.content ?? {}) as JsonObject;
+    const types = Object.keys(content);
+    if (types.length > 0) {
+      const contentType = pickContentType(types);
+      bodySchema = deref((content[contentType] as JsonObject | undefined)?.schema, ctx, onProblem) ?? {};
+      bodyDescription = typeof requestBody?.description === 'string' ? requestBody.description : undefined;
+      body = { contentType, required: requestBody?.required === true, shape: 'object' };
+    }
+  }
+
+  if (body) {
+    const schema = normalise(bodySchema ?? {}) as JsonObject;
+    const props = objectProperties(schema);
+    if (props && !body.swaggerForm && body.contentType !== 'application/x-www-form-urlencoded' && body.contentType !== 'multipart/form-data' && Object.keys(props).length === 0) {
+      body.shape = 'whole';
+    } else if (!props) {
+      body.shape = 'whole';
+    }
+    if (body.shape === 'object' && props) {
+      const bodyRequired = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+      for (const [name, propSchema] of Object.entries(props)) {
+        if (propSchema && typeof propSchema === 'object' && (propSchema as JsonObject).readOnly === true) continue;
+        const arg = claim(name, [`body_${name}`]);
+        properties[arg] = describe(propSchema, undefined, arg === name ? undefined : `request body property '${name}'`);
+        targets.set(arg, { kind: 'bodyProperty', name });
+        if (body.required && bodyRequired.has(name)) required.push(arg);
+      }
+    } else {
+      const arg = claim('body', ['request_body']);
+      properties[arg] = describe(schema, bodyDescription ?? `request body (${body.contentType}), sent as it is`, undefined);
+      targets.set(arg, { kind: 'body' });
+      if (body.required) required.push(arg);
+    }
+  }
+
+  const inputSchema: JsonObjectSchema = { type: 'object', properties: properties as Record<string, unknown> };
+  if (required.length > 0) inputSchema.required = required;
+  return { inputSchema, targets, body };
+}
+
+/** The properties of an object schema (with allOf merged), or undefined when it is not one. */
+function objectProperties(schema: JsonObject): JsonObject | undefined {
+  if (schema.oneOf || schema.anyOf) return undefined;
+  const type = schema.type;
+  if (type !== undefined && type !== 'object' && !(Array.isArray(type) && type.includes('object') && type.length === 1)) return undefined;
+  if (Array.isArray(schema.allOf)) {
+    const merged: JsonObject = { ...((schema.properties as JsonObject) ?? {}) };
+    const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+    for (const part of schema.allOf) {
+      if (!part || typeof part !== 'object' || Array.isArray(part)) return undefined;
+      const inner = objectProperties(part);
+      if (!inner) return undefined;
+      Object.assign(merged, inner);
+      for (const name of (Array.isArray(part.required) ? part.required : []) as string[]) required.add(name);
+    }
+    schema.properties = merged;
+    schema.required = [...required];
+    delete schema.allOf;
+    return merged;
+  }
+  if (schema.properties && typeof schema.properties === 'object' && !Array.isArray(schema.properties)) return schema.properties as JsonObject;
+  return type === 'object' ? {} : undefined;
+}
+
+function parameterSchema(param: RawParameter, ctx: RefContext, onProblem?: (message: string) => void): Json {
+  if (param.schema !== undefined) return normalise(deref(param.schema, ctx, onProblem) ?? {});
+  if (param.content && typeof param.content === 'object' && !Array.isArray(param.content)) {
+    const first = Object.values(param.content)[0] as JsonObject | undefined;
+    return normalise(deref(first?.schema, ctx, onProblem) ?? {});
+  }
+  // Swagger 2.0: the schema keywords sit on the parameter itself.
+  const out: JsonObject = {};
+  for (const key of ['type', 'format', 'items', 'enum', 'default', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'uniqueItems', 'multipleOf']) {
+    if (param[key] !== undefined) out[key] = deref(param[key], ctx, onProblem) as Json;
+  }
+  if (out.type === 'file') out.type = 'string';
+  return normalise(out);
+}
+
+/** OpenAPI 3.0 `nullable` → a type list; drops keywords a JSON Schema validator misreads. */
+function normalise(schema: Json): Json {
+  if (schema === null || typeof schema !== 'object') return schema;
+  if (Array.isArray(schema)) return schema.map(normalise);
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'nullable' || key === 'discriminator' || key === 'xml' || key === 'externalDocs' || key.startsWith('x-')) continue;
+    out[key] = key === 'properties' && value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, normalise(inner)]))
+      : typeof value === 'object' ? normalise(value) : value;
+  }
+  if (schema.nullable === true) {
+    if (typeof out.type === 'string') out.type = [out.type, 'null'];
+    else if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+  }
+  return out;
+}
+
+function describe(schema: Json, description: string | undefined, where: string | undefined): Json {
+  const base: JsonObject = schema && typeof schema === 'object' && !Array.isArray(schema) ? { ...schema } : {};
+  const text = [description ?? (typeof base.description === 'string' ? base.description : undefined), where ? `(${where})` : undefined].filter(Boolean).join(' ');
+  if (text) base.description = text;
+  return base;
+}
+
+function safeName(name: string): string {
+  const safe = name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64);
+  return ARG_NAME.test(safe) ? safe : 'arg';
+}
+
+/** JSON first (`application/json`, then any `+json`), then form, multipart, then the first listed. */
+function pickContentType(types: string[]): string {
+  return (
+    types.find((t) => t === 'application/json') ??
+    types.find((t) => /^application\/([\w.-]+\+)?json/.test(t)) ??
+    types.find((t) => t === 'application/x-www-form-urlencoded') ??
+    types.find((t) => t === 'multipart/form-data') ??
+    types[0]
+  );
+}

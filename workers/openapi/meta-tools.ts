@@ -1,0 +1,132 @@
+import { McpvisorError } from '../../protocol/errors';
+import type { JsonObjectSchema } from '../../protocol/tool';
+import { META_TOOL_NAMES } from './meta-names';
+import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
+import type { EndpointTool } from './tools-manager';
+
+/** Page size of `list-api-endpoints` when none is asked; the most it returns is 200. */
+export const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 200;
+/** Characters of a serialized `get-api-endpoint-schema` answer before responses are trimmed. */
+const MAX_SCHEMA_CHARS = 200_000;
+
+export interface MetaTool {
+  name: (typeof META_TOOL_NAMES)[number];
+  description: string;
+  inputSchema: JsonObjectSchema;
+}
+
+/** spec 000's three meta-tools, in a fixed order. */
+export function createMetaTools(): MetaTool[] {
+  return [
+    {
+      name: 'list-api-endpoints',
+      description:
+        'List the API endpoints this server can call, with their tool IDs. Filter by tag, HTTP method, path substring or free text; results come in pages (see nextOffset).',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          tag: { type: 'string', description: 'Only endpoints with this OpenAPI tag (exact)' },
+          method: { type: 'string', description: 'Only this HTTP method (any case)' },
+          path: { type: 'string', description: 'Only paths containing this text' },
+          search: { type: 'string', description: 'Only endpoints whose name, path, summary or ID contains this text (any case)' },
+          limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Page size' },
+          offset: { type: 'integer', minimum: 0, default: 0, description: 'Endpoints to skip (nextOffset of the previous page)' },
+        },
+      },
+    },
+    {
+      name: 'get-api-endpoint-schema',
+      description: 'Get the input schema, parameters, request body, responses and security of one endpoint, with $refs resolved.',
+      inputSchema: {
+        type: 'object',
+        properties: { toolId: { type: 'string', description: 'Tool ID from list-api-endpoints (e.g. GET::users__---id), or the tool name' } },
+        required: ['toolId'],
+      },
+    },
+    {
+      name: 'invoke-api-endpoint',
+      description: "Call an endpoint by tool ID. 'parameters' holds the same arguments as the endpoint's tool (see get-api-endpoint-schema); they are validated, path templates are filled in and authentication applies.",
+      inputSchema: {
+        type: 'object',
+        properties: {
+          toolId: { type: 'string', description: 'Tool ID from list-api-endpoints, or the tool name' },
+          parameters: { type: 'object', description: 'Arguments of the endpoint', additionalProperties: true },
+        },
+        required: ['toolId'],
+      },
+    },
+  ];
+}
+
+/** `list-api-endpoints`: a page of the (filtered) endpoints as a JSON object. */
+export function listEndpoints(tools: EndpointTool[], args: Record<string, unknown>, prefix = ''): Record<string, unknown> {
+  const tag = typeof args.tag === 'string' ? args.tag : undefined;
+  const method = typeof args.method === 'string' ? args.method.toUpperCase() : undefined;
+  const path = typeof args.path === 'string' ? args.path : undefined;
+  const search = typeof args.search === 'string' ? args.search.toLowerCase() : undefined;
+  const limit = Math.min(MAX_PAGE_SIZE, Math.max(1, Number.isInteger(args.limit) ? (args.limit as number) : DEFAULT_PAGE_SIZE));
+  const offset = Math.max(0, Number.isInteger(args.offset) ? (args.offset as number) : 0);
+  const matching = tools.filter(
+    (t) =>
+      (!tag || t.tags?.includes(tag)) &&
+      (!method || t.method === method) &&
+      (!path || t.path.includes(path)) &&
+      (!search || `${t.name}\n${t.path}\n${t.toolId}\n${summaryOf(t)}`.toLowerCase().includes(search)),
+  );
+  const page = matching.slice(offset, offset + limit).map((t) => ({
+    toolId: t.toolId,
+    name: `${prefix}${t.name}`,
+    method: t.method,
+    path: t.path,
+    summary: summaryOf(t),
+    ...(t.tags && t.tags.length > 0 ? { tags: t.tags } : {}),
+  }));
+  const next = offset + limit < matching.length ? offset + limit : undefined;
+  return { total: matching.length, offset, limit, ...(next !== undefined ? { nextOffset: next } : {}), endpoints: page };
+}
+
+/** `get-api-endpoint-schema`: resolved schemas of one endpoint; responses trimmed past 200,000 characters. */
+export function endpointSchema(tool: EndpointTool, ctx: RefContext, prefix = ''): Record<string, unknown> {
+  const op = tool.entry.operation;
+  const requestBody = op.requestBody !== undefined ? deref(follow(op.requestBody, ctx).value, ctx) : undefined;
+  let responses = deref(op.responses as Json | undefined, ctx) as JsonObject | undefined;
+  const security = (op.security ?? ctx.root.security) as Json | undefined;
+  const schemes = (ctx.root.components as JsonObject | undefined)?.securitySchemes ?? ctx.root.securityDefinitions;
+  const out: Record<string, unknown> = {
+    toolId: tool.toolId,
+    name: `${prefix}${tool.name}`,
+    method: tool.method,
+    path: tool.path,
+    summary: op.summary,
+    description: tool.description,
+    tags: tool.tags,
+    inputSchema: tool.inputSchema,
+    parameters: tool.entry.parameters.map((p) => deref(p as unknown as Json, ctx)),
+    requestBody,
+    responses,
+    security,
+    securitySchemes: security ? deref(schemes as Json | undefined, ctx) : undefined,
+  };
+  if (JSON.stringify(out).length > MAX_SCHEMA_CHARS && responses) {
+    // Keep success responses only, then only their status and description.
+    responses = Object.fromEntries(Object.entries(responses).filter(([code]) => /^2/.test(code) || code === 'default'));
+    out.responses = responses;
+    if (JSON.stringify(out).length > MAX_SCHEMA_CHARS) {
+      out.responses = Object.fromEntries(Object.entries(responses).map(([code, r]) => [code, { description: (r as JsonObject)?.description ?? '' }]));
+      out.note = 'response schemas left out: too large';
+    }
+  }
+  return out;
+}
+
+/** The tool an `invoke-api-endpoint` or `get-api-endpoint-schema` call names; BAD_INPUT otherwise. */
+export function requireToolId(args: Record<string, unknown>): string {
+  if (typeof args.toolId !== 'string' || args.toolId === '') throw new McpvisorError('BAD_INPUT', "'toolId' is required: a tool ID from list-api-endpoints");
+  return args.toolId;
+}
+
+function summaryOf(tool: EndpointTool): string {
+  const text = typeof tool.entry.operation.summary === 'string' ? tool.entry.operation.summary : tool.description;
+  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+}

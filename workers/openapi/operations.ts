@@ -1,0 +1,88 @@
+import { follow, type Json, type JsonObject, type RefContext } from './refs';
+import { extractResourceName, generateToolId } from './tool-id';
+
+const METHOD_KEYS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
+
+/** A parameter with its `$ref` followed (schema still raw). */
+export interface RawParameter {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie' | 'body' | 'formData';
+  required?: boolean;
+  description?: string;
+  schema?: Json;
+  [key: string]: Json | undefined;
+}
+
+/** One operation of the description, as read from it (spec 000's IOperation plus where it lives). */
+export interface OperationEntry {
+  toolId: string;
+  /** Upper case. */
+  method: string;
+  path: string;
+  operation: JsonObject;
+  /** Path-level and operation-level parameters merged (the operation's win), refs followed. */
+  parameters: RawParameter[];
+  tags: string[];
+  resourceName?: string;
+}
+
+/**
+ * Every operation in document order. An operation that cannot be used (an unresolvable parameter
+ * `$ref`, a parameter without name or location) is left out and reported through `onSkip` with
+ * the reason; nothing is dropped silently. Methods outside the seven HTTP methods are reported too.
+ */
+export function collectOperations(ctx: RefContext, onSkip: (where: string, reason: string) => void): OperationEntry[] {
+  const out: OperationEntry[] = [];
+  const paths = ctx.root.paths as JsonObject;
+  for (const [path, rawItem] of Object.entries(paths)) {
+    let item: JsonObject;
+    try {
+      const followed = follow(rawItem, ctx).value;
+      if (followed === null || typeof followed !== 'object' || Array.isArray(followed)) continue;
+      item = followed;
+    } catch (error) {
+      onSkip(path, (error as Error).message);
+      continue;
+    }
+    for (const key of Object.keys(item)) {
+      if (!(METHOD_KEYS as readonly string[]).includes(key) && !['parameters', 'summary', 'description', 'servers', '$ref'].includes(key) && !key.startsWith('x-')) {
+        onSkip(`${key.toUpperCase()} ${path}`, `'${key}' is not an HTTP method`);
+      }
+    }
+    for (const method of METHOD_KEYS) {
+      const operation = item[method];
+      if (operation === undefined || operation === null || typeof operation !== 'object' || Array.isArray(operation)) continue;
+      const where = `${method.toUpperCase()} ${path}`;
+      try {
+        const parameters = mergeParameters(item.parameters, operation.parameters, ctx);
+        out.push({
+          toolId: generateToolId(method, path),
+          method: method.toUpperCase(),
+          path,
+          operation,
+          parameters,
+          tags: Array.isArray(operation.tags) ? operation.tags.filter((tag): tag is string => typeof tag === 'string') : [],
+          resourceName: extractResourceName(path),
+        });
+      } catch (error) {
+        onSkip(where, (error as Error).message);
+      }
+    }
+  }
+  return out;
+}
+
+function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined, ctx: RefContext): RawParameter[] {
+  const merged = new Map<string, RawParameter>();
+  for (const list of [pathLevel, opLevel]) {
+    if (!Array.isArray(list)) continue;
+    for (const raw of list) {
+      const param = follow(raw, ctx).value;
+      if (param === null || typeof param !== 'object' || Array.isArray(param)) throw new Error('a parameter is not an object');
+      if (typeof param.name !== 'string' || typeof param.in !== 'string') throw new Error(`a parameter lacks 'name' or 'in'`);
+      if (!['path', 'query', 'header', 'cookie', 'body', 'formData'].includes(param.in)) throw new Error(`parameter '${param.name}' has an unknown location '${param.in}'`);
+      merged.set(`${param.in}\u0000${param.name}`, param as RawParameter);
+    }
+  }
+  return [...merged.values()];
+}

@@ -1,0 +1,159 @@
+/**
+ * The fast local `$ref` pass used to build tools: JSON pointers inside the description and into
+ * documents it references (files or URLs relative to it, fetched once by load-spec.ts before this
+ * pass). Cycles are cut where they close with a schema that accepts anything and says so, so a
+ * recursive model never loops. Decision: this replaces swagger-client's `resolve()` on the startup
+ * path (1.4 s on GitHub's description); requests are still built by swagger-client's builder from
+ * the operation this pass resolves.
+ */
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+/** The root document and the external documents it references, by absolute URI. */
+export interface RefContext {
+  root: JsonObject;
+  /** Absolute URI of the root (file:// or http(s)://), for relative external refs. */
+  rootUri?: string;
+  external: Map<string, Json>;
+}
+
+interface Located {
+  value: Json | undefined;
+  uri: string | undefined;
+}
+
+/** Decodes one JSON pointer (`#/components/schemas/A~1B`) against `doc`; undefined when absent. */
+export function resolvePointer(doc: Json, pointer: string): Json | undefined {
+  if (pointer === '' || pointer === '/') return pointer === '' ? doc : (doc as JsonObject)?.[''];
+  if (!pointer.startsWith('/')) return undefined;
+  let node: Json | undefined = doc;
+  for (const raw of pointer.slice(1).split('/')) {
+    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    if (node === null || typeof node !== 'object') return undefined;
+    node = Array.isArray(node) ? node[Number(key)] : node[key];
+    if (node === undefined) return undefined;
+  }
+  return node;
+}
+
+/** The absolute URI of the document a ref points into (undefined = the root document). */
+export function refDocument(ref: string, baseUri: string | undefined): string | undefined {
+  const hash = ref.indexOf('#');
+  const target = hash === -1 ? ref : ref.slice(0, hash);
+  if (target === '') return baseUri;
+  try {
+    return new URL(target, baseUri ?? 'file:///').href;
+  } catch {
+    return undefined;
+  }
+}
+
+function locate(ref: string, baseUri: string | undefined, ctx: RefContext): Located {
+  const uri = refDocument(ref, baseUri);
+  const doc = uri === undefined || uri === ctx.rootUri ? ctx.root : ctx.external.get(uri);
+  const hash = ref.indexOf('#');
+  const pointer = hash === -1 ? '' : ref.slice(hash + 1);
+  return { value: doc === undefined ? undefined : resolvePointer(doc, pointer), uri: uri ?? ctx.rootUri };
+}
+
+/**
+ * Follows `$ref`s at the top of `node` only (a parameter, a request body), up to 32 hops.
+ * Throws `Error` naming the ref when it cannot be resolved or loops.
+ */
+export function follow(node: Json | undefined, ctx: RefContext, baseUri = ctx.rootUri): { value: Json | undefined; uri: string | undefined } {
+  let current: Json | undefined = node;
+  let uri = baseUri;
+  for (let hops = 0; hops < 32; hops++) {
+    if (!isRef(current)) return { value: current, uri };
+    const ref = current.$ref as string;
+    const found = locate(ref, uri, ctx);
+    if (found.value === undefined) throw new Error(`unresolvable $ref '${ref}'`);
+    current = found.value;
+    uri = found.uri;
+  }
+  throw new Error('a $ref chain loops');
+}
+
+/**
+ * A deep copy of `node` with every `$ref` replaced by its target. A ref met again inside itself
+ * becomes `{ description: 'recursive reference to <ref>' }`. Unresolvable refs become
+ * `{ description: 'unresolved reference <ref>' }` and are reported through `onProblem`.
+ * Results of refs without a cycle inside are shared (treat the output as read-only).
+ */
+export function deref(node: Json | undefined, ctx: RefContext, onProblem?: (message: string) => void, baseUri = ctx.rootUri): Json | undefined {
+  const cache = derefCache(ctx);
+  const stack: string[] = [];
+  let cut = 0;
+  const walk = (value: Json | undefined, uri: string | undefined): Json | undefined => {
+    if (value === null || typeof value !== 'object') return value;
+    if (Array.isArray(value)) return value.map((item) => walk(item, uri) as Json);
+    if (typeof value.$ref === 'string') {
+      const ref = value.$ref;
+      const key = `${refDocument(ref, uri) ?? ''}#${ref.slice(ref.indexOf('#') + 1)}`;
+      const cached = cache.get(key);
+      if (cached !== undefined) return cached;
+      if (stack.includes(key)) {
+        cut++;
+        const target = locate(ref, uri, ctx).value as JsonObject | undefined;
+        const out: JsonObject = { description: `recursive reference to ${ref}` };
+        if (target && typeof target === 'object' && typeof target.type === 'string') return { type: target.type, ...out };
+        return out;
+      }
+      const found = locate(ref, uri, ctx);
+      if (found.value === undefined) {
+        onProblem?.(`unresolved reference ${ref}`);
+        return { description: `unresolved reference ${ref}` };
+      }
+      const cutsBefore = cut;
+      stack.push(key);
+      const resolved = walk(found.value, found.uri);
+      stack.pop();
+      // Sibling keywords of a $ref (3.1) win over the target's.
+      const siblings = Object.keys(value).filter((k) => k !== '$ref');
+      const out = siblings.length > 0 && resolved && typeof resolved === 'object' && !Array.isArray(resolved)
+        ? { ...resolved, ...Object.fromEntries(siblings.map((k) => [k, walk(value[k], uri) as Json])) }
+        : resolved;
+      if (cut === cutsBefore && siblings.length === 0 && out !== undefined) cache.set(key, out);
+      return out;
+    }
+    const out: JsonObject = {};
+    for (const [key, inner] of Object.entries(value)) {
+      // `example(s)` can be huge and never matter for a tool's arguments.
+      if (key === 'example' || key === 'examples' || key === 'x-github') continue;
+      out[key] = walk(inner, uri) as Json;
+    }
+    return out;
+  };
+  return walk(node, baseUri);
+}
+
+const caches = new WeakMap<RefContext, Map<string, Json>>();
+function derefCache(ctx: RefContext): Map<string, Json> {
+  let cache = caches.get(ctx);
+  if (!cache) caches.set(ctx, (cache = new Map()));
+  return cache;
+}
+
+export function isRef(node: Json | undefined): node is JsonObject & { $ref: string } {
+  return node !== null && typeof node === 'object' && !Array.isArray(node) && typeof node.$ref === 'string';
+}
+
+/** Every external document URI a node references, relative to `baseUri`. */
+export function externalRefs(node: Json, baseUri: string | undefined, out = new Set<string>()): Set<string> {
+  const stack: Json[] = [node];
+  while (stack.length > 0) {
+    const value = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (Array.isArray(value)) {
+      stack.push(...value);
+      continue;
+    }
+    if (typeof value.$ref === 'string' && !value.$ref.startsWith('#')) {
+      const uri = refDocument(value.$ref, baseUri);
+      if (uri !== undefined && uri !== baseUri) out.add(uri);
+    }
+    for (const inner of Object.values(value)) if (inner !== null && typeof inner === 'object') stack.push(inner);
+  }
+  return out;
+}

@@ -1,0 +1,224 @@
+import { McpvisorError } from '../../protocol/errors';
+import type { JsonObjectSchema } from '../../protocol/tool';
+import { buildInputSchema, type ArgumentTarget, type BodyInfo } from './input-schema';
+import { collectOperations, type OperationEntry } from './operations';
+import type { JsonObject, RefContext } from './refs';
+import { META_TOOL_NAMES } from './meta-names';
+import { dedupeToolNames, generateToolName, MAX_TOOL_NAME_LENGTH, toolNameSource } from './tool-name';
+
+/** spec 000's ITool. */
+export interface ITool {
+  name: string;
+  description: string;
+  inputSchema: JsonObjectSchema;
+  tags?: string[];
+  method: string;
+  resourceName?: string;
+  toolId: string;
+}
+
+/** An endpoint tool with what the worker needs to call it (never sent to clients). */
+export interface EndpointTool extends ITool {
+  path: string;
+  entry: OperationEntry;
+  targets: Map<string, ArgumentTarget>;
+  body?: BodyInfo;
+}
+
+export interface ToolFilter {
+  toolsMode?: 'all' | 'dynamic' | 'explicit';
+  includeTools?: string[];
+  includeTags?: string[];
+  includeResources?: string[];
+  includeOperations?: string[];
+}
+
+export interface GenerateOptions {
+  disableAbbreviation?: boolean;
+  /** Longest name; default 64, less when the supervisor adds a namespace prefix. */
+  maxNameLength?: number;
+  /** Warnings and skipped operations go here. */
+  warn?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+export interface ToolsManagerStats {
+  endpointTools: number;
+  paths: number;
+  operations: number;
+  filtering?: { applied: boolean; includedTags?: string[]; includedOperations?: string[] };
+}
+
+/**
+ * Turns a description into endpoint tools and applies spec 000's modes and filters.
+ *
+ * Decisions (spec 000: "not shown"):
+ * - Filters combine: a tool must match every filter given. includeTools matches tool IDs exactly
+ *   and names without regard to case; includeTags is case-sensitive (spec); includeResources
+ *   matches the resource name (`users`, any case) or a path prefix (`/users` matches
+ *   `/users/{id}`); includeOperations matches the method in any case.
+ * - `explicit` without includeTools gives no endpoint tools (and the warning).
+ * - Meta-tools reach only the tools that pass the filters.
+ */
+export class ToolsManager {
+  readonly #filter: ToolFilter;
+  readonly #ctx: RefContext;
+  #all: EndpointTool[] = [];
+  #byId = new Map<string, EndpointTool>();
+  #byName = new Map<string, EndpointTool>();
+  #filtered: EndpointTool[] = [];
+
+  constructor(filter: ToolFilter, spec: RefContext | JsonObject) {
+    this.#filter = filter;
+    this.#ctx = 'root' in spec && 'external' in spec ? (spec as RefContext) : { root: spec as JsonObject, external: new Map() };
+  }
+
+  /** Builds every endpoint tool, names unique (see tool-name.ts), and applies the filters. */
+  generateTools(disableAbbreviation = false, options: GenerateOptions = {}): EndpointTool[] {
+    const warn = options.warn ?? (() => undefined);
+    const maxLength = options.maxNameLength ?? MAX_TOOL_NAME_LENGTH;
+    const entries = collectOperations(this.#ctx, (where, reason) => warn(`operation skipped: ${where}: ${reason}`, { operation: where, reason }));
+    const seenIds = new Set<string>();
+    const tools: EndpointTool[] = [];
+    const opIds = new Map<string, string>();
+    for (const entry of entries) {
+      if (seenIds.has(entry.toolId)) {
+        warn(`operation skipped: ${entry.method} ${entry.path}: its tool ID ${entry.toolId} is taken by another path`, { toolId: entry.toolId });
+        continue;
+      }
+      seenIds.add(entry.toolId);
+      const opId = entry.operation.operationId;
+      if (typeof opId === 'string') {
+        if (opIds.has(opId)) warn(`duplicate operationId '${opId}' (${opIds.get(opId)} and ${entry.method} ${entry.path}); the later tool gets a suffix`, { operationId: opId });
+        else opIds.set(opId, `${entry.method} ${entry.path}`);
+      }
+      tools.push(createEndpointTool(entry, this.#ctx, disableAbbreviation, maxLength, warn));
+    }
+    if (!disableAbbreviation) {
+      // spec 000: "Abbreviated name: warning logged". One line for all of them, not one per tool.
+      const shortened = tools.filter((t) => t.name !== generateToolName(toolNameSource(t.method, t.path, t.entry.operation), true));
+      if (shortened.length > 0) {
+        const examples = shortened.slice(0, 5).map((t) => `${toolNameSource(t.method, t.path, t.entry.operation)} → ${t.name}`);
+        warn(`${shortened.length} tool name(s) abbreviated, e.g. ${examples.join(', ')}`, { abbreviated: shortened.slice(0, 20).map((t) => t.toolId) });
+      }
+    }
+    if (disableAbbreviation) {
+      const long = tools.filter((tool) => tool.name.length > maxLength);
+      if (long.length > 0) {
+        throw new McpvisorError('BAD_INPUT', `with disableAbbreviation, ${long.length} tool name(s) exceed ${maxLength} characters: ${long.slice(0, 20).map((t) => `${t.name} (${t.toolId})`).join(', ')}${long.length > 20 ? ', …' : ''}`);
+      }
+    }
+    // The meta-tools hold their names first, so an endpoint named like one gets a suffix.
+    const { names, renamed } = dedupeToolNames([...META_TOOL_NAMES, ...tools.map((t) => t.name)], maxLength);
+    for (let i = 0; i < tools.length; i++) tools[i].name = names[i + META_TOOL_NAMES.length];
+    for (const change of renamed) {
+      const tool = tools[change.index - META_TOOL_NAMES.length];
+      warn(`duplicate tool name '${change.from}': ${tool.toolId} is '${change.to}'`, { toolId: tool.toolId, name: change.to });
+    }
+    this.#all = tools;
+    this.#byId = new Map(tools.map((t) => [t.toolId, t]));
+    this.#byName = new Map(tools.map((t) => [t.name, t]));
+    this.#filtered = this.filterTools(tools, warn);
+    return this.#filtered;
+  }
+
+  /** The tools that pass the mode and filters; warns for a tag without operations and for none left. */
+  filterTools(tools: EndpointTool[], warn: (message: string, fields?: Record<string, unknown>) => void = () => undefined): EndpointTool[] {
+    const f = this.#filter;
+    const mode = f.toolsMode ?? 'all';
+    const wantTools = f.includeTools && f.includeTools.length > 0 ? f.includeTools : undefined;
+    if (mode === 'explicit' && !wantTools) {
+      warn('toolsMode explicit without includeTools: no endpoint tools');
+      return [];
+    }
+    const ids = new Set(wantTools);
+    const names = new Set(wantTools?.map((t) => t.toLowerCase()));
+    const tags = f.includeTags && f.includeTags.length > 0 ? new Set(f.includeTags) : undefined;
+    const resources = f.includeResources && f.includeResources.length > 0 ? f.includeResources : undefined;
+    const methods = f.includeOperations && f.includeOperations.length > 0 ? new Set(f.includeOperations.map((m) => m.toUpperCase())) : undefined;
+    if (tags) {
+      for (const tag of tags) if (!tools.some((t) => t.tags?.includes(tag))) warn(`no operations for tag '${tag}'`, { tag });
+    }
+    const out = tools.filter((tool) => {
+      if (wantTools && !ids.has(tool.toolId) && !names.has(tool.name.toLowerCase())) return false;
+      if (mode === 'explicit') return true;
+      if (tags && !(tool.tags ?? []).some((tag) => tags.has(tag))) return false;
+      if (methods && !methods.has(tool.method)) return false;
+      if (resources && !resources.some((r) => matchesResource(tool, r))) return false;
+      return true;
+    });
+    if (wantTools) {
+      for (const want of wantTools) {
+        if (!tools.some((t) => t.toolId === want || t.name === want.toLowerCase()) && !META_TOOL_NAMES.includes(want as never)) warn(`includeTools entry '${want}' matches no operation`, { tool: want });
+      }
+    }
+    if (out.length === 0 && (mode !== 'all' || wantTools || tags || methods || resources)) warn('no tools left after filtering', { filter: f });
+    return out;
+  }
+
+  /** An endpoint tool that passed the filters, by tool ID, or by name when `byName`. */
+  getToolById(id: string, byName = false): EndpointTool | undefined {
+    const tool = this.#byId.get(id) ?? (byName ? this.#byName.get(id.toLowerCase()) : undefined);
+    return tool && this.#filtered.includes(tool) ? tool : undefined;
+  }
+
+  /** The filtered endpoint tools (whatever the mode exposes as tools). */
+  getFilteredTools(): EndpointTool[] {
+    return this.#filtered;
+  }
+
+  getStats(): ToolsManagerStats {
+    const f = this.#filter;
+    const applied = Boolean(f.includeTools?.length || f.includeTags?.length || f.includeResources?.length || f.includeOperations?.length || (f.toolsMode ?? 'all') !== 'all');
+    return {
+      endpointTools: this.#filtered.length,
+      paths: Object.keys((this.#ctx.root.paths ?? {}) as object).length,
+      operations: this.#all.length,
+      filtering: {
+        applied,
+        ...(f.includeTags?.length ? { includedTags: f.includeTags } : {}),
+        ...(f.includeOperations?.length ? { includedOperations: f.includeOperations } : {}),
+      },
+    };
+  }
+}
+
+function matchesResource(tool: EndpointTool, resource: string): boolean {
+  if (resource.startsWith('/')) {
+    const prefix = resource.replace(/\/+$/, '');
+    return tool.path === prefix || tool.path.startsWith(`${prefix}/`);
+  }
+  return tool.resourceName?.toLowerCase() === resource.toLowerCase();
+}
+
+function createEndpointTool(entry: OperationEntry, ctx: RefContext, disableAbbreviation: boolean, maxLength: number, warn: (message: string, fields?: Record<string, unknown>) => void): EndpointTool {
+  const op = entry.operation;
+  const source = toolNameSource(entry.method, entry.path, op);
+  const name = generateToolName(source, disableAbbreviation, maxLength);
+  const { inputSchema, targets, body } = buildInputSchema(entry, ctx, (problem) => warn(`${entry.method} ${entry.path}: ${problem}`));
+  const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
+  return {
+    name,
+    description: text(op.description) ?? text(op.summary) ?? `Make a ${entry.method} request to ${entry.path}`,
+    inputSchema,
+    tags: entry.tags,
+    method: entry.method,
+    resourceName: entry.resourceName,
+    toolId: entry.toolId,
+    path: entry.path,
+    entry,
+    targets,
+    body,
+  };
+}
+
+/**
+ * spec 000's `createToolFromOperation`: one tool from a path, a method and an operation object.
+ * `$ref`s resolve against `spec` when given.
+ */
+export function createToolFromOperation(path: string, method: string, operation: JsonObject, disableAbbreviation = false, spec?: JsonObject): ITool {
+  const ctx: RefContext = { root: spec ?? { paths: { [path]: { [method.toLowerCase()]: operation } } }, external: new Map() };
+  const entries = collectOperations({ ...ctx, root: { ...ctx.root, paths: { [path]: { [method.toLowerCase()]: operation } } } }, () => undefined);
+  if (entries.length === 0) throw new McpvisorError('BAD_INPUT', `no usable operation ${method.toUpperCase()} ${path}`);
+  const tool = createEndpointTool(entries[0], ctx, disableAbbreviation, MAX_TOOL_NAME_LENGTH, () => undefined);
+  return { name: tool.name, description: tool.description, inputSchema: tool.inputSchema, tags: tool.tags, method: tool.method, resourceName: tool.resourceName, toolId: tool.toolId };
+}

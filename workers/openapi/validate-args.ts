@@ -1,0 +1,64 @@
+import type { default as AjvClass, ErrorObject, ValidateFunction } from 'ajv';
+import { ajv } from './lazy';
+import { McpvisorError } from '../../protocol/errors';
+import type { JsonObjectSchema } from '../../protocol/tool';
+
+/**
+ * Validates tool arguments against input schemas with ajv (formats of ajv-formats; unknown
+ * keywords and formats of OpenAPI are ignored, not errors). Validators are compiled on first use
+ * and kept. Decision: arguments the schema does not name are refused, so a misspelt argument is
+ * reported instead of being dropped silently.
+ */
+export class ArgumentValidator {
+  #ajvInstance?: AjvClass;
+  #compiled = new Map<string, ValidateFunction | null>();
+
+  #ajv(): AjvClass {
+    if (!this.#ajvInstance) {
+      const { Ajv, addFormats } = ajv();
+      this.#ajvInstance = new Ajv({ strict: false, allErrors: true, validateSchema: false, logger: false, coerceTypes: false });
+      addFormats(this.#ajvInstance);
+    }
+    return this.#ajvInstance;
+  }
+
+  /**
+   * Throws BAD_INPUT naming each offending argument (at most 5 problems listed). `key` identifies
+   * the schema in the cache (the tool ID). A schema ajv cannot compile is not enforced.
+   */
+  check(key: string, schema: JsonObjectSchema, args: Record<string, unknown>): void {
+    if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+      throw new McpvisorError('BAD_INPUT', 'arguments must be an object');
+    }
+    const known = schema.properties ?? {};
+    const unknown = Object.keys(args).filter((name) => !(name in known));
+    if (unknown.length > 0) {
+      const names = Object.keys(known);
+      throw new McpvisorError('BAD_INPUT', `unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `'${n}'`).join(', ')}; expected ${names.length > 0 ? names.map((n) => `'${n}'`).join(', ') : 'none'}`, { data: { unknown } });
+    }
+    let validate = this.#compiled.get(key);
+    if (validate === undefined) {
+      try {
+        validate = this.#ajv().compile(schema);
+      } catch {
+        validate = null;
+      }
+      this.#compiled.set(key, validate);
+    }
+    if (validate && !validate(args)) {
+      const problems = (validate.errors ?? []).slice(0, 5).map(describeError);
+      throw new McpvisorError('BAD_INPUT', `invalid arguments: ${problems.join('; ')}`, { data: { errors: problems } });
+    }
+  }
+}
+
+function describeError(error: ErrorObject): string {
+  const where = error.instancePath
+    ? `'${error.instancePath.slice(1).replace(/\//g, '.')}'`
+    : error.keyword === 'required'
+      ? `'${(error.params as { missingProperty: string }).missingProperty}'`
+      : 'arguments';
+  if (error.keyword === 'required') return `${where} is required`;
+  if (error.keyword === 'enum') return `${where} must be one of ${JSON.stringify((error.params as { allowedValues: unknown[] }).allowedValues)}`;
+  return `${where} ${error.message ?? 'is invalid'}`;
+}
