@@ -45,13 +45,17 @@ const httpSchema = z.strictObject({
   /** `public`: anyone may read it; `token`: only with the bearer token; `off`: 404. */
   healthEndpoint: z.enum(['public', 'token', 'off']).default('public'),
   metricsEndpoint: z.enum(['public', 'token', 'off']).default('public'),
-  /** Token buckets; a breach answers 429 at once. 0 turns a limit off. */
+  /**
+   * Token buckets; a breach answers 429 at once. 0 turns a limit off. The defaults stop floods, not
+   * busy clients (an assistant makes a few calls a second); behind a proxy every client shares
+   * the proxy's address, so raise or drop the per-client limit there.
+   */
   rateLimit: z
     .strictObject({
-      perIpRequestsPerSecond: z.number().min(0).default(200),
-      perIpBurst: z.number().int().min(1).default(400),
-      perSessionRequestsPerSecond: z.number().min(0).default(100),
-      perSessionBurst: z.number().int().min(1).default(200),
+      perIpRequestsPerSecond: z.number().min(0).default(5_000),
+      perIpBurst: z.number().int().min(1).default(10_000),
+      perSessionRequestsPerSecond: z.number().min(0).default(1_000),
+      perSessionBurst: z.number().int().min(1).default(2_000),
     })
     .prefault({}),
   /** A client must send its request headers within this time (slowloris). */
