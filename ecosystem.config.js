@@ -32,8 +32,15 @@ module.exports = {
     // The supervisor's own memory is sessions and routing; workers are separate processes.
     max_memory_restart: '1G',
     kill_timeout: DRAIN_GRACE_MS + 5_000,
-    // pm2 sends SIGINT by default; the supervisor drains on SIGINT and SIGTERM alike.
+    // pm2 sends SIGINT by default; the supervisor drains on SIGINT and SIGTERM alike. Only the
+    // supervisor is signalled: it stops its own workers after draining (pm2's tree kill would end
+    // them first, failing the calls being drained).
     shutdown_with_message: false,
+    treekill: false,
+    // Online only once the HTTP port listens (the supervisor sends 'ready'), so `pm2 reload`
+    // restarts the next instance only when this one serves again.
+    wait_ready: true,
+    listen_timeout: 60_000,
     autorestart: true,
   })),
 };

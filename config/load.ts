@@ -39,6 +39,8 @@ export interface LoadOptions {
   envPrefix?: string;
   /** Positional arguments allowed (web-search's sub-commands). */
   allowPositionals?: boolean;
+  /** An environment variable naming the config file when `--config` is not given. */
+  configEnv?: string;
 }
 
 export interface Loaded {
@@ -61,7 +63,7 @@ export function loadConfig(options: LoadOptions): Loaded {
   let input: ConfigInput = structuredClone(options.defaults ?? {});
   if (options.defaults) sources.push('profile');
 
-  const file = values.config as string | undefined;
+  const file = (values.config as string | undefined) ?? (options.configEnv ? options.env[options.configEnv] || undefined : undefined);
   if (file) {
     input = merge(input, readConfigFile(file)) as ConfigInput;
     sources.push(`file ${file}`);

@@ -58,6 +58,11 @@ const httpSchema = z.strictObject({
       perSessionBurst: z.number().int().min(1).default(2_000),
     })
     .prefault({}),
+  /**
+   * Proxies whose X-Forwarded-For is believed (express's `trust proxy`: `false`, `true`, `loopback`,
+   * a hop count or addresses). Set it behind nginx so per-client limits see real clients.
+   */
+  trustProxy: z.union([z.boolean(), z.number().int().min(0), z.string().min(1)]).default(false),
   /** A client must send its request headers within this time (slowloris). */
   headersTimeoutMs: z.number().int().positive().default(10_000),
   /** ... and its whole request (headers and body) within this time. */

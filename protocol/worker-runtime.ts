@@ -108,6 +108,10 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
   });
   // The supervisor is gone (even killed with -9): stop everything we started and leave.
   ch.onClose(() => void exit(0, 0));
+  // The supervisor owns our lifecycle: a signal sent to the whole tree (Ctrl-C, pm2's tree kill)
+  // must not end calls before the supervisor has drained them. It stops us with `shutdown`.
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => undefined);
 
   const start = (config: unknown) => init(config, log).then(
     (ready) => {

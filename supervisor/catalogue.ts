@@ -1,5 +1,4 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { McpvisorError } from '../protocol/errors';
 import type { Pool } from '../protocol/pool';
 import { errorResult } from '../protocol/results';
@@ -30,11 +29,7 @@ export interface RouteOptions {
 export class Catalogue {
   #entries = new Map<string, Entry>();
   #listed: ToolDescriptor[] | undefined;
-  #ajv = new Ajv({ strict: false, allErrors: false, coerceTypes: false, validateFormats: true });
-
-  constructor() {
-    addFormats.default(this.#ajv);
-  }
+  #ajv: Ajv | undefined;
 
   /** Adds a pool's tools; names are `<namespace>-<name>` when a namespace is given. */
   register(pool: Pool, options: { namespace?: string; callTimeoutMs: number; beforeCall?: BeforeCall }): void {
@@ -92,11 +87,12 @@ export class Catalogue {
   }
 
   #compile(entry: Entry): ValidateFunction {
+    const ajv = (this.#ajv ??= createAjv());
     try {
-      return this.#ajv.compile(entry.tool.inputSchema);
+      return ajv.compile(entry.tool.inputSchema);
     } catch {
       // A schema ajv cannot compile must not make the tool unusable: the worker validates too.
-      return this.#ajv.compile({ type: 'object' });
+      return ajv.compile({ type: 'object' });
     }
   }
 
@@ -123,4 +119,13 @@ export function describeErrors(errors: ErrorObject[]): string {
     }
   });
   return `invalid arguments: ${parts.join('; ')}`;
+}
+
+/** ajv with formats, loaded on the first call rather than at startup. */
+function createAjv(): Ajv {
+  const { Ajv: AjvClass } = require('ajv') as typeof import('ajv');
+  const addFormats = require('ajv-formats') as typeof import('ajv-formats');
+  const ajv = new AjvClass({ strict: false, allErrors: false, coerceTypes: false, validateFormats: true });
+  addFormats.default(ajv);
+  return ajv;
 }

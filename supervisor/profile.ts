@@ -2,10 +2,8 @@ import type { Config, ConfigInput } from '../config/schema';
 import { loadConfig, type EnvSpec, type FlagSpec } from '../config/load';
 import { ConfigError } from '../config/validate';
 import { toErrorInfo } from '../protocol/errors';
-import { startHttp } from './http/app';
 import { isLoopback } from './http/guards';
 import { createLogger, type Logger } from './logger';
-import { startStdio } from './stdio';
 import { Supervisor } from './supervisor';
 import { planToolsets } from './toolsets';
 import type { ToolsetPlan } from './toolsets/types';
@@ -65,6 +63,11 @@ export const SERVER_ENV: EnvSpec[] = [
   { name: 'MCPVISOR_DEBUG', kind: 'bool', path: 'debug' },
   { name: 'MCPVISOR_LOG_LEVEL', kind: 'string', path: 'logLevel' },
   { name: 'MCPVISOR_AUTH_TOKEN', kind: 'string', path: 'http.authToken' },
+  // The config file, when --config is not given (pm2's ecosystem.config.js passes it on).
+  { name: 'MCPVISOR_CONFIG', kind: 'string' },
+  // Read by ecosystem.config.js itself; known here so pm2 passing them on is not an error.
+  { name: 'MCPVISOR_INSTANCES', kind: 'int' },
+  { name: 'MCPVISOR_BASE_PORT', kind: 'int' },
 ];
 
 export interface RunningServer {
@@ -85,8 +88,12 @@ export async function startServer(config: Config, options: { logger?: Logger; to
   checkExposure(config);
   const logger = options.logger ?? createLogger({ level: config.logLevel, debug: config.debug });
   const supervisor = new Supervisor(config, logger, options.toolsets ?? planToolsets(config, logger));
-  await supervisor.start();
-  const transport = config.transport === 'http' ? await startHttp(supervisor, config.http, logger) : await startStdio(supervisor, logger);
+  // Workers boot in their own processes while this one loads the transport's modules.
+  const starting = supervisor.start();
+  const http = config.transport === 'http' ? (require('./http/app') as typeof import('./http/app')) : undefined;
+  const stdio = http ? undefined : (require('./stdio') as typeof import('./stdio'));
+  await starting;
+  const transport = http ? await http.startHttp(supervisor, config.http, logger) : await stdio!.startStdio(supervisor, logger);
   let stopping: Promise<void> | undefined;
   return {
     supervisor,
@@ -126,7 +133,7 @@ export async function runProfile(profile: Profile, argv: string[] = process.argv
   const flags = [...COMMON_FLAGS, ...profile.flags];
   let config: Config;
   try {
-    const loaded = loadConfig({ argv, env, flags, envVars: profile.envVars, envPrefix: profile.envPrefix, defaults: profile.defaults });
+    const loaded = loadConfig({ argv, env, flags, envVars: profile.envVars, envPrefix: profile.envPrefix, defaults: profile.defaults, configEnv: 'MCPVISOR_CONFIG' });
     if (loaded.help) {
       process.stdout.write(helpText(profile, flags));
       return;
@@ -137,7 +144,7 @@ export async function runProfile(profile: Profile, argv: string[] = process.argv
     }
     config = profile.finalize ? profile.finalize(loaded.config) : loaded.config;
     const logger = createLogger({ level: config.logLevel, debug: config.debug, name: profile.command });
-    logger.debug({ sources: loaded.sources, config }, 'configuration validated');
+    logger.debug({ sources: loaded.sources, config: forLog(config) }, 'configuration validated');
     await serveUntilStopped(config, logger);
   } catch (error) {
     if (error instanceof ConfigError) {
@@ -148,6 +155,14 @@ export async function runProfile(profile: Profile, argv: string[] = process.argv
     process.stderr.write(`${profile.command}: failed to start: ${toErrorInfo(error).message}\n`);
     process.exit(1);
   }
+}
+
+/** The config as the debug log shows it: an inline OpenAPI description (up to megabytes) cut short. */
+function forLog(config: Config): Config {
+  const apis = config.apis.map((api) =>
+    api.openApiSpec && api.openApiSpec.length > 200 ? { ...api, openApiSpec: `${api.openApiSpec.slice(0, 200)}... (${api.openApiSpec.length} characters)` } : api,
+  );
+  return { ...config, apis };
 }
 
 async function serveUntilStopped(config: Config, logger: Logger): Promise<void> {

@@ -1,6 +1,6 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Logger } from './logger';
 import { createSession } from './mcp-session';
+import { LineStdioTransport } from './stdio-transport';
 import type { Supervisor } from './supervisor';
 
 export interface RunningStdio {
@@ -11,7 +11,7 @@ export interface RunningStdio {
 
 /** The one stdio session: JSON-RPC on stdin/stdout; logs stay on stderr. */
 export async function startStdio(supervisor: Supervisor, logger: Logger): Promise<RunningStdio> {
-  const transport = new StdioServerTransport();
+  const transport = new LineStdioTransport({ maxLineBytes: supervisor.config.http.maxBodyBytes });
   const session = createSession({
     supervisor,
     logger: logger.child({ transport: 'stdio' }),

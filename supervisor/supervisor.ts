@@ -5,7 +5,7 @@ import { errorResult } from '../protocol/results';
 import type { ToolResult } from '../protocol/tool';
 import { Catalogue } from './catalogue';
 import type { Logger } from './logger';
-import { Metrics } from './metrics';
+import type { Metrics } from './metrics';
 import { ProcessPool } from './pools/process-pool';
 import { ThreadPool } from './pools/thread-pool';
 import type { PoolPlan, ToolsetPlan } from './toolsets/types';
@@ -32,7 +32,7 @@ const SECRET_ENV = /^(MCPVISOR_AUTH_TOKEN|API_HEADERS)$/;
 export class Supervisor {
   readonly catalogue = new Catalogue();
   readonly config: Config;
-  readonly metrics: Metrics;
+  #metrics: Metrics | undefined;
   #log: Logger;
   #plans: ToolsetPlan[];
   #pools: Array<{ pool: Pool; required: boolean }> = [];
@@ -45,7 +45,15 @@ export class Supervisor {
     this.config = config;
     this.#log = logger;
     this.#plans = plans;
-    this.metrics = new Metrics(this);
+  }
+
+  /** Prometheus metrics, created on first use (HTTP mode): stdio mode never loads prom-client. */
+  get metrics(): Metrics {
+    if (!this.#metrics) {
+      const { Metrics: MetricsClass } = require('./metrics') as typeof import('./metrics');
+      this.#metrics = new MetricsClass(this);
+    }
+    return this.#metrics;
   }
 
   /** Starts every pool; rejects with the first pool's failure (the reason its worker gave). */
@@ -84,7 +92,7 @@ export class Supervisor {
     const started = performance.now();
     try {
       const result = await this.catalogue.call(name, args, { signal });
-      this.metrics.observe(name, result, (performance.now() - started) / 1000);
+      this.#metrics?.observe(name, result, (performance.now() - started) / 1000);
       return result;
     } finally {
       this.#inFlight--;

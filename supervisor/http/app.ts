@@ -23,18 +23,20 @@ export interface RunningHttp {
  */
 export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Logger): Promise<RunningHttp> {
   const log = logger.child({ component: 'http' });
+  void supervisor.metrics; // count calls from the first one on
   const streamable = new StreamableSessions(supervisor, config, logger);
   const legacy = new LegacySseSessions(supervisor, config, logger);
   supervisor.addSessionCounter(() => streamable.size + legacy.size);
 
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', false);
+  // Behind a proxy, `req.ip` is the client from X-Forwarded-For, so per-client limits see clients.
+  app.set('trust proxy', config.trustProxy);
   const json = express.json({ limit: config.maxBodyBytes, type: ['application/json', 'application/*+json'] });
   const guard = originGuard(config);
   const auth = bearerAuth(config.authToken);
   const limits = config.rateLimit;
-  const perIp = rateLimit(new KeyedRateLimiter(limits.perIpRequestsPerSecond, limits.perIpBurst), (req) => req.socket.remoteAddress ?? 'unknown', 'per-client');
+  const perIp = rateLimit(new KeyedRateLimiter(limits.perIpRequestsPerSecond, limits.perIpBurst), (req) => req.ip ?? req.socket.remoteAddress ?? 'unknown', 'per-client');
   const perSession = rateLimit(
     new KeyedRateLimiter(limits.perSessionRequestsPerSecond, limits.perSessionBurst),
     (req) => sessionKey(req),
@@ -117,6 +119,8 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       const url = `http://${host}:${address.port}${config.endpointPath}`;
       log.info({ url }, 'listening');
+      // pm2 (`wait_ready`) counts the process online only from here, so a reload waits for it.
+      if (process.send && process.connected) process.send('ready', undefined, undefined, () => undefined);
       resolve({
         url,
         async close() {

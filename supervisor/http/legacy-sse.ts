@@ -55,7 +55,9 @@ export class LegacySseSessions {
     const id = (req.params as { sessionId?: string }).sessionId ?? fromQuery;
     if (!id) return sendJsonRpcError(res, 400, -32000, 'Bad Request: the session id is missing (POST /message/<sessionId>)');
     const transport = this.#sessions.get(id);
-    if (!transport) return sendJsonRpcError(res, 404, -32001, 'Session not found: open a new one with GET /sse');
+    if (!transport || this.#supervisor.draining) {
+      return sendJsonRpcError(res, 404, -32001, transport ? 'Session ended: this server is shutting down' : 'Session not found: open a new one with GET /sse');
+    }
     await transport.handlePostMessage(req, res, req.body);
   }
 

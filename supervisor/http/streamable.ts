@@ -51,6 +51,11 @@ export class StreamableSessions {
     }
     const entry = this.#sessions.get(sessionId);
     if (!entry) return sendJsonRpcError(res, 404, -32001, 'Session not found: it ended or never existed; initialize a new one');
+    if (this.#supervisor.draining && req.method !== 'DELETE') {
+      // Ended, as far as the client is concerned: a 404 makes it re-initialise, behind a load
+      // balancer on another instance, while the calls it already sent finish here.
+      return sendJsonRpcError(res, 404, -32001, 'Session ended: this server is shutting down; initialize a new session');
+    }
     entry.lastActiveAt = Date.now();
     if (req.method === 'GET') {
       entry.openStreams++;

@@ -91,7 +91,7 @@ export class ProcessPool implements Pool {
     }
     const worker = this.#freeWorker();
     if (worker) return this.#run(worker, call, options.signal, deadlineAt, options.deadlineMs);
-    if (this.#liveWorkers() === 0 && (this.#state === 'failed' || this.#state === 'degraded')) {
+    if (this.#liveWorkers() === 0 && ['failed', 'degraded'].includes(this.#currentState())) {
       return Promise.resolve(
         errorResult(new McpvisorError('POOL_UNAVAILABLE', `the ${this.name} pool has no live worker (${this.#lastError ?? 'restarting'}); try again shortly`)),
       );
@@ -259,7 +259,8 @@ export class ProcessPool implements Pool {
         fail(new McpvisorError('POOL_UNAVAILABLE', this.#lastError ?? `worker of ${this.name} exited with ${reason} before it was ready`));
         // Leftover children of the dead worker (its group) go with it, before we might exit.
         killGroup(child.pid);
-        if (this.#state === 'stopping' || this.#state === 'stopped') return;
+        // During start() a failure fails the start; nothing is restarted.
+        if (this.#state !== 'ready') return;
         if (worker.ready) this.#lastError = `worker ${id} exited with ${reason}`;
         log.warn({ code, signal }, 'worker exited; restarting');
         this.#scheduleRestart();

@@ -1,4 +1,4 @@
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import type { RestartConfig } from '../../config/schema';
 import { McpvisorError } from '../../protocol/errors';
@@ -50,7 +50,9 @@ export class ThreadPool implements Pool {
 
   async start(): Promise<void> {
     this.#state = 'starting';
-    const piscina = new Piscina({
+    // Loaded here: a configuration without thread pools never pays for piscina.
+    const { Piscina: PiscinaClass } = require('piscina') as typeof import('piscina');
+    const piscina = new PiscinaClass({
       filename: this.#options.module,
       minThreads: this.#options.threads,
       maxThreads: this.#options.threads,

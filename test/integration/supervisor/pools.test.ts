@@ -172,15 +172,21 @@ describe('pool limits and restart intensity', () => {
       writeConfig(fixtureConfig({ thread: false, root: { pools: { restart: { maxRestarts: 2, windowMs: 60_000, backoffBaseMs: 20, backoffMaxMs: 500 } } } })),
     ]);
     const { client } = await connectHttp(server.mcpUrl);
-    for (let i = 0; i < 4; i++) expect(errorCodeOf(await call(client, 'crash'))).toBe('WORKER_CRASHED');
+    for (let i = 0; i < 3; i++) expect(errorCodeOf(await call(client, 'crash'))).toBe('WORKER_CRASHED');
+    // Over the intensity (3 restarts > 2 in the window) the pool is degraded; a call either still
+    // reaches a worker that crashes, or, with none alive, is refused at once.
+    expect(['WORKER_CRASHED', 'POOL_UNAVAILABLE']).toContain(errorCodeOf(await call(client, 'crash')));
     const health = await fetch(`${server.baseUrl}/health`);
     expect(health.status).toBe(503);
     const body = (await health.json()) as { status: string; pools: Array<{ state: string; restarts: number; lastError: string }> };
     expect(body.status).toBe('degraded');
     expect(body.pools[0].state).toBe('degraded');
     expect(body.pools[0].lastError).toMatch(/SIGKILL/);
+    // While no worker is alive, its tools answer a clear error at once instead of waiting.
+    const meanwhile = await call(client, 'echo', { text: 'back' });
+    expect([undefined, 'POOL_UNAVAILABLE']).toContain(errorCodeOf(meanwhile));
     // Slow retries go on: the pool comes back and serves again.
-    expect(textOf(await call(client, 'echo', { text: 'back' }))).toBe('back');
+    expect(await eventually(async () => textOf(await call(client, 'echo', { text: 'back' })) === 'back')).toBe(true);
     await client.close();
     await server.stop();
   });
@@ -206,6 +212,35 @@ describe('shutdown', () => {
     expect(await server.stop()).toBe(0);
     const all = [...new Set([...tree, ...grandchildren])];
     expect(await eventually(() => all.every((pid) => !isAlive(pid)))).toBe(true);
+  });
+
+  it('ends existing sessions with 404 while draining, so clients re-initialise elsewhere', async () => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))]);
+    const { client, transport } = await connectHttp(server.mcpUrl);
+    const pending = call(client, 'sleep', { ms: 800 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    server.server.child.kill('SIGTERM');
+    await server.server.waitForLog((line) => line.msg === 'shutting down');
+    const later = await fetch(server.mcpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId! },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/list' }),
+    });
+    expect(later.status).toBe(404);
+    expect(textOf(await pending)).toBe('slept 800 ms');
+    expect(await server.server.exited).toBe(0);
+  });
+
+  it('keeps workers alive when a signal reaches the whole process tree', async () => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))]);
+    const { client } = await connectHttp(server.mcpUrl);
+    const pid = await workerPid(client);
+    process.kill(pid, 'SIGINT');
+    process.kill(pid, 'SIGTERM');
+    expect(await workerPid(client)).toBe(pid);
+    await client.close();
+    expect(await server.stop()).toBe(0);
+    expect(await eventually(() => !isAlive(pid))).toBe(true);
   });
 
   it('lets an in-flight call finish within the grace period on SIGTERM', async () => {

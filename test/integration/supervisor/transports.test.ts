@@ -72,6 +72,26 @@ describe('stdio transport', () => {
   });
 });
 
+describe('stdio transport with malformed input', () => {
+  it('answers every malformed line with a JSON-RPC error and keeps serving', async () => {
+    const child = spawn(process.execPath, [bin('mcpvisor'), '--config', writeConfig(fixtureConfig({ thread: false }))], { stdio: ['pipe', 'pipe', 'ignore'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stdin.write(`${JSON.stringify(INIT())}\n`);
+    child.stdin.write('this is not json\n');
+    child.stdin.write('[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]\n');
+    child.stdin.write('{"jsonrpc":"1.0","id":3,"method":"tools/list"}\n');
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'echo', arguments: { text: 'still here' } } })}\n`);
+    expect(await eventually(() => stdout.split('\n').filter(Boolean).length >= 5)).toBe(true);
+    child.stdin.end();
+    await new Promise((resolve) => child.on('exit', resolve));
+    const messages = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: unknown; error?: { code: number } });
+    const errors = messages.filter((message) => message.error).map((message) => [message.id, message.error!.code]);
+    expect(errors).toEqual(expect.arrayContaining([[null, -32700], [null, -32600], [3, -32600]]));
+    expect(JSON.stringify(messages.find((message) => message.id === 4))).toContain('still here');
+  });
+});
+
 describe('Streamable HTTP and legacy SSE transports', () => {
   let server: HttpServer;
 

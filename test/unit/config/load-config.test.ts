@@ -45,6 +45,13 @@ describe('configuration sources', () => {
     expect(withFlags.http).toMatchObject({ port: 6000, host: '127.0.0.2', endpointPath: '/flag' });
   });
 
+  it('takes the config file from MCPVISOR_CONFIG when --config is not given', () => {
+    const file = writeConfig({ http: { port: 4100 } });
+    expect(loadConfig(base({ env: { MCPVISOR_CONFIG: file }, configEnv: 'MCPVISOR_CONFIG' })).config.http.port).toBe(4100);
+    const other = writeConfig({ http: { port: 4200 } });
+    expect(loadConfig(base({ argv: ['--config', other], env: { MCPVISOR_CONFIG: file }, configEnv: 'MCPVISOR_CONFIG' })).config.http.port).toBe(4200);
+  });
+
   it('keeps profile defaults below the config file', () => {
     const file = writeConfig({ shell: { workers: 3 } });
     const { config } = loadConfig(base({ argv: ['--config', file], defaults: { shell: { workers: 1, sandbox: false } } }));
