@@ -3,18 +3,14 @@
  * consecutive ports behind nginx, a `pm2 reload` while clients keep calling, then `pm2 kill`.
  * pm2 runs with its own PM2_HOME in a temporary folder, so no pm2 daemon of the machine is used.
  *
- * pm2 hands its own environment to the apps, so MCPVISOR_INSTANCES / MCPVISOR_BASE_PORT /
- * MCPVISOR_CONFIG reach mcpvisor, which refuses unknown MCPVISOR_* variables and exits. Until
- * ecosystem.config.js filters them itself (`filter_env`), the test starts the real file's apps
- * through a two-line wrapper that adds `filter_env: ['MCPVISOR_']`. It also adds `treekill: false`:
- * pm2 otherwise signals the whole process tree, the workers die of SIGINT before the supervisor
- * drains them and running calls fail with WORKER_CRASHED (reported for ecosystem.config.js).
+ * The apps come from the real ecosystem.config.js through a one-line wrapper that only sets
+ * `cwd` (the test runs pm2 from a temporary PM2_HOME).
  *
  * The reload is the rolling one of docs/production.md: `pm2 reload <app>` one instance at a time,
  * each after the previous one answers /health. A bare `pm2 reload ecosystem.config.js` restarts
  * two apps at once (PM2_CONCURRENT_ACTIONS defaults to 2) and pm2 counts a fork-mode app as
  * online before it listens, so both instances are down together for a moment (nginx answers
- * 502); that needs `wait_ready` and a `ready` message from mcpvisor (reported).
+ * 502), so the recipe reloads one app at a time.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -86,7 +82,7 @@ beforeAll(async () => {
   config = writeConfig(fixtureConfig({ thread: false }));
   ecosystem = path.join(home, 'ecosystem.config.js');
   const real = JSON.stringify(path.join(ROOT, 'ecosystem.config.js'));
-  writeFileSync(ecosystem, `module.exports = { apps: require(${real}).apps.map((app) => ({ ...app, cwd: ${JSON.stringify(ROOT)}, filter_env: app.filter_env ?? ['MCPVISOR_'], treekill: app.treekill ?? false })) };\n`);
+  writeFileSync(ecosystem, `module.exports = { apps: require(${real}).apps.map((app) => ({ ...app, cwd: ${JSON.stringify(ROOT)} })) };\n`);
 }, 30_000);
 
 afterAll(async () => {
@@ -148,11 +144,6 @@ describe('pm2 with ecosystem.config.js', () => {
       const kind = /"code":"([A-Z_]+)"/.exec(failure)?.[1] ?? /<title>([^<]+)/.exec(failure)?.[1] ?? failure.slice(0, 80);
       kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
     }
-    // KNOWN supervisor limit (reported): while an instance drains, a call on one of its
-    // sessions gets an isError SHUTTING_DOWN result instead of the session ending with 404, so
-    // the client cannot re-initialise elsewhere. It is a clear error, not a hang; the test
-    // tolerates only that and nothing else. Once sessions end on drain, drop this line.
-    kinds.delete('SHUTTING_DOWN');
     expect(Object.fromEntries(kinds)).toEqual({});
     expect(calls).toBeGreaterThan(clients.length * 3);
     // Every client whose instance restarted lost its session once and started a new one.
