@@ -1,22 +1,9 @@
 import type { DirEntry } from './file-tools';
+import type { RunResult } from './runner';
 import type { ProcessRow, SystemInfo } from './system-info';
 
-/** The fields of an exec result that its text shows. */
-export interface ExecFields {
-  command: string;
-  stdout: string;
-  stderr: string;
-  exitCode: number | null;
-  signal: string | null;
-  durationMs: number;
-  timedOut: boolean;
-  isCanceled: boolean;
-  stdoutTruncated: boolean;
-  stderrTruncated: boolean;
-  stdoutBytes: number;
-  stderrBytes: number;
-  sandboxed: boolean;
-}
+/** The fields of an exec result that its text shows: the run's result, what ran, and where. */
+export type ExecFields = Omit<RunResult, 'pid'> & { command: string; sandboxed: boolean };
 
 /** The readable text of an exec result: status line, notes, then each non-empty stream. */
 export function formatExec(result: ExecFields, timeoutMs: number, capBytes: number): string {
