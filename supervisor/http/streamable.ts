@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest, isJSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, isJSONRPCRequest, SUPPORTED_PROTOCOL_VERSIONS, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Request, Response } from 'express';
 import type { HttpConfig } from '../../config/schema';
 import type { Logger } from '../logger';
@@ -13,7 +13,8 @@ interface Entry {
   transport: StreamableHTTPServerTransport;
   session: Session;
   lastActiveAt: number;
-  openStreams: number;
+  /** The session's GET stream, served here rather than by the SDK (see #openStream). */
+  stream: Response | undefined;
 }
 
 /**
@@ -57,14 +58,41 @@ export class StreamableSessions {
       return sendJsonRpcError(res, 404, -32001, 'Session ended: this server is shutting down; initialize a new session');
     }
     entry.lastActiveAt = Date.now();
-    if (req.method === 'GET') {
-      entry.openStreams++;
-      res.on('close', () => entry.openStreams--);
-      startHeartbeat(res, this.#config.heartbeatIntervalMs, this.#config.maxStreamBufferBytes);
-    } else if (req.method === 'POST') {
-      this.#cancelOnDrop(entry, req, res);
-    }
+    if (req.method === 'GET') return this.#openStream(sessionId, entry, req, res);
+    if (req.method === 'POST') this.#cancelOnDrop(entry, req, res);
     await entry.transport.handleRequest(req, res, req.body);
+  }
+
+  /**
+   * The GET stream of a session. Our server sends no message of its own accord (no list changes,
+   * no logging, no sampling), so the stream carries only heartbeats; serving it here, without the
+   * SDK's web-stream adapter, keeps an idle session's memory small. Same rules as the SDK: SSE
+   * must be acceptable (406), one stream per session (409).
+   */
+  #openStream(sessionId: string, entry: Entry, req: Request, res: Response): void {
+    if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
+      return sendJsonRpcError(res, 406, -32000, 'Not Acceptable: the client must accept text/event-stream');
+    }
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return sendJsonRpcError(res, 400, -32000, `Bad Request: unsupported protocol version ${version}`);
+    }
+    if (entry.stream && !entry.stream.writableEnded) {
+      return sendJsonRpcError(res, 409, -32000, 'Conflict: only one SSE stream is allowed per session');
+    }
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      'mcp-session-id': sessionId,
+    });
+    res.flushHeaders();
+    entry.stream = res;
+    res.on('close', () => {
+      if (entry.stream === res) entry.stream = undefined;
+    });
+    startHeartbeat(res, this.#config.heartbeatIntervalMs, this.#config.maxStreamBufferBytes);
   }
 
   /** Ends every session (shutdown): their streams close and clients see the session end. */
@@ -94,8 +122,10 @@ export class StreamableSessions {
       // The SDK leaves the POST stream of a cancelled call open; close it so the client is not left waiting.
       onCallAborted: (requestId) => transport.closeSSEStream(requestId),
     });
-    entry = { transport, session, lastActiveAt: Date.now(), openStreams: 0 };
+    entry = { transport, session, lastActiveAt: Date.now(), stream: undefined };
+    const self = entry;
     transport.onclose = () => {
+      self.stream?.end();
       const id = transport.sessionId;
       if (id && this.#sessions.delete(id)) this.#log.debug({ sessionId: id }, 'session ended');
     };
@@ -118,7 +148,7 @@ export class StreamableSessions {
     const now = Date.now();
     for (const [id, entry] of this.#sessions) {
       const idle = now - entry.lastActiveAt > this.#config.sessionIdleTimeoutMs;
-      if (idle && entry.openStreams === 0 && entry.session.inFlight === 0) {
+      if (idle && !entry.stream && entry.session.inFlight === 0) {
         this.#log.debug({ sessionId: id }, 'closing idle session');
         this.#sessions.delete(id);
         void entry.transport.close().catch(() => undefined);
