@@ -8,10 +8,10 @@
  *   `method` and `id`): notifications and stray responses have nothing to answer. Never a 5xx,
  *   never a dropped connection.
  * - stdio: every line that is a well-formed JSON-RPC request by the SDK's schema (we give it an
- *   id of our own so it can be matched) gets an error response with that id. Every other line
- *   (not JSON, not JSON-RPC, a batch, an envelope with stray keys) is dropped by the SDK's stdio
- *   transport without an answer, where JSON-RPC 2.0 asks for -32700/-32600 with id null: a
- *   known limit (reported); those lines are counted and printed, not asserted.
+ *   id of our own so it can be matched) gets an error response with that id. Lines that are not
+ *   JSON, not JSON-RPC or a batch are answered -32700/-32600 (supervisor/stdio-transport.ts,
+ *   asserted in test/integration/supervisor/transports.test.ts); valid notifications rightly get
+ *   no answer, so here those lines are counted and printed, not asserted.
  */
 import { spawn } from 'node:child_process';
 import { isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -167,7 +167,7 @@ export interface FuzzStdioOutcome {
   failures: string[];
   /** Oversized echo calls (valid over stdio, not judged). */
   oversizedCalls: number;
-  /** Lines that were not well-formed requests and got no id-null answer. */
+  /** Lines that were not well-formed requests and got no id-null answer (valid notifications among them). */
   unanswered: number;
   exitCode: number | string | null;
   /** stdout lines that are not JSON-RPC. */

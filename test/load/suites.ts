@@ -63,7 +63,7 @@ export function fuzzSuite(count: number): void {
       const outcome = await fuzzStdio(writeConfig(loadConfig()), count);
       console.log(
         `stdio fuzz: ${outcome.sent} lines, ${outcome.requests} well-formed requests answered with errors, ` +
-          `${outcome.unanswered} malformed lines dropped without an answer (SDK stdio transport), ${outcome.oversizedCalls} oversized calls served`,
+          `${outcome.unanswered} lines without an answer (notifications, which need none, among them), ${outcome.oversizedCalls} oversized calls served`,
       );
       expect(outcome.failures).toEqual([]);
       expect(outcome.requests).toBeGreaterThan(count / 20);
