@@ -10,7 +10,7 @@
  * (each sends ceil(requests / N)), first `tools/list`, then `tools/call echo`; latency is per
  * request as the client sees it, rps is requests / wall time of the phase. Then an open-loop
  * phase: `--rate` echo calls per second (default 100) spread over the N sessions, for 4 s. RSS per idle session is
- * (VmRSS with 1,000 idle sessions - VmRSS after a warm-up with none) / 1,000, of the server
+ * (VmRSS with 1,000 idle sessions, 6 s after their last request - VmRSS after a warm-up with none) / 1,000, of the server
  * process only (mcpvisor's workers are separate processes and do not grow with sessions). The
  * load generator shares the machine's two cores with the server: compare ratios, not absolutes.
  * Issue targets: <= 50 KB per idle session; p99 of a cheap call at 100 sessions <= 20 ms.
@@ -115,7 +115,8 @@ async function idleRss(target: Target, count: number): Promise<{ before: number;
   const before = rssOf(target.pid);
   const clients = await connectAll(target, count);
   await Promise.all(clients.map((client) => client.listTools()));
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  // Idle: past the servers' 5 s keep-alive timeout, so only each session's GET stream stays open.
+  await new Promise((resolve) => setTimeout(resolve, 6000));
   const after = rssOf(target.pid);
   await pooled(clients.length, 100, (i) => closeClient(clients[i]));
   return { before, after, perSession: (after - before) / count };
