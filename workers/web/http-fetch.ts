@@ -68,24 +68,17 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
     if (!allowPrivate && isIP(url.hostname.replace(/^\[|\]$/g, '')) && isBlockedAddress(url.hostname)) {
       throw new FetchError('BLOCKED', `${url.host} is a private, loopback, link-local or metadata address; refused${hop > 0 ? ' (reached by a redirect)' : ''} (set WEB_ALLOW_PRIVATE_NETWORK=true to allow)`);
     }
-    let response: Dispatcher.ResponseData | undefined;
-    for (let attempt = 1; response === undefined; attempt++) {
-      try {
-        response = await request(url, {
-          method,
-          body,
-          dispatcher,
-          signal,
-          headers: { 'user-agent': DEFAULT_USER_AGENT, accept: 'text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5', 'accept-language': 'en-US,en;q=0.8', ...options.headers },
-        });
-      } catch (error) {
-        // A kept-alive connection the server closed just as we reused it fails before any answer:
-        // an idempotent request is sent once more, on a fresh connection.
-        const code = (error as { code?: string }).code;
-        const stale = (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET') && method === 'GET';
-        if (attempt === 1 && stale && !signal.aborted) continue;
-        throw toFetchError(error, url, timeout, timeoutMs, options.signal, hop > 0);
-      }
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(url, {
+        method,
+        body,
+        dispatcher,
+        signal,
+        headers: { 'user-agent': DEFAULT_USER_AGENT, accept: 'text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5', 'accept-language': 'en-US,en;q=0.8', ...options.headers },
+      });
+    } catch (error) {
+      throw toFetchError(error, url, timeout, timeoutMs, options.signal, hop > 0);
     }
     const { statusCode, headers } = response;
     if (REDIRECTS.has(statusCode) && headers.location) {
