@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -20,6 +20,16 @@ export interface RunOptions {
   keepBytes?: number;
   /** Aborting kills the whole tree and sets `isCanceled`. */
   signal?: AbortSignal;
+  /** A process started ahead by `prepareCommand` (same file, args and env) that reads `input`. */
+  prepared?: PreparedCommand;
+  /** What `prepared` reads on its stdin (the command), then EOF. */
+  input?: string;
+}
+
+/** A command process started ahead of its command, waiting on its stdin. */
+export interface PreparedCommand {
+  child: ChildProcess;
+  commandId: string;
 }
 
 export interface RunResult {
@@ -66,16 +76,27 @@ const DRAIN_AFTER_EXIT_MS = 200;
  *   timeout bounds a command that never stops writing. The kept bytes are decoded as UTF-8.
  */
 export function runCommand(options: RunOptions): Promise<RunResult> {
-  if (options.signal?.aborted) return Promise.reject(new McpvisorError('CANCELLED', 'the call was cancelled before the command started'));
+  if (options.signal?.aborted) {
+    if (options.prepared) discardPrepared(options.prepared);
+    return Promise.reject(new McpvisorError('CANCELLED', 'the call was cancelled before the command started'));
+  }
   const started = performance.now();
   return new Promise<RunResult>((resolve, reject) => {
-    const commandId = randomUUID();
-    const child = spawn(options.file, options.args, {
-      cwd: options.cwd,
-      env: { ...options.env, [COMMAND_ID_ENV]: commandId },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const prepared = options.prepared && isWaiting(options.prepared.child) ? options.prepared : undefined;
+    if (options.prepared && !prepared) discardPrepared(options.prepared);
+    const commandId = prepared?.commandId ?? randomUUID();
+    const child =
+      prepared?.child ??
+      spawn(options.file, options.args, {
+        cwd: options.cwd,
+        env: { ...options.env, [COMMAND_ID_ENV]: commandId },
+        detached: true,
+        stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      });
+    if (options.input !== undefined) {
+      child.stdin!.on('error', () => undefined); // a command that never reads its stdin is no error
+      child.stdin!.end(options.input);
+    }
     const stdout = captureOutput(child.stdout!, options.maxOutputBytes, options.keepBytes);
     const stderr = captureOutput(child.stderr!, options.maxOutputBytes, options.keepBytes);
     let timedOut = false;
@@ -99,6 +120,7 @@ export function runCommand(options: RunOptions): Promise<RunResult> {
     options.signal?.addEventListener('abort', onAbort, { once: true });
 
     const running = { pid: child.pid, commandId };
+    if (prepared) RUNNING.delete(PREPARED.get(prepared.child)!);
     RUNNING.add(running);
     const finish = () => {
       RUNNING.delete(running);
@@ -158,8 +180,42 @@ export function runCommand(options: RunOptions): Promise<RunResult> {
   });
 }
 
-/** Commands started and not yet finished, for `killAllCommands`. */
+/** Commands started and not yet finished (prepared ones too), for `killAllCommands`. */
 const RUNNING = new Set<{ pid: number | undefined; commandId: string }>();
+const PREPARED = new WeakMap<ChildProcess, { pid: number | undefined; commandId: string }>();
+
+/**
+ * Starts `file args` ahead of its command with a pipe for stdin, as `runCommand` would start it;
+ * hand it to `runCommand` as `prepared` with the command as `input`. Never throws: a process that
+ * fails to start is simply not waiting when it is wanted, and a cold one is started instead.
+ */
+export function prepareCommand(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): PreparedCommand {
+  const commandId = randomUUID();
+  const child = spawn(file, args, { cwd, env: { ...env, [COMMAND_ID_ENV]: commandId }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.on('error', () => undefined);
+  const entry = { pid: child.pid, commandId };
+  PREPARED.set(child, entry);
+  RUNNING.add(entry);
+  child.once('exit', () => RUNNING.delete(entry));
+  return { child, commandId };
+}
+
+/** Kills a prepared process that will not be used. */
+export function discardPrepared(prepared: PreparedCommand): void {
+  const entry = PREPARED.get(prepared.child);
+  if (entry) RUNNING.delete(entry);
+  if (prepared.child.pid) {
+    try {
+      process.kill(-prepared.child.pid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+}
+
+function isWaiting(child: ChildProcess): boolean {
+  return child.pid !== undefined && child.exitCode === null && child.signalCode === null && child.stdin?.writable === true;
+}
 
 /**
  * Kills every command still running, synchronously (no `ps`): each process group, then every

@@ -9,7 +9,7 @@ import { deleteFile, listDirectory, readTextFile, writeTextFile, type FileToolOp
 import { formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
 import { reclaimMemory } from './reclaim';
 import { fitStreams, TEXT_SHARE } from './reply-budget';
-import { killAllCommands, runCommand } from './runner';
+import { discardPrepared, killAllCommands, prepareCommand, runCommand, type PreparedCommand } from './runner';
 import { probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, type SandboxOptions, type SandboxState } from './sandbox';
 import { getSystemInfo, listProcesses } from './system-info';
 import { MAX_COMMAND_CHARS, SHELL_TOOLS } from './tools';
@@ -52,6 +52,19 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   // Built once: reading process.env goes through getenv for every key.
   const hostEnvironment = commandEnv(workspace);
   const sandboxEnvironment = sandboxEnv(workspace);
+  // One sandbox started ahead of the next command (see warmPrelude); replaced as soon as it is taken.
+  const warmArgv = sandboxArgv(undefined, sandboxOptions);
+  let warm: PreparedCommand | undefined;
+  const takeWarm = (): PreparedCommand | undefined => {
+    const taken = warm;
+    warm = undefined;
+    setImmediate(() => {
+      if (!closing && warm === undefined) warm = prepareCommand(warmArgv.file, warmArgv.args, workspace, sandboxEnvironment);
+    });
+    return taken;
+  };
+  let closing = false;
+  if (config.sandbox && sandbox.available) warm = prepareCommand(warmArgv.file, warmArgv.args, workspace, sandboxEnvironment);
 
   const exec = async (args: Record<string, unknown>, context: CallContext): Promise<ToolResult> => {
     const command = args.command;
@@ -77,7 +90,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
       }
     }
     const timeoutMs = Math.max(1, Math.min(config.commandTimeoutMs, context.deadlineMs - DEADLINE_MARGIN_MS));
-    const argv = config.sandbox ? sandboxArgv(command, sandboxOptions) : { file: '/bin/sh', args: ['-c', command] };
+    const prepared = config.sandbox ? takeWarm() : undefined;
+    const argv = !config.sandbox ? { file: '/bin/sh', args: ['-c', command] } : prepared ? warmArgv : sandboxArgv(command, sandboxOptions);
     counters.commands++;
     counters.running++;
     let result;
@@ -91,6 +105,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
         // A reply shows at most maxResultBytes of JSON: hold no more than its head and tail.
         keepBytes: Math.min(config.maxOutputBytes, Math.ceil(config.maxResultBytes / 2)),
         signal: context.signal,
+        ...(prepared ? { prepared, input: command } : {}),
       });
     } finally {
       counters.running--;
@@ -167,7 +182,11 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     tools: SHELL_TOOLS,
     handle,
     // The worker is exiting: no command may outlive it (the aborts it sends use `ps`, which takes longer).
-    close: async () => killAllCommands(),
+    close: async () => {
+      closing = true;
+      if (warm) discardPrepared(warm);
+      killAllCommands();
+    },
     stats: () => ({ ...counters, sandbox: config.sandbox, sandboxAvailable: sandbox.available }),
     info: { workspace, sandbox: config.sandbox, sandboxAvailable: sandbox.available },
   };

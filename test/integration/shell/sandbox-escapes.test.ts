@@ -46,6 +46,14 @@ afterAll(async () => {
 const exec = async (command: string) => (await call(server, 'exec', { command })).structuredContent as { stdout: string; stderr: string; exitCode: number | null };
 
 describe('sandbox mode confines commands', () => {
+  test('each command gets a sandbox of its own, also when one was started ahead of it', async () => {
+    // Sequential commands: each takes the sandbox prepared while the previous one ran.
+    const first = await exec('echo left-behind > /tmp/mark; cat /tmp/mark');
+    expect(first.stdout).toBe('left-behind\n');
+    const second = await exec('cat /tmp/mark 2>/dev/null || echo clean; read -r line; echo "stdin=$?"');
+    expect(second.stdout).toBe('clean\nstdin=1\n');
+  });
+
   test('a command cannot write outside the workspace', async () => {
     const result = await exec(
       `echo x > ${outside}/written.txt; echo "outside=$?"; touch /usr/escape-test; echo "usr=$?"; touch /etc/escape-test; echo "etc=$?"; echo x > ${root}/escape.txt`,
