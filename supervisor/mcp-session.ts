@@ -1,4 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { McpvisorError } from '../protocol/errors';
 import { errorResult } from '../protocol/results';
@@ -22,6 +23,8 @@ export interface Session {
   readonly inFlight: number;
 }
 
+let sharedValidator: AjvJsonSchemaValidator | undefined;
+
 /**
  * Creates the SDK server of one session. Tool failures are results (`isError: true`); an unknown
  * tool is a JSON-RPC error (-32602), as the MCP specification asks. The SDK negotiates the protocol
@@ -29,9 +32,12 @@ export interface Session {
  */
 export function createSession(options: SessionOptions): Session {
   const { supervisor, logger } = options;
+  // One validator for every session: the SDK otherwise builds an Ajv instance per Server (about
+  // 20 KB of each idle session), and uses it only for elicitation, which we never send.
+  sharedValidator ??= new AjvJsonSchemaValidator();
   const server = new Server(
     { name: supervisor.config.name, version: supervisor.health().version },
-    { capabilities: { tools: { listChanged: false } } },
+    { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: sharedValidator },
   );
   const running = new Map<RequestId, AbortController>();
 
