@@ -10,7 +10,7 @@
  * (each sends ceil(requests / N)), first `tools/list`, then `tools/call echo`; latency is per
  * request as the client sees it, rps is requests / wall time of the phase. Then an open-loop
  * phase: `--rate` echo calls per second (default 100) spread over the N sessions, for 4 s. RSS per idle session is
- * (VmRSS with 1,000 idle sessions, 6 s after their last request - VmRSS after a warm-up with none) / 1,000, of the server
+ * (VmRSS with 1,100 idle sessions - VmRSS with 100), each taken 6 s after the last request, / 1,000, of the server
  * process only (mcpvisor's workers are separate processes and do not grow with sessions). The
  * load generator shares the machine's two cores with the server: compare ratios, not absolutes.
  * Issue targets: <= 50 KB per idle session; p99 of a cheap call at 100 sessions <= 20 ms.
@@ -109,16 +109,21 @@ async function paced(clients: Client[], total: number, rate: number, request: (c
 }
 
 async function idleRss(target: Target, count: number): Promise<{ before: number; after: number; perSession: number }> {
-  const warm = await connectAll(target, 20);
-  await Promise.all(warm.map(closeClient));
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // The cost of one more idle session: 100 sessions stay open while the 1,000 are added, so the
+  // one-time costs of the first sessions (heap growth, parser and socket pools) are not counted.
+  const warm = await connectAll(target, 100);
+  await pooled(warm.length, 100, (i) => warm[i].listTools());
+  await new Promise((resolve) => setTimeout(resolve, 6000));
   const before = rssOf(target.pid);
   const clients = await connectAll(target, count);
-  await Promise.all(clients.map((client) => client.listTools()));
+  // Each session lists its tools once, 100 at a time like the connects: 1,000 lists at once would
+  // measure that burst's peak heap, which RSS keeps, rather than what idle sessions hold.
+  await pooled(clients.length, 100, (i) => clients[i].listTools());
   // Idle: past the servers' 5 s keep-alive timeout, so only each session's GET stream stays open.
   await new Promise((resolve) => setTimeout(resolve, 6000));
   const after = rssOf(target.pid);
   await pooled(clients.length, 100, (i) => closeClient(clients[i]));
+  await pooled(warm.length, 100, (i) => closeClient(warm[i]));
   return { before, after, perSession: (after - before) / count };
 }
 
