@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { descendants } from '../../test/helpers/processes';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const GITHUB = path.join(ROOT, 'node_modules', '@octokit', 'openapi', 'generated', 'api.github.com.json');
@@ -9,19 +10,7 @@ export const REFERENCE = path.join(ROOT, 'node_modules', '@ivotoby', 'openapi-mc
 
 /** Every pid of the tree under `pid`, itself included (from /proc). */
 export function tree(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // gone
-    }
-  }
-  const out = [pid];
-  for (let i = 0; i < out.length; i++) out.push(...(children.get(out[i]) ?? []));
-  return out;
+  return [pid, ...descendants(pid)];
 }
 
 /** Sum over the process tree of each process's peak RSS (VmHWM), in MB. */

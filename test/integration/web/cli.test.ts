@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { bin, eventually, spawnBin } from '../../helpers/processes';
+import { bin, eventually, spawnBin, type Spawned } from '../../helpers/processes';
 import { connectStdio } from '../../helpers/mcp';
 import { connectHttp } from '../../helpers/mcp';
 import { fixtureText, send, type LocalSite } from '../../fixtures/web/local-site';
@@ -116,15 +116,8 @@ describe('web-search', () => {
 
   it('interactive mcp-http starts the HTTP server', async () => {
     const server = spawnBin('web-search', ['interactive'], { MCPVISOR_HOST: '127.0.0.1', MCPVISOR_PORT: '0' });
-    try {
-      server.child.stdin!.write('mcp-http\n');
-      const entry = await server.waitForLog((line) => line.msg === 'listening');
-      const { client } = await connectHttp(String(entry.url));
-      expect((await client.listTools()).tools).toHaveLength(2);
-      await client.close();
-    } finally {
-      await server.stop();
-    }
+    server.child.stdin!.write('mcp-http\n');
+    await expectTwoToolsOverHttp(server);
   });
 
   it('mcp serves MCP over stdio', async () => {
@@ -137,14 +130,18 @@ describe('web-search', () => {
   });
 
   it('mcp-http serves MCP over HTTP', async () => {
-    const server = spawnBin('web-search', ['mcp-http', '--host', '127.0.0.1', '--port', '0']);
-    try {
-      const entry = await server.waitForLog((line) => line.msg === 'listening');
-      const { client } = await connectHttp(String(entry.url));
-      expect((await client.listTools()).tools).toHaveLength(2);
-      await client.close();
-    } finally {
-      await server.stop();
-    }
+    await expectTwoToolsOverHttp(spawnBin('web-search', ['mcp-http', '--host', '127.0.0.1', '--port', '0']));
   });
 });
+
+/** Waits for the server's `listening` line, lists its tools over HTTP (search and fetch), stops it. */
+async function expectTwoToolsOverHttp(server: Spawned): Promise<void> {
+  try {
+    const entry = await server.waitForLog((line) => line.msg === 'listening');
+    const { client } = await connectHttp(String(entry.url));
+    expect((await client.listTools()).tools).toHaveLength(2);
+    await client.close();
+  } finally {
+    await server.stop();
+  }
+}

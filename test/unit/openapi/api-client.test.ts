@@ -3,21 +3,13 @@ import { isAuthError, StaticAuthProvider, type AuthErrorInfo, type IAuthProvider
 import { responseToResult } from '../../../workers/openapi/results';
 import { errorCodeOf } from '../../../protocol/results';
 import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
+import { rejection } from '../../helpers/rejection';
 
 let upstream: Upstream;
 beforeAll(async () => {
   upstream = await startUpstream();
 });
 afterAll(() => upstream.close());
-
-async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as { code?: string; message: string };
-  }
-  throw new Error('expected a rejection');
-}
 
 class TokenProvider implements IAuthProvider {
   token = 'stale';

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { loadSpec } from '../../../workers/openapi/load-spec';
 import { ToolsManager } from '../../../workers/openapi/tools-manager';
+import { rejection } from '../../helpers/rejection';
 
 const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'openapi');
 const PETSTORE = path.join(FIXTURES, 'petstore-3.0.yaml');
@@ -27,15 +28,6 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
-
-async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as { code?: string; message: string };
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('loadSpec', () => {
   test('reads a YAML file, a JSON file, a URL, standard input and inline content', async () => {
