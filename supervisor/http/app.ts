@@ -1,11 +1,13 @@
-import type { Server as HttpServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import proxyaddr from 'proxy-addr';
 import type { HttpConfig } from '../../config/schema';
 import type { Logger } from '../logger';
 import type { Supervisor } from '../supervisor';
 import { bearerAuth, digest, hasToken } from './auth';
-import { originGuard, sendJsonRpcError } from './guards';
+import { readJsonBody } from './body';
+import { middleware, originGuard, sendJsonRpcError, type Check } from './guards';
 import { KeyedRateLimiter, rateLimit } from './rate-limit';
 import { LegacySseSessions } from './legacy-sse';
 import { StreamableSessions } from './streamable';
@@ -18,8 +20,11 @@ export interface RunningHttp {
 }
 
 /**
- * One HTTP app for every transport: Streamable HTTP at `endpointPath`, legacy `GET /sse` +
- * `POST /message/{sessionId}`, `GET /` (server information) and `GET /health`.
+ * One HTTP server for every transport: Streamable HTTP at `endpointPath`, legacy `GET /sse` +
+ * `POST /message/{sessionId}`, `GET /` (server information), `GET /health` and `GET /metrics`.
+ * The Streamable HTTP endpoint, where every tool call goes, is served on Node's http module
+ * directly: express's routing and body parsing cost about 40 % of the supervisor's CPU per call
+ * (measured, bench/openapi/throughput.ts). Express serves everything else.
  */
 export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Logger): Promise<RunningHttp> {
   const log = logger.child({ component: 'http' });
@@ -30,20 +35,20 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
 
   const app = express();
   app.disable('x-powered-by');
-  // Behind a proxy, `req.ip` is the client from X-Forwarded-For, so per-client limits see clients.
+  // Behind a proxy, the client is the one X-Forwarded-For names, so per-client limits see clients.
   app.set('trust proxy', config.trustProxy);
+  const trust = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
   const json = express.json({ limit: config.maxBodyBytes, type: ['application/json', 'application/*+json'] });
-  const guard = originGuard(config);
-  const auth = bearerAuth(config.authToken);
   const limits = config.rateLimit;
-  const perIp = rateLimit(new KeyedRateLimiter(limits.perIpRequestsPerSecond, limits.perIpBurst), (req) => req.ip ?? req.socket.remoteAddress ?? 'unknown', 'per-client');
+  const perIp = rateLimit(new KeyedRateLimiter(limits.perIpRequestsPerSecond, limits.perIpBurst), (req) => proxyaddr(req, trust), 'per-client');
   const perSession = rateLimit(
     new KeyedRateLimiter(limits.perSessionRequestsPerSecond, limits.perSessionBurst),
     (req) => sessionKey(req),
     'per-session',
   );
   // Cheap checks first, so a refused request costs no body parsing.
-  const mcp = [perIp, guard, auth, perSession];
+  const checks: Check[] = [perIp, originGuard(config), bearerAuth(config.authToken), perSession];
+  const mcp = checks.map(middleware);
   const wrap = (handler: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response, next: NextFunction) =>
     handler(req, res).catch(next);
   const tokenDigest = config.authToken === undefined ? undefined : digest(config.authToken);
@@ -84,14 +89,24 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
     res.send(await supervisor.metrics.registry.metrics());
   }));
 
-  app.all(config.endpointPath, ...mcp, json, wrap((req, res) => {
-    if (!['GET', 'POST', 'DELETE'].includes(req.method)) {
+  /** The Streamable HTTP endpoint, without express (see above). */
+  const endpoint = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    for (const check of checks) if (!check(req, res)) return void req.resume();
+    if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') {
       res.setHeader('Allow', 'GET, POST, DELETE');
-      sendJsonRpcError(res, 405, -32000, `Method ${req.method} not allowed`);
-      return Promise.resolve();
+      req.resume();
+      return sendJsonRpcError(res, 405, -32000, `Method ${req.method} not allowed`);
     }
-    return streamable.handle(req, res);
-  }));
+    let body: unknown;
+    if (req.method === 'POST') {
+      const read = await readJsonBody(req, res, config.maxBodyBytes);
+      if (!read.ok) return;
+      body = read.body;
+    } else {
+      req.resume();
+    }
+    await streamable.handle(req, res, body);
+  };
   app.get('/sse', ...mcp, wrap((req, res) => legacy.open(req, res)));
   app.post(['/message', '/message/:sessionId'], ...mcp, json, wrap((req, res) => legacy.post(req, res)));
 
@@ -108,7 +123,15 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
   });
 
   return new Promise((resolve, reject) => {
-    const server: HttpServer = app.listen(config.port, config.host);
+    const server = createServer((req, res) => {
+      const path = req.url === undefined ? '' : req.url.split('?', 1)[0];
+      if (path !== config.endpointPath) return app(req, res);
+      endpoint(req, res).catch((error: Error) => {
+        log.error({ err: error.message }, 'request failed');
+        sendJsonRpcError(res, 500, -32603, 'Internal error');
+      });
+    });
+    server.listen(config.port, config.host);
     // Slow or stalled clients (slowloris) cannot hold sockets open forever.
     server.headersTimeout = config.headersTimeoutMs;
     server.requestTimeout = config.requestTimeoutMs;
@@ -133,10 +156,9 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
   });
 }
 
-function sessionKey(req: Request): string | undefined {
+function sessionKey(req: IncomingMessage): string | undefined {
   const header = req.headers['mcp-session-id'];
   if (typeof header === 'string') return header;
-  const fromPath = /^\/message\/([^/?]+)/.exec(req.path)?.[1];
-  if (fromPath) return fromPath;
-  return typeof req.query.sessionId === 'string' ? req.query.sessionId : undefined;
+  const url = req.url ?? '';
+  return /^\/message\/([^/?]+)/.exec(url)?.[1] ?? /[?&]sessionId=([^&]+)/.exec(url)?.[1];
 }

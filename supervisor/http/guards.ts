@@ -1,12 +1,27 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { HttpConfig } from '../../config/schema';
+
+/**
+ * A check run before an MCP request is handled: true lets it through, false means the check has
+ * answered it (403, 401, 429…). Plain functions, so the MCP endpoint runs them without express.
+ */
+export type Check = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+/** A check as express middleware (for the legacy SSE routes). */
+export function middleware(check: Check) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (check(req, res)) next();
+  };
+}
 
 const LOCAL_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /** A JSON-RPC error body with no id, as transports answer requests they refuse. */
-export function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
+export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
   if (res.headersSent) return;
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
 }
 
 /** True for a loopback bind address (then Host headers must be local names too). */
@@ -20,23 +35,23 @@ export function isLoopback(host: string): boolean {
  * loopback, the `Host` header must name a loopback host (403 otherwise). Requests without an
  * Origin (non-browser clients) pass.
  */
-export function originGuard(config: HttpConfig) {
+export function originGuard(config: HttpConfig): Check {
   const allowed = new Set(config.allowedOrigins.map((origin) => origin.replace(/\/+$/, '').toLowerCase()));
   const checkHost = isLoopback(config.host);
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return (req, res) => {
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin, allowed)) {
       sendJsonRpcError(res, 403, -32000, `Forbidden: origin ${truncate(origin)} is not allowed`);
-      return;
+      return false;
     }
     if (checkHost) {
       const hostname = hostnameOf(req.headers.host);
       if (hostname === undefined || !(LOCAL_HOSTNAMES.has(hostname) || /^127\./.test(hostname))) {
         sendJsonRpcError(res, 403, -32000, `Forbidden: host ${truncate(req.headers.host ?? '(none)')} is not allowed`);
-        return;
+        return false;
       }
     }
-    next();
+    return true;
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
 /**
  * Writes a named SSE event `heartbeat` with `{"type":"heartbeat","timestamp":…}` on an SSE response
@@ -6,7 +6,7 @@ import type { Response } from 'express';
  * writing only once the stream's headers are out, stops when the response closes, and destroys
  * the stream of a client that no longer reads (more than `maxBufferedBytes` waiting).
  */
-export function startHeartbeat(res: Response, intervalMs: number, maxBufferedBytes = 4 * 1024 * 1024): void {
+export function startHeartbeat(res: ServerResponse, intervalMs: number, maxBufferedBytes = 4 * 1024 * 1024): void {
   const timer = setInterval(() => {
     if (res.writableEnded || res.destroyed) return clearInterval(timer);
     // The SDK writes its headers with writeHead (invisible to getHeader): a 200 here is the stream.

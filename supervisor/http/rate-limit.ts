@@ -1,5 +1,5 @@
-import type { NextFunction, Request, Response } from 'express';
-import { sendJsonRpcError } from './guards';
+import type { IncomingMessage } from 'node:http';
+import { sendJsonRpcError, type Check } from './guards';
 
 interface Bucket {
   tokens: number;
@@ -48,13 +48,14 @@ export class KeyedRateLimiter {
   }
 }
 
-/** Express middleware: 429 with Retry-After when `keyOf(req)`'s bucket is empty. */
-export function rateLimit(limiter: KeyedRateLimiter, keyOf: (req: Request) => string | undefined, what: string) {
-  return (req: Request, res: Response, next: NextFunction): void => {
+/** 429 with Retry-After when `keyOf(req)`'s bucket is empty. */
+export function rateLimit(limiter: KeyedRateLimiter, keyOf: (req: IncomingMessage) => string | undefined, what: string): Check {
+  return (req, res) => {
     const key = keyOf(req);
     const wait = key === undefined ? 0 : limiter.take(key);
-    if (wait === 0) return next();
+    if (wait === 0) return true;
     res.setHeader('Retry-After', String(wait));
     sendJsonRpcError(res, 429, -32000, `Too Many Requests: the ${what} rate limit was reached; retry after ${wait} s`);
+    return false;
   };
 }

@@ -1,24 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest, isJSONRPCRequest, SUPPORTED_PROTOCOL_VERSIONS, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import type { Request, Response } from 'express';
+import { isInitializeRequest, isJSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpConfig } from '../../config/schema';
 import type { Logger } from '../logger';
 import { createSession, type Session } from '../mcp-session';
 import type { Supervisor } from '../supervisor';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
+import { checkProtocolVersion, SessionTransport } from './session-transport';
 
 interface Entry {
-  transport: StreamableHTTPServerTransport;
+  transport: SessionTransport;
   session: Session;
   lastActiveAt: number;
   /** The session's GET stream, served here rather than by the SDK (see #openStream). */
-  stream: Response | undefined;
+  stream: ServerResponse | undefined;
 }
 
 /**
- * Streamable HTTP sessions at the endpoint path. The SDK transport speaks the protocol of one
+ * Streamable HTTP sessions at the endpoint path. SessionTransport speaks the protocol of one
  * session; this class owns the map of sessions and the rules the SDK leaves to us: 400 for a
  * non-initialize request without a session, 404 for an unknown or ended one (clients then
  * re-initialise), idle expiry, heartbeats on GET streams, cancelling a call whose HTTP request
@@ -43,11 +43,12 @@ export class StreamableSessions {
     return this.#sessions.size;
   }
 
-  async handle(req: Request, res: Response): Promise<void> {
+  /** One request to the endpoint; `body` is the parsed JSON of a POST. */
+  async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const header = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(header) ? header[0] : header;
     if (sessionId === undefined) {
-      if (req.method === 'POST' && containsInitialize(req.body)) return this.#initialize(req, res);
+      if (req.method === 'POST' && containsInitialize(body)) return this.#initialize(req, res, body);
       return sendJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required (send initialize first)');
     }
     const entry = this.#sessions.get(sessionId);
@@ -59,24 +60,29 @@ export class StreamableSessions {
     }
     entry.lastActiveAt = Date.now();
     if (req.method === 'GET') return this.#openStream(sessionId, entry, req, res);
-    if (req.method === 'POST') this.#cancelOnDrop(entry, req, res);
-    await entry.transport.handleRequest(req, res, req.body);
+    if (req.method === 'DELETE') {
+      const versionError = checkProtocolVersion(req);
+      if (versionError) return sendJsonRpcError(res, 400, -32000, versionError);
+      res.writeHead(200).end();
+      await entry.transport.close();
+      return;
+    }
+    this.#cancelOnDrop(entry, res, body);
+    entry.transport.handlePost(req, res, body);
   }
 
   /**
    * The GET stream of a session. Our server sends no message of its own accord (no list changes,
-   * no logging, no sampling), so the stream carries only heartbeats; serving it here, without the
-   * SDK's web-stream adapter, keeps an idle session's memory small. Same rules as the SDK: SSE
-   * must be acceptable (406), one stream per session (409).
+   * no logging, no sampling), so the stream carries heartbeats, and whatever the SDK server
+   * might send unprompted. Same rules as the SDK: SSE must be acceptable (406), a supported
+   * protocol version (400), one stream per session (409).
    */
-  #openStream(sessionId: string, entry: Entry, req: Request, res: Response): void {
+  #openStream(sessionId: string, entry: Entry, req: IncomingMessage, res: ServerResponse): void {
     if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
       return sendJsonRpcError(res, 406, -32000, 'Not Acceptable: the client must accept text/event-stream');
     }
-    const version = req.headers['mcp-protocol-version'];
-    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      return sendJsonRpcError(res, 400, -32000, `Bad Request: unsupported protocol version ${version}`);
-    }
+    const versionError = checkProtocolVersion(req);
+    if (versionError) return sendJsonRpcError(res, 400, -32000, versionError);
     if (entry.stream && !entry.stream.writableEnded) {
       return sendJsonRpcError(res, 409, -32000, 'Conflict: only one SSE stream is allowed per session');
     }
@@ -102,24 +108,27 @@ export class StreamableSessions {
     this.#sessions.clear();
   }
 
-  async #initialize(req: Request, res: Response): Promise<void> {
+  async #initialize(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     if (this.#supervisor.draining) return sendJsonRpcError(res, 503, -32000, 'Service Unavailable: the server is shutting down');
     if (this.#sessions.size >= this.#config.maxSessions) {
       return sendJsonRpcError(res, 503, -32000, `Service Unavailable: the server holds its maximum of ${this.#config.maxSessions} sessions`);
     }
     let entry: Entry | undefined;
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new SessionTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         if (entry) this.#sessions.set(id, entry);
         this.#log.debug({ sessionId: id }, 'session started');
       },
+      heartbeatIntervalMs: this.#config.heartbeatIntervalMs,
+      maxStreamBufferBytes: this.#config.maxStreamBufferBytes,
+      standaloneStream: () => entry?.stream,
     });
     const session = createSession({
       supervisor: this.#supervisor,
       logger: this.#log,
       maxConcurrentCalls: this.#config.maxConcurrentCallsPerSession,
-      // The SDK leaves the POST stream of a cancelled call open; close it so the client is not left waiting.
+      // The SDK sends no answer to a cancelled call; close its POST stream so the client is not left waiting.
       onCallAborted: (requestId) => transport.closeSSEStream(requestId),
     });
     entry = { transport, session, lastActiveAt: Date.now(), stream: undefined };
@@ -130,12 +139,12 @@ export class StreamableSessions {
       if (id && this.#sessions.delete(id)) this.#log.debug({ sessionId: id }, 'session ended');
     };
     await session.server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    transport.handlePost(req, res, body);
   }
 
   /** A client that drops the request it was waiting on cancels those calls in the workers. */
-  #cancelOnDrop(entry: Entry, req: Request, res: Response): void {
-    const messages: unknown[] = Array.isArray(req.body) ? req.body : [req.body];
+  #cancelOnDrop(entry: Entry, res: ServerResponse, body: unknown): void {
+    const messages: unknown[] = Array.isArray(body) ? body : [body];
     const ids: RequestId[] = messages.filter((message) => isJSONRPCRequest(message)).map((message) => (message as { id: RequestId }).id);
     if (ids.length === 0) return;
     res.on('close', () => {

@@ -1,0 +1,63 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJsonRpcError } from './guards';
+
+/** What reading a request body gave: the parsed JSON (undefined for a body that is not JSON), or answered. */
+export type BodyRead = { ok: true; body: unknown } | { ok: false };
+
+/**
+ * Reads and parses a JSON request body of at most `limit` bytes. A body declared or found to be
+ * larger answers 413 (reading stops at the limit, so it costs no memory); invalid JSON answers
+ * 400 with -32700. A body whose Content-Type is not JSON is not read (`body` undefined: the
+ * transport answers 415). A compressed body answers 415 (inflating is a zip-bomb risk for no gain).
+ */
+export function readJsonBody(req: IncomingMessage, res: ServerResponse, limit: number): Promise<BodyRead> {
+  return new Promise((resolve) => {
+    const type = req.headers['content-type'];
+    if (type === undefined || !/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
+      req.resume();
+      return resolve({ ok: true, body: undefined });
+    }
+    const encoding = req.headers['content-encoding'];
+    if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+      sendJsonRpcError(res, 415, -32600, `Unsupported Content-Encoding: ${encoding.slice(0, 40)} (send the body uncompressed)`);
+      res.once('finish', () => req.destroy());
+      return resolve({ ok: false });
+    }
+    const tooLarge = () => {
+      sendJsonRpcError(res, 413, -32600, `Request body larger than ${limit} bytes`);
+      // Stop reading; the connection cannot be reused with an unread body.
+      res.once('finish', () => req.destroy());
+      resolve({ ok: false });
+    };
+    const declared = Number(req.headers['content-length']);
+    if (declared > limit) return tooLarge();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on('data', (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > limit) {
+        done = true;
+        return tooLarge();
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (done) return;
+      done = true;
+      const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      try {
+        resolve({ ok: true, body: JSON.parse(text) });
+      } catch {
+        sendJsonRpcError(res, 400, -32700, 'Parse error: the body is not valid JSON');
+        resolve({ ok: false });
+      }
+    });
+    req.on('error', () => {
+      if (done) return;
+      done = true;
+      resolve({ ok: false });
+    });
+  });
+}

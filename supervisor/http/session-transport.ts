@@ -1,0 +1,214 @@
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  isInitializeRequest,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  JSONRPCMessageSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJsonRpcError } from './guards';
+import { startHeartbeat } from './heartbeat';
+
+/** The SDK's limit on a JSON-RPC batch. */
+const MAX_BATCH_SIZE = 100;
+
+export interface SessionTransportOptions {
+  sessionIdGenerator: () => string;
+  onsessioninitialized: (sessionId: string) => void;
+  /** An SSE stream silent this long gets heartbeat events (proxies cut silent streams). */
+  heartbeatIntervalMs: number;
+  maxStreamBufferBytes: number;
+  /** The session's GET stream, if open: where messages unrelated to a request go. */
+  standaloneStream: () => ServerResponse | undefined;
+}
+
+/** The response of one POST that carried requests: an SSE stream, written at once when possible. */
+interface PostStream {
+  res: ServerResponse;
+  /** Requests of this POST not answered yet. */
+  open: Set<RequestId>;
+  /** Events not written yet (headers not sent). */
+  queued: string;
+  timer?: NodeJS.Timeout;
+}
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
+/**
+ * Server side of Streamable HTTP for one session, on Node's request and response objects. It
+ * replaces the SDK's `StreamableHTTPServerTransport`, which converts every request and response
+ * to web streams (Hono's adapter): that conversion cost more supervisor CPU per call than the
+ * rest of the call's path. Same rules and status codes as the SDK's transport (406, 415, 400,
+ * 404, 202), without resumability (we keep no event store). The difference that matters: a
+ * POST's answer is held until its requests are all answered and then written with its headers
+ * in one write; a notification about a request (progress) or a call outlasting the heartbeat
+ * interval sends the headers early and streams from there.
+ */
+export class SessionTransport implements Transport {
+  sessionId?: string;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport['onmessage'];
+
+  #options: SessionTransportOptions;
+  #initialized = false;
+  #closed = false;
+  #streams = new Map<RequestId, PostStream>();
+
+  constructor(options: SessionTransportOptions) {
+    this.#options = options;
+  }
+
+  async start(): Promise<void> {
+    // Connections come per request (handlePost).
+  }
+
+  /** A POST to the endpoint, its body already parsed as JSON (body.ts). */
+  handlePost(req: IncomingMessage, res: ServerResponse, body: unknown): void {
+    const accept = String(req.headers.accept ?? '');
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      return sendJsonRpcError(res, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+    }
+    if (!isJsonType(req.headers['content-type'])) {
+      return sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    }
+    if (body === undefined) return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+    if (Array.isArray(body) && body.length > MAX_BATCH_SIZE) {
+      return sendJsonRpcError(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
+    }
+    const messages: JSONRPCMessage[] = [];
+    for (const raw of Array.isArray(body) ? body : [body]) {
+      const parsed = JSONRPCMessageSchema.safeParse(raw);
+      if (!parsed.success) return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON-RPC message');
+      messages.push(parsed.data);
+    }
+    if (this.#closed) return sendJsonRpcError(res, 404, -32001, 'Session not found');
+
+    if (messages.some(isInitializeRequest)) {
+      if (this.#initialized) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: Server already initialized');
+      if (messages.length > 1) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
+      this.sessionId = this.#options.sessionIdGenerator();
+      this.#initialized = true;
+      this.#options.onsessioninitialized(this.sessionId);
+    } else {
+      if (!this.#initialized) return sendJsonRpcError(res, 400, -32000, 'Bad Request: Server not initialized');
+      const versionError = checkProtocolVersion(req);
+      if (versionError) return sendJsonRpcError(res, 400, -32000, versionError);
+    }
+
+    const extra = { requestInfo: { headers: req.headers } };
+    const requests = messages.filter(isJSONRPCRequest);
+    if (requests.length === 0) {
+      res.writeHead(202).end();
+      for (const message of messages) this.onmessage?.(message, extra);
+      return;
+    }
+    const stream: PostStream = { res, open: new Set(requests.map((r) => r.id)), queued: '' };
+    for (const id of stream.open) this.#streams.set(id, stream);
+    // A call that runs long: send the headers and heartbeats so the client and proxies see life.
+    stream.timer = setTimeout(() => {
+      this.#flush(stream);
+      startHeartbeat(res, this.#options.heartbeatIntervalMs, this.#options.maxStreamBufferBytes);
+    }, this.#options.heartbeatIntervalMs);
+    stream.timer.unref();
+    res.on('close', () => this.#forget(stream));
+    for (const message of messages) this.onmessage?.(message, extra);
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const isResponse = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
+    const requestId = isResponse ? message.id : options?.relatedRequestId;
+    const event = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+    if (requestId === undefined) {
+      const standalone = this.#options.standaloneStream();
+      if (standalone && !standalone.writableEnded) standalone.write(event);
+      return;
+    }
+    const stream = this.#streams.get(requestId);
+    // Its POST is gone (client dropped it, or the call was cancelled): nobody is listening.
+    if (!stream) return;
+    if (!isResponse) {
+      this.#flush(stream);
+      stream.res.write(event);
+      return;
+    }
+    this.#streams.delete(requestId);
+    stream.open.delete(requestId);
+    if (stream.open.size > 0) {
+      if (stream.res.headersSent) stream.res.write(event);
+      else stream.queued += event;
+      return;
+    }
+    clearTimeout(stream.timer);
+    if (!stream.res.headersSent) {
+      const payload = stream.queued + event;
+      stream.res.writeHead(200, { ...this.#headers(), 'content-length': Buffer.byteLength(payload) });
+      stream.res.end(payload);
+    } else {
+      stream.res.end(event);
+    }
+  }
+
+  /** Ends the POST stream of `requestId` without its answer (the call was cancelled). */
+  closeSSEStream(requestId: RequestId): void {
+    const stream = this.#streams.get(requestId);
+    if (!stream) return;
+    this.#forget(stream);
+    this.#flush(stream);
+    stream.res.end();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const stream of new Set(this.#streams.values())) {
+      this.#forget(stream);
+      if (!stream.res.writableEnded) {
+        this.#flush(stream);
+        stream.res.end();
+      }
+    }
+    this.onclose?.();
+  }
+
+  #headers(): Record<string, string> {
+    return this.sessionId === undefined ? SSE_HEADERS : { ...SSE_HEADERS, 'mcp-session-id': this.sessionId };
+  }
+
+  /** Sends the headers and what was queued, so the stream can be written event by event. */
+  #flush(stream: PostStream): void {
+    if (stream.res.headersSent) return;
+    stream.res.writeHead(200, this.#headers());
+    stream.res.flushHeaders();
+    if (stream.queued !== '') stream.res.write(stream.queued);
+    stream.queued = '';
+  }
+
+  #forget(stream: PostStream): void {
+    clearTimeout(stream.timer);
+    for (const id of stream.open) if (this.#streams.get(id) === stream) this.#streams.delete(id);
+    stream.open.clear();
+  }
+}
+
+/** `application/json`, parameters allowed (the media type, not a substring). */
+function isJsonType(header: string | undefined): boolean {
+  if (header === 'application/json') return true;
+  return (header ?? '').split(';')[0].trim().toLowerCase() === 'application/json';
+}
+
+/** An error message for an unsupported `MCP-Protocol-Version`; none when absent or supported. */
+export function checkProtocolVersion(req: IncomingMessage): string | undefined {
+  const version = req.headers['mcp-protocol-version'];
+  if (typeof version !== 'string' || SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+  return `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
+}
