@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { ConfigError, validateConfig, type Config, type ConfigInput } from './validate';
 import { didYouMean } from './suggest';
 
@@ -109,7 +108,7 @@ export function readConfigFile(file: string): ConfigInput {
   }
   let data: unknown;
   try {
-    data = path.extname(file).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
+    data = path.extname(file).toLowerCase() === '.json' ? JSON.parse(text) : (require('yaml') as typeof import('yaml')).parse(text);
   } catch (error) {
     throw new ConfigError(`config file ${file} is not valid ${path.extname(file) === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`);
   }

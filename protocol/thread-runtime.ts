@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import { McpvisorError, toErrorInfo, type ErrorInfo } from './errors';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
@@ -21,6 +22,7 @@ export type ThreadAnswer =
 export function threadWorker(init: (config: unknown, log: WorkerLogger) => Promise<WorkerService>): (task: ThreadTask) => Promise<ThreadAnswer> {
   let service: Promise<WorkerService> | undefined;
   const log = stderrLogger();
+  lowerThreadPriority();
   return async (task) => {
     try {
       service ??= init((workerData as { config?: unknown } | undefined)?.config, log);
@@ -40,6 +42,25 @@ export function threadWorker(init: (config: unknown, log: WorkerLogger) => Promi
       return { ok: false, error: toErrorInfo(error) };
     }
   };
+}
+
+/** Nice value of pool threads: above the supervisor's 0, below nothing else that matters. */
+const THREAD_NICE = 10;
+
+/**
+ * Threads run batch work (HTML to Markdown) on the cores the supervisor's event loop needs to
+ * answer every session. On Linux a thread's nice value is its own (setpriority on the calling
+ * thread), so this thread yields to the event loop without slowing the process's other threads;
+ * measured: bench/web/fetch-threads.ts, event-loop lag. Elsewhere it may apply to the process,
+ * so it is Linux only.
+ */
+function lowerThreadPriority(): void {
+  if (process.platform !== 'linux') return;
+  try {
+    setPriority(THREAD_NICE);
+  } catch {
+    // Not allowed (a container without CAP_SYS_NICE can still raise nice; a seccomp profile may not): keep the default.
+  }
 }
 
 /** Threads share the process's stderr; one JSON line per entry, like pino's. */

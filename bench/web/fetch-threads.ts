@@ -18,10 +18,18 @@ const config = { allowPrivateNetwork: true, timeoutMs: 30_000, maxBodyBytes: 10 
 async function phase(name: string, urls: string[], run: (url: string) => Promise<unknown>) {
   const lag = monitorEventLoopDelay({ resolution: 5 });
   lag.enable();
+  const cpu = process.cpuUsage();
   const { wallMs } = await runConcurrent(urls.map((url) => () => run(url)), CONCURRENCY);
+  const used = process.cpuUsage(cpu);
   lag.disable();
+  const cpuMs = (used.user + used.system) / 1000;
   const result = { name, pagesPerSecond: (urls.length / wallMs) * 1000, lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6 };
-  console.log(`${name.padEnd(18)} ${fmt(result.pagesPerSecond)} pages/s  event-loop lag p99 ${fmt(result.lagP99Ms)} ms, max ${fmt(result.lagMaxMs)} ms`);
+  // CPU per page and the share of the cores used tell contention (more CPU per page with two
+  // threads) from idle cores (less than 200 %).
+  console.log(
+    `${name.padEnd(18)} ${fmt(result.pagesPerSecond)} pages/s  event-loop lag p99 ${fmt(result.lagP99Ms)} ms, max ${fmt(result.lagMaxMs)} ms  ` +
+      `CPU ${fmt(cpuMs / urls.length)} ms/page, ${fmt((cpuMs / wallMs) * 100)} % of one core`,
+  );
   return result;
 }
 
