@@ -23,6 +23,11 @@ export const apiSchema = z.strictObject({
   includeResources: z.array(z.string()).optional(),
   includeOperations: z.array(z.enum(HTTP_METHODS)).optional(),
   disableAbbreviation: z.boolean().default(false),
+  /**
+   * Directory of compiled descriptions (workers/openapi/spec-cache.ts), or false for none.
+   * Default `$XDG_CACHE_HOME/mcpvisor/openapi`, else `~/.cache/mcpvisor/openapi`.
+   */
+  specCache: z.union([z.string().min(1), z.literal(false)], { error: 'specCache must be a directory path or false' }).optional(),
   requestTimeoutMs: z.number().int().positive().default(30_000),
   maxResponseBytes: z.number().int().positive().default(10 * 1024 * 1024),
   workers: z.number().int().min(1).max(16).default(1),

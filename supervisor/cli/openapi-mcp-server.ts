@@ -16,6 +16,8 @@ const HTTP_METHOD = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/;
  * is used as is when no API flag or variable is given, and replaced otherwise.
  * `--spec-input-method stdin` reads the description here, before the server starts, and hands
  * it to the worker inline; it is refused with `--transport stdio` (stdin carries the protocol).
+ * Decision: `--spec-cache` has no environment variable, like every option the reference does not
+ * read from the environment; XDG_CACHE_HOME moves the default directory.
  */
 export function openapiProfile(): Profile {
   const api: Record<string, unknown> = {};
@@ -62,6 +64,7 @@ export function openapiProfile(): Profile {
     { name: 'include-tags', kind: 'list', arg: 'A,B', apply: add('includeTags'), help: 'tags to include, comma-separated' },
     { name: 'include-operations', kind: 'list', arg: 'GET,POST', apply: add('includeOperations', method), help: 'HTTP methods to include, comma-separated' },
     { name: 'disable-abbreviation', kind: 'flag', apply: set('disableAbbreviation'), help: 'keep tool names unshortened (fails on names over 64 characters)' },
+    { name: 'spec-cache', kind: 'string', arg: 'DIR|off', apply: set('specCache', (v) => (v === 'off' ? false : v)), help: 'cache of compiled descriptions (default $XDG_CACHE_HOME/mcpvisor/openapi or ~/.cache/mcpvisor/openapi); off: none' },
   ];
   const envVars: EnvSpec[] = [
     { name: 'API_BASE_URL', kind: 'string', apply: set('apiBaseUrl') },

@@ -40,7 +40,9 @@ export class ApiClient {
   readonly #auth?: IAuthProvider;
   readonly #headers: Record<string, string>;
   readonly #options: Required<ApiClientOptions>;
-  readonly #dispatcher: Dispatcher;
+  /** Made on the first request: loading undici would cost a worker's start ~40 ms otherwise. */
+  #dispatcher?: Dispatcher;
+  #closed = false;
 
   constructor(baseUrl: string, authProvider?: IAuthProvider, headers?: Record<string, string>, options: ApiClientOptions = {}) {
     this.baseUrl = new URL(baseUrl).href.replace(/\/+$/, '');
@@ -53,7 +55,6 @@ export class ApiClient {
       maxRedirects: options.maxRedirects ?? 5,
       connections: options.connections ?? 128,
     };
-    this.#dispatcher = new (undici().Agent)({ connections: this.#options.connections, keepAliveTimeout: 10_000 });
   }
 
   /**
@@ -110,7 +111,13 @@ export class ApiClient {
   }
 
   async close(): Promise<void> {
-    await this.#dispatcher.close();
+    this.#closed = true;
+    await this.#dispatcher?.close();
+  }
+
+  #agent(): Dispatcher {
+    if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the API client is closed');
+    return (this.#dispatcher ??= new (undici().Agent)({ connections: this.#options.connections, keepAliveTimeout: 10_000 }));
   }
 
   async #headersFor(req: BuiltRequest): Promise<Record<string, string>> {
@@ -139,7 +146,7 @@ export class ApiClient {
     let body: unknown = toUndiciForm(req.body);
     try {
       for (let hop = 0; ; hop++) {
-        const res = await undici().request(url, { method: method as Dispatcher.HttpMethod, headers, body: body as Dispatcher.RequestOptions['body'], signal: combined, dispatcher: this.#dispatcher });
+        const res = await undici().request(url, { method: method as Dispatcher.HttpMethod, headers, body: body as Dispatcher.RequestOptions['body'], signal: combined, dispatcher: this.#agent() });
         if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304 && res.headers.location) {
           await res.body.dump();
           const next = new URL(String(res.headers.location), url);

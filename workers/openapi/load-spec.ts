@@ -41,33 +41,57 @@ export interface LoadedSpec extends RefContext {
  * the ways to give one, as the reference does.
  */
 export async function loadSpec(options: LoadSpecOptions): Promise<LoadedSpec> {
+  return parseSpecText(await readSpecText(options), options);
+}
+
+/** Where a description is read from, decided without reading it. */
+export type SpecLocation =
+  | { kind: 'file'; file: string; shown: string }
+  | { kind: 'url'; url: string }
+  | { kind: 'inline'; text: string }
+  | { kind: 'stdin' };
+
+/** A description's text before parsing, with what messages and relative `$ref`s need. */
+export interface SpecText {
+  text: string;
+  source: string;
+  rootUri?: string;
+}
+
+/** The location `options` names; throws BAD_INPUT when none is given (see loadSpec). */
+export function specLocation(options: LoadSpecOptions): SpecLocation {
   const method = options.specInputMethod ?? 'url';
   const spec = options.openApiSpec;
-  if (method !== 'stdin' && (spec === undefined || spec.trim() === '')) {
+  if (method === 'stdin') return { kind: 'stdin' };
+  if (spec === undefined || spec.trim() === '') {
     throw new McpvisorError(
       'BAD_INPUT',
       'no OpenAPI description given: use --openapi-spec <path or URL> (or OPENAPI_SPEC_PATH), --spec-input-method stdin, or openApiSpec with specInputMethod inline in the configuration',
     );
   }
-  let text: string;
-  let source: string;
-  let rootUri: string | undefined;
-  if (method === 'inline') {
-    text = spec!;
-    source = 'inline content';
-  } else if (method === 'stdin') {
-    text = await readStream(options.stdin ?? process.stdin, options.maxBytes ?? 200 * 1024 * 1024);
-    source = 'standard input';
-  } else if (method === 'url' && /^https?:\/\//i.test(spec!)) {
-    source = spec!;
-    rootUri = spec!;
-    text = await readUrl(spec!, options);
-  } else {
-    const file = path.resolve(spec!);
-    source = spec!;
-    rootUri = pathToFileURL(file).href;
-    text = await readSpecFile(file, spec!);
+  if (method === 'inline') return { kind: 'inline', text: spec };
+  if (method === 'url' && /^https?:\/\//i.test(spec)) return { kind: 'url', url: spec };
+  return { kind: 'file', file: path.resolve(spec), shown: spec };
+}
+
+/** Reads the text of a description (the first half of loadSpec, with its errors). */
+export async function readSpecText(options: LoadSpecOptions): Promise<SpecText> {
+  const where = specLocation(options);
+  switch (where.kind) {
+    case 'inline':
+      return { text: where.text, source: 'inline content' };
+    case 'stdin':
+      return { text: await readStream(options.stdin ?? process.stdin, options.maxBytes ?? 200 * 1024 * 1024), source: 'standard input' };
+    case 'url':
+      return { text: await readUrl(where.url, options), source: where.url, rootUri: where.url };
+    case 'file':
+      return { text: await readSpecFile(where.file, where.shown), source: where.shown, rootUri: pathToFileURL(where.file).href };
   }
+}
+
+/** Parses and checks text read by readSpecText, then fetches its external documents (the second half of loadSpec). */
+export async function parseSpecText(read: SpecText, options: LoadSpecOptions = {}): Promise<LoadedSpec> {
+  const { text, source, rootUri } = read;
   const root = parseDocument(text, source);
   const version = checkDocument(root, source);
   const external = new Map<string, Json>();

@@ -1,6 +1,7 @@
 import { McpvisorError } from '../../protocol/errors';
 import type { JsonObjectSchema } from '../../protocol/tool';
 import { META_TOOL_NAMES } from './meta-names';
+import type { OperationEntry } from './operations';
 import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
 import type { EndpointTool } from './tools-manager';
 
@@ -86,9 +87,12 @@ export function listEndpoints(tools: EndpointTool[], args: Record<string, unknow
   return { total: matching.length, offset, limit, ...(next !== undefined ? { nextOffset: next } : {}), endpoints: page };
 }
 
-/** `get-api-endpoint-schema`: resolved schemas of one endpoint; responses trimmed past 200,000 characters. */
-export function endpointSchema(tool: EndpointTool, ctx: RefContext, prefix = ''): Record<string, unknown> {
-  const op = tool.entry.operation;
+/**
+ * `get-api-endpoint-schema`: resolved schemas of one endpoint (`entry`, its operation in the
+ * description `ctx`); responses trimmed past 200,000 characters.
+ */
+export function endpointSchema(tool: EndpointTool, entry: OperationEntry, ctx: RefContext, prefix = ''): Record<string, unknown> {
+  const op = entry.operation;
   const requestBody = op.requestBody !== undefined ? deref(follow(op.requestBody, ctx).value, ctx) : undefined;
   let responses = deref(op.responses as Json | undefined, ctx) as JsonObject | undefined;
   const security = (op.security ?? ctx.root.security) as Json | undefined;
@@ -102,7 +106,7 @@ export function endpointSchema(tool: EndpointTool, ctx: RefContext, prefix = '')
     description: tool.description,
     tags: tool.tags,
     inputSchema: tool.inputSchema,
-    parameters: tool.entry.parameters.map((p) => deref(p as unknown as Json, ctx)),
+    parameters: entry.parameters.map((p) => deref(p as unknown as Json, ctx)),
     requestBody,
     responses,
     security,
@@ -127,6 +131,6 @@ export function requireToolId(args: Record<string, unknown>): string {
 }
 
 function summaryOf(tool: EndpointTool): string {
-  const text = typeof tool.entry.operation.summary === 'string' ? tool.entry.operation.summary : tool.description;
+  const text = tool.summary ?? tool.description;
   return text.length > 200 ? `${text.slice(0, 197)}...` : text;
 }

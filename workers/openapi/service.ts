@@ -4,9 +4,12 @@ import type { ToolDescriptor, ToolResult } from '../../protocol/tool';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
 import { ApiClient } from './api-client';
 import type { IAuthProvider } from './auth';
-import { loadSpec, type LoadedSpec, type SpecInputMethod } from './load-spec';
+import { fromCompiledTool } from './compiled';
+import { loadCompiled, type CompiledStart } from './compiled-source';
+import type { LoadedSpec, SpecInputMethod } from './load-spec';
 import { createMetaTools, endpointSchema, listEndpoints, requireToolId } from './meta-tools';
-import { buildUpstreamRequest, requestPlan, type RequestPlan } from './request';
+import { collectOperations, type OperationEntry } from './operations';
+import { buildUpstreamRequest } from './request';
 import { responseToResult } from './results';
 import { MAX_TOOL_NAME_LENGTH } from './tool-name';
 import { ToolsManager, type EndpointTool } from './tools-manager';
@@ -26,6 +29,11 @@ export interface ApiServiceOptions {
   includeResources?: string[];
   includeOperations?: string[];
   disableAbbreviation?: boolean;
+  /**
+   * Where compiled descriptions are cached (spec-cache.ts), or false for no cache. Default
+   * `$XDG_CACHE_HOME/mcpvisor/openapi`, else `~/.cache/mcpvisor/openapi`.
+   */
+  specCache?: string | false;
   /** Default 30,000 ms. */
   requestTimeoutMs?: number;
   /** Default 10 MB. */
@@ -44,36 +52,48 @@ export interface ServerStats {
 
 const SILENT: WorkerLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
+/** The parsed description and its operations by tool ID, for get-api-endpoint-schema. */
+interface DocumentIndex {
+  spec: LoadedSpec;
+  entries: Map<string, OperationEntry>;
+}
+
 /**
  * One API as tools: loads the description, builds the tools, validates arguments, builds and
  * sends requests. Runs inside an api worker (worker.ts) or in the library user's process.
+ *
+ * The tools come from a compiled form of the description (compiled.ts), cached on disk
+ * (spec-cache.ts): a restart with an unchanged description neither reads nor parses it. The
+ * parsed description is not kept; get-api-endpoint-schema loads it again on its first call.
  *
  * Decision (spec 000: "Meta-tools always three; in toolsMode dynamic they are the only tools"):
  * modes `all` and `dynamic` list the three meta-tools; `explicit` lists only what includeTools
  * names (meta-tools included when named). Meta-tools reach only the filtered endpoints.
  */
 export class ApiToolService {
-  readonly #spec: LoadedSpec;
   readonly #manager: ToolsManager;
   readonly #client: ApiClient;
   readonly #validator = new ArgumentValidator();
   readonly #log: WorkerLogger;
   readonly #prefix: string;
-  readonly #plans = new Map<string, RequestPlan>();
+  readonly #openapiVersion: string;
+  readonly #reload: () => Promise<LoadedSpec>;
+  #document?: Promise<DocumentIndex>;
+  #persisting: Promise<void> = Promise.resolve();
   readonly #endpointTools: EndpointTool[];
   readonly #metaNames: Set<string>;
   readonly #descriptors: ToolDescriptor[];
   readonly #byName = new Map<string, EndpointTool>();
 
-  private constructor(spec: LoadedSpec, options: ApiServiceOptions, log: WorkerLogger) {
-    this.#spec = spec;
+  private constructor(start: CompiledStart, options: ApiServiceOptions, log: WorkerLogger) {
     this.#log = log;
-    this.#prefix = options.namespace ? `${options.namespace}-` : '';
-    this.#manager = new ToolsManager(options, spec);
-    const filtered = this.#manager.generateTools(options.disableAbbreviation ?? false, {
-      maxNameLength: MAX_TOOL_NAME_LENGTH - this.#prefix.length,
-      warn: (message, fields) => log.warn(message, fields),
-    });
+    this.#prefix = prefixOf(options);
+    this.#openapiVersion = start.api.openapiVersion;
+    this.#reload = start.reload;
+    // Replayed from the artifact on a cache hit, so logs read as on a cold start.
+    for (const w of start.api.warnings) log.warn(w.message, w.fields);
+    this.#manager = ToolsManager.fromTools(options, start.api.tools.map(fromCompiledTool), start.api.paths, (message, fields) => log.warn(message, fields));
+    const filtered = this.#manager.getFilteredTools();
     const mode = options.toolsMode ?? 'all';
     this.#endpointTools = mode === 'dynamic' ? [] : filtered;
     const wanted = new Set((options.includeTools ?? []).map((t) => t.toLowerCase()));
@@ -93,16 +113,32 @@ export class ApiToolService {
       maxRedirects: options.maxRedirects,
     });
     const stats = this.getStats();
-    log.info('api tools ready', { source: spec.source, version: spec.version, paths: stats.openapi.paths, operations: stats.openapi.operations, tools: stats.tools.total, toolsMode: options.toolsMode ?? 'all', filtering: stats.filtering, headerNames: Object.keys(options.headers ?? {}) });
+    log.info('api tools ready', { source: start.source, specCache: start.cache, version: this.#openapiVersion, paths: stats.openapi.paths, operations: stats.openapi.operations, tools: stats.tools.total, toolsMode: options.toolsMode ?? 'all', filtering: stats.filtering, headerNames: Object.keys(options.headers ?? {}) });
   }
 
-  /** Loads and builds; throws what loadSpec throws (see load-spec.ts) and BAD_INPUT for bad options. */
+  /**
+   * Loads and builds, from the spec cache when it can; throws what loadSpec throws (see
+   * load-spec.ts) and BAD_INPUT for bad options. A cache that cannot be read or written is
+   * never an error (a warning when it cannot be written).
+   */
   static async create(options: ApiServiceOptions, log: WorkerLogger = SILENT): Promise<ApiToolService> {
     if (typeof options.apiBaseUrl !== 'string' || options.apiBaseUrl === '') throw new McpvisorError('BAD_INPUT', 'apiBaseUrl is required');
-    const started = Date.now();
-    const spec = await loadSpec({ openApiSpec: options.openApiSpec, specInputMethod: options.specInputMethod, stdin: options.stdin });
-    log.debug('spec loaded', { source: spec.source, ms: Date.now() - started });
-    return new ApiToolService(spec, options, log);
+    const start = await loadCompiled(
+      {
+        openApiSpec: options.openApiSpec,
+        specInputMethod: options.specInputMethod,
+        stdin: options.stdin,
+        specCache: options.specCache,
+        disableAbbreviation: options.disableAbbreviation ?? false,
+        maxNameLength: MAX_TOOL_NAME_LENGTH - prefixOf(options).length,
+      },
+      log,
+    );
+    const service = new ApiToolService(start, options, log);
+    // The worker sends `ready` in the promise jobs that follow; an immediate runs after them, so
+    // storing the artifact never delays startup. close() waits for it.
+    service.#persisting = new Promise<void>((resolve) => setImmediate(resolve)).then(start.persist);
+    return service;
   }
 
   /** The tools as listed to clients (names without the namespace prefix). */
@@ -118,7 +154,7 @@ export class ApiToolService {
     const s = this.#manager.getStats();
     return {
       tools: { total: this.#endpointTools.length + this.#metaNames.size, endpointTools: this.#endpointTools.length, metaTools: this.#metaNames.size },
-      openapi: { version: this.#spec.version, paths: s.paths, operations: s.operations },
+      openapi: { version: this.#openapiVersion, paths: s.paths, operations: s.operations },
       ...(s.filtering ? { filtering: s.filtering } : {}),
     };
   }
@@ -136,18 +172,16 @@ export class ApiToolService {
     return this.#invoke(tool, input, options);
   }
 
+  /** Waits for the spec cache write of this start, then closes the HTTP client. */
   async close(): Promise<void> {
+    await this.#persisting;
     await this.#client.close();
   }
 
   async #invoke(tool: EndpointTool, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolResult> {
     this.#validator.check(tool.toolId, tool.inputSchema, args);
-    let plan = this.#plans.get(tool.toolId);
-    if (!plan) {
-      plan = requestPlan(tool.entry, this.#spec, tool.targets, tool.body);
-      this.#plans.set(tool.toolId, plan);
-    }
-    const request = buildUpstreamRequest(plan, args, this.#client.baseUrl);
+    if (!tool.planSpec) throw new McpvisorError('INTERNAL', `tool ${tool.toolId} has no request plan`);
+    const request = buildUpstreamRequest({ spec: tool.planSpec, targets: tool.targets, body: tool.body }, args, this.#client.baseUrl);
     const response = await this.#client.send(request, options);
     return responseToResult(response);
   }
@@ -160,15 +194,50 @@ export class ApiToolService {
     if (!tool) {
       return errorResult(new McpvisorError('NOT_FOUND', `no endpoint with tool ID or name '${id}'; list-api-endpoints lists them`));
     }
-    if (name === 'get-api-endpoint-schema') return json(endpointSchema(tool, this.#spec, this.#prefix));
+    if (name === 'get-api-endpoint-schema') {
+      const { spec, entry } = await this.#operationOf(tool);
+      return json(endpointSchema(tool, entry, spec, this.#prefix));
+    }
     const parameters = args.parameters ?? {};
     if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters)) throw new McpvisorError('BAD_INPUT', "'parameters' must be an object");
     return this.#invoke(tool, parameters as Record<string, unknown>, options);
   }
+
+  /**
+   * The tool's operation in the full description, loaded on the first call and kept. Decision: a
+   * description changed on disk since the start is read as it is now; an operation gone from it
+   * is NOT_FOUND (restarting the server reloads the tools). A failed load is retried next time.
+   */
+  async #operationOf(tool: EndpointTool): Promise<{ spec: LoadedSpec; entry: OperationEntry }> {
+    if (!this.#document) {
+      const started = Date.now();
+      this.#document = this.#reload().then((spec) => {
+        const entries = new Map<string, OperationEntry>();
+        // The first of a tool ID wins, as when the tools were built.
+        for (const entry of collectOperations(spec, () => undefined)) if (!entries.has(entry.toolId)) entries.set(entry.toolId, entry);
+        this.#log.debug('description loaded for get-api-endpoint-schema', { source: spec.source, ms: Date.now() - started });
+        return { spec, entries };
+      });
+    }
+    let doc: DocumentIndex;
+    try {
+      doc = await this.#document;
+    } catch (error) {
+      this.#document = undefined;
+      throw error;
+    }
+    const entry = doc.entries.get(tool.toolId);
+    if (!entry) throw new McpvisorError('NOT_FOUND', `${tool.method} ${tool.path} is no longer in the OpenAPI description ${doc.spec.source}: it changed after the server started; restart the server to reload it`);
+    return { spec: doc.spec, entry };
+  }
+}
+
+function prefixOf(options: ApiServiceOptions): string {
+  return options.namespace ? `${options.namespace}-` : '';
 }
 
 function describeTool(tool: EndpointTool): ToolDescriptor {
-  const summary = tool.entry.operation.summary;
+  const summary = tool.summary;
   const method = tool.method;
   return {
     name: tool.name,

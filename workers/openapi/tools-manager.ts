@@ -20,9 +20,14 @@ export interface ITool {
 /** An endpoint tool with what the worker needs to call it (never sent to clients). */
 export interface EndpointTool extends ITool {
   path: string;
-  entry: OperationEntry;
+  /** The operation's summary (titles, listings). */
+  summary?: string;
   targets: Map<string, ArgumentTarget>;
   body?: BodyInfo;
+  /** The operation as read from the description; absent on tools loaded from a compiled artifact (compiled.ts). */
+  entry?: OperationEntry;
+  /** request.ts planSpec, precomputed; present on compiled tools. */
+  planSpec?: JsonObject;
 }
 
 export interface ToolFilter {
@@ -66,6 +71,8 @@ export class ToolsManager {
   #byId = new Map<string, EndpointTool>();
   #byName = new Map<string, EndpointTool>();
   #filtered: EndpointTool[] = [];
+  /** Set when the tools came without the description (fromTools). */
+  #paths?: number;
 
   constructor(filter: ToolFilter, spec: RefContext | JsonObject) {
     this.#filter = filter;
@@ -75,45 +82,22 @@ export class ToolsManager {
   /** Builds every endpoint tool, names unique (see tool-name.ts), and applies the filters. */
   generateTools(disableAbbreviation = false, options: GenerateOptions = {}): EndpointTool[] {
     const warn = options.warn ?? (() => undefined);
-    const maxLength = options.maxNameLength ?? MAX_TOOL_NAME_LENGTH;
-    const entries = collectOperations(this.#ctx, (where, reason) => warn(`operation skipped: ${where}: ${reason}`, { operation: where, reason }));
-    const seenIds = new Set<string>();
-    const tools: EndpointTool[] = [];
-    const opIds = new Map<string, string>();
-    for (const entry of entries) {
-      if (seenIds.has(entry.toolId)) {
-        warn(`operation skipped: ${entry.method} ${entry.path}: its tool ID ${entry.toolId} is taken by another path`, { toolId: entry.toolId });
-        continue;
-      }
-      seenIds.add(entry.toolId);
-      const opId = entry.operation.operationId;
-      if (typeof opId === 'string') {
-        if (opIds.has(opId)) warn(`duplicate operationId '${opId}' (${opIds.get(opId)} and ${entry.method} ${entry.path}); the later tool gets a suffix`, { operationId: opId });
-        else opIds.set(opId, `${entry.method} ${entry.path}`);
-      }
-      tools.push(createEndpointTool(entry, this.#ctx, disableAbbreviation, maxLength, warn));
-    }
-    if (!disableAbbreviation) {
-      // spec 000: "Abbreviated name: warning logged". One line for all of them, not one per tool.
-      const shortened = tools.filter((t) => t.name !== generateToolName(toolNameSource(t.method, t.path, t.entry.operation), true));
-      if (shortened.length > 0) {
-        const examples = shortened.slice(0, 5).map((t) => `${toolNameSource(t.method, t.path, t.entry.operation)} → ${t.name}`);
-        warn(`${shortened.length} tool name(s) abbreviated, e.g. ${examples.join(', ')}`, { abbreviated: shortened.slice(0, 20).map((t) => t.toolId) });
-      }
-    }
-    if (disableAbbreviation) {
-      const long = tools.filter((tool) => tool.name.length > maxLength);
-      if (long.length > 0) {
-        throw new McpvisorError('BAD_INPUT', `with disableAbbreviation, ${long.length} tool name(s) exceed ${maxLength} characters: ${long.slice(0, 20).map((t) => `${t.name} (${t.toolId})`).join(', ')}${long.length > 20 ? ', …' : ''}`);
-      }
-    }
-    // The meta-tools hold their names first, so an endpoint named like one gets a suffix.
-    const { names, renamed } = dedupeToolNames([...META_TOOL_NAMES, ...tools.map((t) => t.name)], maxLength);
-    for (let i = 0; i < tools.length; i++) tools[i].name = names[i + META_TOOL_NAMES.length];
-    for (const change of renamed) {
-      const tool = tools[change.index - META_TOOL_NAMES.length];
-      warn(`duplicate tool name '${change.from}': ${tool.toolId} is '${change.to}'`, { toolId: tool.toolId, name: change.to });
-    }
+    const tools = buildEndpointTools(this.#ctx, disableAbbreviation, options.maxNameLength ?? MAX_TOOL_NAME_LENGTH, warn);
+    return this.#install(tools, warn);
+  }
+
+  /**
+   * A manager over tools built earlier (compiled.ts `fromCompiledTool`), without the description:
+   * `paths` is the description's path count for getStats. The filters apply as in generateTools.
+   */
+  static fromTools(filter: ToolFilter, tools: EndpointTool[], paths: number, warn: (message: string, fields?: Record<string, unknown>) => void = () => undefined): ToolsManager {
+    const manager = new ToolsManager(filter, { paths: {} });
+    manager.#paths = paths;
+    manager.#install(tools, warn);
+    return manager;
+  }
+
+  #install(tools: EndpointTool[], warn: (message: string, fields?: Record<string, unknown>) => void): EndpointTool[] {
     this.#all = tools;
     this.#byId = new Map(tools.map((t) => [t.toolId, t]));
     this.#byName = new Map(tools.map((t) => [t.name, t]));
@@ -171,7 +155,7 @@ export class ToolsManager {
     const applied = Boolean(f.includeTools?.length || f.includeTags?.length || f.includeResources?.length || f.includeOperations?.length || (f.toolsMode ?? 'all') !== 'all');
     return {
       endpointTools: this.#filtered.length,
-      paths: Object.keys((this.#ctx.root.paths ?? {}) as object).length,
+      paths: this.#paths ?? Object.keys((this.#ctx.root.paths ?? {}) as object).length,
       operations: this.#all.length,
       filtering: {
         applied,
@@ -182,6 +166,53 @@ export class ToolsManager {
   }
 }
 
+/**
+ * Every endpoint tool of a description, in document order, names unique within `maxLength`
+ * (meta-tool names reserved). Skipped operations, abbreviations and renames go to `warn`.
+ * Throws BAD_INPUT with disableAbbreviation when a name is longer than `maxLength`.
+ */
+export function buildEndpointTools(ctx: RefContext, disableAbbreviation: boolean, maxLength: number, warn: (message: string, fields?: Record<string, unknown>) => void): EndpointTool[] {
+  const entries = collectOperations(ctx, (where, reason) => warn(`operation skipped: ${where}: ${reason}`, { operation: where, reason }));
+  const seenIds = new Set<string>();
+  const tools: Array<EndpointTool & { entry: OperationEntry }> = [];
+  const opIds = new Map<string, string>();
+  for (const entry of entries) {
+    if (seenIds.has(entry.toolId)) {
+      warn(`operation skipped: ${entry.method} ${entry.path}: its tool ID ${entry.toolId} is taken by another path`, { toolId: entry.toolId });
+      continue;
+    }
+    seenIds.add(entry.toolId);
+    const opId = entry.operation.operationId;
+    if (typeof opId === 'string') {
+      if (opIds.has(opId)) warn(`duplicate operationId '${opId}' (${opIds.get(opId)} and ${entry.method} ${entry.path}); the later tool gets a suffix`, { operationId: opId });
+      else opIds.set(opId, `${entry.method} ${entry.path}`);
+    }
+    tools.push(createEndpointTool(entry, ctx, disableAbbreviation, maxLength, warn));
+  }
+  if (!disableAbbreviation) {
+    // spec 000: "Abbreviated name: warning logged". One line for all of them, not one per tool.
+    const shortened = tools.filter((t) => t.name !== generateToolName(toolNameSource(t.method, t.path, t.entry.operation), true));
+    if (shortened.length > 0) {
+      const examples = shortened.slice(0, 5).map((t) => `${toolNameSource(t.method, t.path, t.entry.operation)} → ${t.name}`);
+      warn(`${shortened.length} tool name(s) abbreviated, e.g. ${examples.join(', ')}`, { abbreviated: shortened.slice(0, 20).map((t) => t.toolId) });
+    }
+  }
+  if (disableAbbreviation) {
+    const long = tools.filter((tool) => tool.name.length > maxLength);
+    if (long.length > 0) {
+      throw new McpvisorError('BAD_INPUT', `with disableAbbreviation, ${long.length} tool name(s) exceed ${maxLength} characters: ${long.slice(0, 20).map((t) => `${t.name} (${t.toolId})`).join(', ')}${long.length > 20 ? ', …' : ''}`);
+    }
+  }
+  // The meta-tools hold their names first, so an endpoint named like one gets a suffix.
+  const { names, renamed } = dedupeToolNames([...META_TOOL_NAMES, ...tools.map((t) => t.name)], maxLength);
+  for (let i = 0; i < tools.length; i++) tools[i].name = names[i + META_TOOL_NAMES.length];
+  for (const change of renamed) {
+    const tool = tools[change.index - META_TOOL_NAMES.length];
+    warn(`duplicate tool name '${change.from}': ${tool.toolId} is '${change.to}'`, { toolId: tool.toolId, name: change.to });
+  }
+  return tools;
+}
+
 function matchesResource(tool: EndpointTool, resource: string): boolean {
   if (resource.startsWith('/')) {
     const prefix = resource.replace(/\/+$/, '');
@@ -190,7 +221,7 @@ function matchesResource(tool: EndpointTool, resource: string): boolean {
   return tool.resourceName?.toLowerCase() === resource.toLowerCase();
 }
 
-function createEndpointTool(entry: OperationEntry, ctx: RefContext, disableAbbreviation: boolean, maxLength: number, warn: (message: string, fields?: Record<string, unknown>) => void): EndpointTool {
+function createEndpointTool(entry: OperationEntry, ctx: RefContext, disableAbbreviation: boolean, maxLength: number, warn: (message: string, fields?: Record<string, unknown>) => void): EndpointTool & { entry: OperationEntry } {
   const op = entry.operation;
   const source = toolNameSource(entry.method, entry.path, op);
   const name = generateToolName(source, disableAbbreviation, maxLength);
@@ -199,6 +230,7 @@ function createEndpointTool(entry: OperationEntry, ctx: RefContext, disableAbbre
   return {
     name,
     description: text(op.description) ?? text(op.summary) ?? `Make a ${entry.method} request to ${entry.path}`,
+    ...(typeof op.summary === 'string' ? { summary: op.summary } : {}),
     inputSchema,
     tags: entry.tags,
     method: entry.method,

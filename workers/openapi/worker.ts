@@ -5,7 +5,8 @@ import { ApiToolService, type ApiServiceOptions } from './service';
 /**
  * The api worker process: one per configured API (supervisor/toolsets/openapi.ts). `init` carries
  * one `apis[]` entry; the description is loaded, resolved and executed here, never in the
- * supervisor. Calls run concurrently (I/O bound).
+ * supervisor. Calls run concurrently (I/O bound). The service stores its compiled description
+ * in the spec cache after `ready` has left, and `close` waits for that write.
  */
 /** Delay before loading the lazy modules, ms. */
 const WARM_UP_DELAY_MS = 300;

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connectHttp, startHttp, connectStdio, type HttpServer } from '../../helpers/mcp';
@@ -13,11 +13,14 @@ beforeAll(async () => {
   upstream = await startUpstream();
 });
 afterAll(() => upstream.close());
+// Workers cache compiled descriptions under XDG_CACHE_HOME: keep the tests' out of the user's cache.
+const ENV = { XDG_CACHE_HOME: mkdtempSync(path.join(tmpdir(), 'mcpvisor-xdg-')) };
+afterAll(() => rmSync(ENV.XDG_CACHE_HOME, { recursive: true, force: true }));
 
 describe('openapi-mcp-server over HTTP', () => {
   let server: HttpServer;
   beforeAll(async () => {
-    server = await startHttp('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'petstore-3.0.yaml')]);
+    server = await startHttp('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'petstore-3.0.yaml')], ENV);
   });
   afterAll(() => server.stop());
 
@@ -51,7 +54,7 @@ describe('openapi-mcp-server over HTTP', () => {
 describe('real descriptions', () => {
   test('GitHub (13 MB, 1,223 operations) and its dereferenced 73 MB variant load and serve', async () => {
     for (const file of ['api.github.com.json', 'api.github.com.deref.json']) {
-      const conn = await connectStdio('openapi-mcp-server', ['--api-base-url', `${upstream.url}/gh`, '--openapi-spec', path.join(GITHUB, file)]);
+      const conn = await connectStdio('openapi-mcp-server', ['--api-base-url', `${upstream.url}/gh`, '--openapi-spec', path.join(GITHUB, file)], ENV);
       try {
         const { tools } = await conn.client.listTools();
         expect(tools).toHaveLength(1223 + 3);
@@ -67,8 +70,8 @@ describe('real descriptions', () => {
   });
 
   test('Swagger 2.0 and OpenAPI 3.1 descriptions serve their parameter styles', async () => {
-    const legacy = await connectStdio('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'swagger-2.0.json')]);
-    const notes = await connectStdio('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'openapi-3.1.yaml')]);
+    const legacy = await connectStdio('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'swagger-2.0.json')], ENV);
+    const notes = await connectStdio('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'openapi-3.1.yaml')], ENV);
     try {
       const orders = await legacy.client.callTool({ name: 'get-orders', arguments: { status: ['a', 'b'], 'X-Trace': 't1' } });
       const o = (orders.structuredContent as { echo: { url: string; headers: Record<string, string> } }).echo;
@@ -99,7 +102,7 @@ describe('mcpvisor with several APIs', () => {
         ],
       }),
     );
-    const conn = await connectStdio('mcpvisor', ['--config', config]);
+    const conn = await connectStdio('mcpvisor', ['--config', config], ENV);
     try {
       const names = (await conn.client.listTools()).tools.map((t) => t.name);
       expect(names).toEqual(expect.arrayContaining(['pets-list-api-endpoints', 'notes-lst-notes', 'notes-crt-note', 'notes-list-api-endpoints']));
@@ -110,6 +113,34 @@ describe('mcpvisor with several APIs', () => {
       expect((note.structuredContent as { echo: { url: string } }).echo.url).toBe('/n/notes');
     } finally {
       await conn.close();
+    }
+  });
+});
+
+describe('openapi-mcp-server spec cache', () => {
+  test('a restart with an unchanged description is a cache hit; --spec-cache off reads and writes nothing', async () => {
+    const cache = path.join(mkdtempSync(path.join(tmpdir(), 'mcpvisor-cli-cache-')), 'cache');
+    const args = ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'petstore-3.0.yaml'), '--log-level', 'debug'];
+    const ready = async (extra: string[]) => {
+      const server = await startHttp('openapi-mcp-server', [...args, ...extra], ENV);
+      const entry = await server.server.waitForLog((e) => e.msg === 'api tools ready');
+      return { server, specCache: entry.specCache, tools: entry.tools };
+    };
+    try {
+      const first = await ready(['--spec-cache', cache]);
+      expect(first).toMatchObject({ specCache: 'miss', tools: 8 });
+      await first.server.server.waitForLog((e) => e.msg === 'spec cache written');
+      await first.server.stop();
+      const second = await ready(['--spec-cache', cache]);
+      expect(second).toMatchObject({ specCache: 'hit', tools: 8 });
+      await second.server.stop();
+      const off = await ready(['--spec-cache', 'off']);
+      expect(off).toMatchObject({ specCache: 'off', tools: 8 });
+      expect(off.server.server.stderr()).not.toContain('spec cache');
+      await off.server.stop();
+      expect(readdirSync(cache)).toHaveLength(1);
+    } finally {
+      rmSync(path.dirname(cache), { recursive: true, force: true });
     }
   });
 });

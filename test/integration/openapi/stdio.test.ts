@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
@@ -14,6 +14,9 @@ beforeAll(async () => {
   upstream = await startUpstream();
 });
 afterAll(() => upstream.close());
+// Workers cache compiled descriptions under XDG_CACHE_HOME: keep the tests' out of the user's cache.
+const ENV = { XDG_CACHE_HOME: mkdtempSync(path.join(tmpdir(), 'mcpvisor-xdg-')) };
+afterAll(() => rmSync(ENV.XDG_CACHE_HOME, { recursive: true, force: true }));
 
 async function call(conn: StdioConnection, name: string, args: Record<string, unknown>) {
   const before = upstream.requests.length;
@@ -28,7 +31,7 @@ describe('openapi-mcp-server over stdio', () => {
     conn = await connectStdio(
       'openapi-mcp-server',
       ['--api-base-url', `${upstream.url}/v1`, '--openapi-spec', path.join(FIXTURES, 'collisions.yaml'), '--headers', `Authorization:Bearer ${SECRET}`, '--header', 'X-Extra=1'],
-      { API_HEADERS: 'X-From-Env:env' },
+      { ...ENV, API_HEADERS: 'X-From-Env:env' },
     );
   });
   afterAll(() => conn.close());
@@ -103,7 +106,7 @@ describe('openapi-mcp-server errors and limits', () => {
     );
     const config = path.join(dir, 'config.json');
     writeFileSync(config, JSON.stringify({ apis: [{ apiBaseUrl: upstream.url, openApiSpec: spec, requestTimeoutMs: 500 }] }));
-    const conn = await connectStdio('openapi-mcp-server', ['--config', config]);
+    const conn = await connectStdio('openapi-mcp-server', ['--config', config], ENV);
     try {
       const notFound = await call(conn, 'get-status', { code: 404 });
       expect(notFound.result.isError).toBe(true);
@@ -120,13 +123,13 @@ describe('openapi-mcp-server errors and limits', () => {
   });
 
   test('exits with the spec error when apiBaseUrl or the description is missing', async () => {
-    const noBase = spawnBin('openapi-mcp-server', ['--openapi-spec', path.join(FIXTURES, 'petstore-3.0.yaml')]);
+    const noBase = spawnBin('openapi-mcp-server', ['--openapi-spec', path.join(FIXTURES, 'petstore-3.0.yaml')], ENV);
     expect(await noBase.exited).toBe(2);
     expect(noBase.stderr()).toContain('apiBaseUrl is required');
-    const missing = spawnBin('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', '/no/such/spec.yaml']);
+    const missing = spawnBin('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', '/no/such/spec.yaml'], ENV);
     expect(await missing.exited).toBe(1);
     expect(missing.stderr()).toContain('OpenAPI spec file not found: /no/such/spec.yaml');
-    const nothing = spawnBin('openapi-mcp-server', ['--api-base-url', upstream.url]);
+    const nothing = spawnBin('openapi-mcp-server', ['--api-base-url', upstream.url], ENV);
     expect(await nothing.exited).toBe(2);
     expect(nothing.stderr()).toContain('no OpenAPI description given');
   });

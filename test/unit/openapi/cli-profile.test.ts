@@ -38,6 +38,13 @@ describe('openapi-mcp-server flags and environment variables', () => {
     expect(config.apis[0]).toMatchObject({ apiBaseUrl: 'https://env.example.com', openApiSpec: './flag.yaml', headers: { 'X-Env': 'e' } });
   });
 
+  test('--spec-cache takes a directory, or off for no cache', () => {
+    const base = ['--api-base-url', 'https://a.example', '--openapi-spec', 'x.yaml'];
+    expect(load([...base, '--spec-cache', '/tmp/c']).apis[0].specCache).toBe('/tmp/c');
+    expect(load([...base, '--spec-cache', 'off']).apis[0].specCache).toBe(false);
+    expect(load(base).apis[0].specCache).toBeUndefined();
+  });
+
   test('refuse a missing apiBaseUrl, a bad method and stdin with the stdio transport', () => {
     expect(() => load([])).toThrow('apiBaseUrl is required');
     expect(() => load(['--openapi-spec', 'x.yaml'])).toThrow(/apiBaseUrl is required/);

@@ -30,12 +30,13 @@ describe('validateConfig and DEFAULT_CONFIG', () => {
     expect(() => validateConfig({})).toThrow(expect.objectContaining({ code: 'BAD_INPUT', message: expect.stringContaining('apiBaseUrl is required') }));
     expect(() => validateConfig({ apiBaseUrl: 'https://a.example', transportType: 'sse' })).toThrow(expect.objectContaining({ message: expect.stringContaining('transportType must be stdio or http') }));
     expect(() => validateConfig({ apiBaseUrl: 'https://a.example', authProvider: {} })).toThrow(/authProvider must implement/);
+    expect(() => validateConfig({ apiBaseUrl: 'https://a.example', specCache: true })).toThrow(/specCache must be a directory path or false/);
   });
 });
 
 describe('OpenAPIServer', () => {
   test('starts in process, lists and calls tools with an auth provider, reports stats and stops', async () => {
-    const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: PETSTORE, namespace: 'pets', authProvider: new StaticAuthProvider({ Authorization: 'Bearer good' }) });
+    const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: PETSTORE, specCache: false, namespace: 'pets', authProvider: new StaticAuthProvider({ Authorization: 'Bearer good' }) });
     expect(() => server.getStats()).toThrow(/not started/);
     await server.start();
     expect(server.getStats().tools).toEqual({ total: 8, endpointTools: 5, metaTools: 3 });
@@ -47,7 +48,7 @@ describe('OpenAPIServer', () => {
   });
 
   test('rejects start() when the description cannot be loaded', async () => {
-    const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: '/missing.yaml' });
+    const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: '/missing.yaml', specCache: false });
     await expect(server.start()).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'OpenAPI spec file not found: /missing.yaml' });
   });
 });

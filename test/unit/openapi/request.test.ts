@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { loadSpec } from '../../../workers/openapi/load-spec';
-import { buildUpstreamRequest, checkUrl, requestPlan } from '../../../workers/openapi/request';
+import { buildUpstreamRequest, checkUrl, planSpec, requestPlan } from '../../../workers/openapi/request';
 import { ToolsManager } from '../../../workers/openapi/tools-manager';
 
 const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'openapi');
@@ -12,7 +12,7 @@ async function builder(file: string) {
   manager.generateTools();
   return (toolId: string, args: Record<string, unknown>) => {
     const tool = manager.getToolById(toolId)!;
-    return buildUpstreamRequest(requestPlan(tool.entry, spec, tool.targets, tool.body), args, BASE);
+    return buildUpstreamRequest(requestPlan(tool.entry!, spec, tool.targets, tool.body), args, BASE);
   };
 }
 
@@ -57,6 +57,19 @@ describe('buildUpstreamRequest', () => {
     expect(JSON.parse(place.body as string)).toEqual({ petId: 1, quantity: 2 });
     const login = legacy('POST::login', { user: 'u', password: 'p&q' });
     expect(login.body).toBe('user=u&password=p%26q');
+  });
+
+  test('sends the media types of 2xx responses as accept, from a plan without body or response schemas', async () => {
+    const spec = await loadSpec({ openApiSpec: path.join(FIXTURES, 'petstore-3.0.yaml') });
+    const manager = new ToolsManager({}, spec);
+    manager.generateTools();
+    const operation = (id: string, p: string, method: string) => (planSpec(manager.getToolById(id)!.entry!, spec).paths as Record<string, any>)[p][method];
+    expect(operation('GET::pets', '/pets', 'get').responses).toEqual({ '200': { content: { 'application/json': {} } } });
+    expect(operation('POST::pets', '/pets', 'post').requestBody).toEqual({ content: { 'application/json': {} } });
+    expect(operation('GET::pets', '/pets', 'get').parameters).toEqual([{ name: 'limit', in: 'query', required: false, schema: { type: 'integer', format: 'int32', maximum: 100 } }]);
+    const build = await builder('petstore-3.0.yaml');
+    expect(build('GET::pets', { limit: 1 }).headers.accept).toBe('application/json');
+    expect(build('DELETE::pets__---petId', { petId: '1' }).headers.accept).toBeUndefined();
   });
 
   test('never lets a path argument change the host or leave the base path', async () => {

@@ -21,7 +21,7 @@ function recorder(): { log: WorkerLogger; warnings: string[] } {
 
 async function service(options: Partial<ApiServiceOptions>, file = 'petstore-3.0.yaml') {
   const { log, warnings } = recorder();
-  const s = await ApiToolService.create({ apiBaseUrl: `${upstream.url}/v1`, openApiSpec: path.isAbsolute(file) ? file : path.join(FIXTURES, file), ...options }, log);
+  const s = await ApiToolService.create({ apiBaseUrl: `${upstream.url}/v1`, openApiSpec: path.isAbsolute(file) ? file : path.join(FIXTURES, file), specCache: false, ...options }, log);
   return { s, warnings, names: s.tools.map((t) => t.name) };
 }
 
@@ -75,7 +75,7 @@ describe('modes and filters', () => {
 
   test('refuses names over 64 characters with disableAbbreviation, listing them', async () => {
     const long = `openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      operationId: ${'veryLong'.repeat(10)}\n      responses: {'200': {description: ok}}\n`;
-    await expect(ApiToolService.create({ apiBaseUrl: upstream.url, specInputMethod: 'inline', openApiSpec: long, disableAbbreviation: true })).rejects.toMatchObject({
+    await expect(ApiToolService.create({ apiBaseUrl: upstream.url, specInputMethod: 'inline', openApiSpec: long, disableAbbreviation: true, specCache: false })).rejects.toMatchObject({
       code: 'BAD_INPUT',
       message: expect.stringContaining('exceed 64 characters: very-longvery-long'),
     });

@@ -1,0 +1,165 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, statSync } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { WorkerLogger } from '../../protocol/worker-runtime';
+import { COMPILED_FORMAT, isCurrentCompiledApi, packageVersion, type CompiledApi } from './compiled';
+
+/** Artifacts kept per cache directory; the least recently used go first. */
+export const MAX_ARTIFACTS = 20;
+/** A `.tmp` file older than this is left over from a crash and removed. */
+const STALE_TMP_MS = 60 * 60 * 1000;
+const ARTIFACT_NAME = /^[0-9a-f]{64}\.json$/;
+
+/** What changes the tools of one description besides its text. */
+export interface CompileKeyOptions {
+  disableAbbreviation: boolean;
+  maxNameLength: number;
+}
+
+/**
+ * The cache directory: `specCache` when it is a path (relative to the working directory),
+ * none when it is `false`, else `$XDG_CACHE_HOME/mcpvisor/openapi` (an absolute XDG_CACHE_HOME
+ * only, as the XDG spec asks) or `~/.cache/mcpvisor/openapi`; none without a home directory.
+ */
+export function specCacheDir(option: string | false | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (option === false) return undefined;
+  if (typeof option === 'string') return path.resolve(option);
+  const xdg = env.XDG_CACHE_HOME;
+  if (xdg && path.isAbsolute(xdg)) return path.join(xdg, 'mcpvisor', 'openapi');
+  let home = '';
+  try {
+    home = os.homedir();
+  } catch {
+    // No home directory (a system user): no default cache.
+  }
+  return home ? path.join(home, '.cache', 'mcpvisor', 'openapi') : undefined;
+}
+
+/**
+ * The key of a description file from its metadata only (the file is not read): absolute path,
+ * device, inode, size, mtime and ctime in ns. Decision: ctime too, because tools that restore
+ * mtime (cp -p, rsync -t in place) would otherwise keep a stale artifact; it cannot be set back.
+ * Undefined when the file cannot be stat'ed or is not a regular file: loadSpec then reports it.
+ */
+export async function fileKey(file: string, options: CompileKeyOptions): Promise<string | undefined> {
+  try {
+    const st = await stat(file, { bigint: true });
+    if (!st.isFile()) return undefined;
+    return keyOf({ kind: 'file', file, dev: String(st.dev), ino: String(st.ino), size: String(st.size), mtimeNs: String(st.mtimeNs), ctimeNs: String(st.ctimeNs) }, options);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The key of a description given as text (URL, standard input, inline): its sha256. */
+export function textKey(text: string, options: CompileKeyOptions): string {
+  return keyOf({ kind: 'text', sha256: createHash('sha256').update(text).digest('hex') }, options);
+}
+
+function keyOf(source: Record<string, string>, options: CompileKeyOptions): string {
+  const parts = { format: COMPILED_FORMAT, version: packageVersion(), code: codeFingerprint(), source, disableAbbreviation: options.disableAbbreviation, maxNameLength: options.maxNameLength };
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+}
+
+let fingerprint: string | undefined;
+/**
+ * Size and mtime of this folder's modules. Decision: part of the key so that a rebuilt checkout
+ * with changed tool generation does not serve old artifacts under an unchanged package version
+ * (installed packages keep fixed mtimes, so this is stable there).
+ */
+function codeFingerprint(): string {
+  if (fingerprint !== undefined) return fingerprint;
+  const parts: string[] = [];
+  try {
+    for (const name of readdirSync(__dirname).sort()) {
+      if (!/\.(js|ts)$/.test(name) || name.endsWith('.d.ts')) continue;
+      const st = statSync(path.join(__dirname, name));
+      parts.push(`${name}:${st.size}:${st.mtimeMs}`);
+    }
+  } catch {
+    // Unreadable folder: the version alone keys the code.
+  }
+  return (fingerprint = parts.join(','));
+}
+
+/**
+ * The artifact stored under `key`, or undefined (debug log) when it is absent, not ours (another
+ * owner), truncated, not JSON, of another format or package version, or stored under another key.
+ */
+export async function readArtifact(dir: string, key: string, log: WorkerLogger): Promise<CompiledApi | undefined> {
+  const file = path.join(dir, `${key}.json`);
+  let text: string;
+  try {
+    const handle = await open(file, 'r');
+    try {
+      const st = await handle.stat();
+      if (typeof process.getuid === 'function' && st.uid !== process.getuid()) {
+        log.debug('spec cache: artifact owned by another user, ignored', { file });
+        return undefined;
+      }
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    log.debug('spec cache miss', { file, reason: (error as NodeJS.ErrnoException).code ?? (error as Error).message });
+    return undefined;
+  }
+  let stored: { key?: unknown; api?: unknown };
+  try {
+    stored = JSON.parse(text) as typeof stored;
+  } catch {
+    log.debug('spec cache: artifact is not JSON (truncated?), rebuilding', { file });
+    return undefined;
+  }
+  if (stored === null || typeof stored !== 'object' || stored.key !== key || !isCurrentCompiledApi(stored.api)) {
+    log.debug('spec cache: artifact of another key, format or version, rebuilding', { file });
+    return undefined;
+  }
+  return stored.api;
+}
+
+/**
+ * Stores `api` under `key`: directory created 0700, file written 0600 to a temporary name and
+ * renamed (readers never see half a file; concurrent writers of one key are harmless), then the
+ * directory pruned to MAX_ARTIFACTS. A failure is a warning, never an error. Resolves true once stored.
+ */
+export async function writeArtifact(dir: string, key: string, api: CompiledApi, log: WorkerLogger): Promise<boolean> {
+  const file = path.join(dir, `${key}.json`);
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await writeFile(tmp, JSON.stringify({ key, api }), { mode: 0o600, flag: 'wx' });
+    await rename(tmp, file);
+  } catch (error) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    log.warn(`spec cache not written to ${dir}: ${reason}; the next start parses the description again`, { dir, reason });
+    return false;
+  }
+  log.debug('spec cache written', { file });
+  await pruneArtifacts(dir);
+  return true;
+}
+
+/** Marks an artifact as just used, so pruning keeps it. */
+export async function touchArtifact(dir: string, key: string): Promise<void> {
+  const now = new Date();
+  await utimes(path.join(dir, `${key}.json`), now, now).catch(() => undefined);
+}
+
+async function pruneArtifacts(dir: string): Promise<void> {
+  const now = Date.now();
+  const artifacts: Array<{ file: string; mtimeMs: number }> = [];
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const file = path.join(dir, name);
+    const st = await stat(file).catch(() => undefined);
+    if (!st) continue;
+    if (ARTIFACT_NAME.test(name)) artifacts.push({ file, mtimeMs: st.mtimeMs });
+    else if (name.endsWith('.tmp') && now - st.mtimeMs > STALE_TMP_MS) await rm(file, { force: true }).catch(() => undefined);
+  }
+  artifacts.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const old of artifacts.slice(MAX_ARTIFACTS)) await rm(old.file, { force: true }).catch(() => undefined);
+}
