@@ -7,6 +7,7 @@ import { Catalogue } from './catalogue';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { ProcessPool } from './pools/process-pool';
+import { workerEnv } from './pools/spare-worker';
 import { ThreadPool } from './pools/thread-pool';
 import type { PoolPlan, ToolsetPlan } from './toolsets/types';
 import { packageVersion } from './version';
@@ -21,9 +22,6 @@ export interface Health {
   inFlightCalls: number;
   pools: PoolStats[];
 }
-
-/** Environment variables a worker never inherits: our own secrets. */
-const SECRET_ENV = /^(MCPVISOR_AUTH_TOKEN|API_HEADERS)$/;
 
 /**
  * Owns the pools and the catalogue: starts every pool of every planned toolset, routes calls,
@@ -167,8 +165,4 @@ export class Supervisor {
       logger: this.#log,
     });
   }
-}
-
-function workerEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !SECRET_ENV.test(name)));
 }

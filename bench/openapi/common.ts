@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { descendants } from '../../test/helpers/processes';
 
@@ -41,10 +42,17 @@ export function stop(child: ChildProcess): Promise<void> {
   });
 }
 
+/** A spec cache for this benchmark run, not the user's (removed at exit). */
+const cacheHome = mkdtempSync(path.join(tmpdir(), 'mcpvisor-bench-xdg-'));
+process.on('exit', () => rmSync(cacheHome, { recursive: true, force: true }));
+
 /** Starts a server in HTTP mode and resolves with its MCP URL once it accepts connections. */
 export async function startHttpServer(which: 'ours' | 'reference', args: string[], port: number): Promise<{ child: ChildProcess; url: string }> {
   const script = which === 'ours' ? OURS : REFERENCE;
-  const child = spawn(process.execPath, [script, '--transport', 'http', '--port', String(port), '--host', '127.0.0.1', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [script, '--transport', 'http', '--port', String(port), '--host', '127.0.0.1', ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, XDG_CACHE_HOME: cacheHome },
+  });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = `http://127.0.0.1:${port}/mcp`;

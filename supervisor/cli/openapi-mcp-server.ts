@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: the api worker starts while the rest of the supervisor loads.
+import './api-worker-spare';
 import { readFileSync } from 'node:fs';
 import type { EnvSpec, FlagSpec } from '../../config/load';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';

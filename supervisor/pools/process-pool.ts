@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
 import type { RestartConfig } from '../../config/schema';
 import { childProcessChannel } from '../../protocol/channel';
@@ -10,6 +10,7 @@ import { RpcClient } from '../../protocol/rpc';
 import type { ToolCall, ToolDescriptor, ToolResult } from '../../protocol/tool';
 import { killGroup, killTree } from '../../workers/common/kill-tree';
 import { RestartPolicy } from '../restart-policy';
+import { adoptSpare, forkWorker } from './spare-worker';
 import { WaitQueue } from './wait-queue';
 
 export interface ProcessPoolOptions {
@@ -197,15 +198,11 @@ export class ProcessPool implements Pool {
   /** Forks one worker and resolves when it says `ready`; rejects with its `fatal` reason. */
   #spawn(): Promise<void> {
     const id = this.#nextWorkerId++;
-    const child = fork(this.#options.module, [], {
-      // Worker stdout goes to our stderr: in stdio mode our stdout carries only JSON-RPC.
-      stdio: ['ignore', 2, 2, 'ipc'],
-      // Its own process group, so the whole group can be killed at once.
-      detached: true,
-      env: this.#options.env ?? process.env,
-      execArgv: this.#options.execArgv ?? [],
-    });
+    const { module, env, execArgv } = this.#options;
+    const spare = adoptSpare(module, env, execArgv);
+    const child = spare ?? forkWorker(module, env, execArgv);
     const log = this.#log.child({ workerId: id, pid: child.pid });
+    log.debug({ forkedEarly: spare !== undefined }, 'worker started');
     let exitedResolve: () => void = () => undefined;
     const exited = new Promise<void>((resolve) => (exitedResolve = resolve));
     const worker: Worker = { id, child, ready: false, exited, rpc: undefined as unknown as RpcClient };

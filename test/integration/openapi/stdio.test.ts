@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
-import { spawnBin } from '../../helpers/processes';
+import { descendants, eventually, isAlive, spawnBin } from '../../helpers/processes';
 import { errorCodeOf } from '../../../protocol/results';
 import { startUpstream, type Recorded, type Upstream } from '../../fixtures/openapi/upstream';
 
@@ -30,7 +30,7 @@ describe('openapi-mcp-server over stdio', () => {
   beforeAll(async () => {
     conn = await connectStdio(
       'openapi-mcp-server',
-      ['--api-base-url', `${upstream.url}/v1`, '--openapi-spec', path.join(FIXTURES, 'collisions.yaml'), '--headers', `Authorization:Bearer ${SECRET}`, '--header', 'X-Extra=1'],
+      ['--api-base-url', `${upstream.url}/v1`, '--openapi-spec', path.join(FIXTURES, 'collisions.yaml'), '--headers', `Authorization:Bearer ${SECRET}`, '--header', 'X-Extra=1', '--debug'],
       { ...ENV, API_HEADERS: 'X-From-Env:env' },
     );
   });
@@ -86,12 +86,30 @@ describe('openapi-mcp-server over stdio', () => {
     expect(sent!.url).toBe('/v1/items/9');
   });
 
+  test('runs one api worker: the one forked before the supervisor loaded, adopted by the pool', () => {
+    const children = descendants(conn.pid()!);
+    expect(children).toHaveLength(1);
+    expect(readFileSync(`/proc/${children[0]}/cmdline`, 'utf8')).toContain(path.join('workers', 'openapi', 'worker.js'));
+    expect(conn.stderr()).toMatch(new RegExp(`"pid":${children[0]},"forkedEarly":true,"msg":"worker started"`));
+  });
+
   test('never writes header values to its logs', () => {
     expect(conn.stderr()).not.toContain(SECRET);
   });
 });
 
 describe('openapi-mcp-server errors and limits', () => {
+  test('a run that starts no server (a bad flag) leaves no worker behind', async () => {
+    const run = spawnBin('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'collisions.yaml'), '--no-such-flag'], ENV);
+    // Its early-forked worker, if any, is a child until the CLI exits.
+    const seen = new Set<number>();
+    const watch = setInterval(() => descendants(run.child.pid!).forEach((pid) => seen.add(pid)), 5);
+    expect(await run.exited).toBe(2);
+    clearInterval(watch);
+    expect(run.stderr()).toContain('--no-such-flag');
+    expect(await eventually(() => [...seen].every((pid) => !isAlive(pid)), 5000)).toBe(true);
+  });
+
   test('reports upstream HTTP errors and timeouts as isError results', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'openapi-it-'));
     const spec = path.join(dir, 'api.yaml');

@@ -1,0 +1,66 @@
+import { fork, type ChildProcess } from 'node:child_process';
+
+/**
+ * A worker process forked before the supervisor has loaded anything, so that Node's own start
+ * and the worker's module loading (~90 ms) overlap the supervisor's (~150 ms of config schema and
+ * SDK) instead of following them. A CLI that knows its one worker module forks it first thing
+ * (openapi-mcp-server); the pool adopts it for its first worker when it would have forked the
+ * same thing. A spare nobody adopts dies with the supervisor: workers exit when their IPC channel
+ * closes.
+ */
+const spares = new Map<string, { child: ChildProcess; env: NodeJS.ProcessEnv }>();
+
+/** Environment variables a worker never inherits: our own secrets. */
+const SECRET_ENV = /^(MCPVISOR_AUTH_TOKEN|API_HEADERS)$/;
+
+/** The environment workers get by default: ours without our secrets. */
+export function workerEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !SECRET_ENV.test(name)));
+}
+
+/** The fork options every pool worker gets (process-pool.ts), with the defaults for env and execArgv. */
+export function forkWorker(module: string, env: NodeJS.ProcessEnv = process.env, execArgv: string[] = []): ChildProcess {
+  return fork(module, [], {
+    // Worker stdout goes to our stderr: in stdio mode our stdout carries only JSON-RPC.
+    stdio: ['ignore', 2, 2, 'ipc'],
+    // Its own process group, so the whole group can be killed at once.
+    detached: true,
+    env,
+    execArgv,
+  });
+}
+
+/** Forks a spare worker of `module` now (with workerEnv() and no execArgv). */
+export function forkSpare(module: string): void {
+  if (spares.has(module)) return;
+  const env = workerEnv();
+  const child = forkWorker(module, env);
+  // Unreferenced until adopted: a CLI that exits early (--help, a bad flag) is not kept alive.
+  child.unref();
+  (child.channel as { unref?: () => void } | undefined)?.unref?.();
+  spares.set(module, { child, env });
+}
+
+/**
+ * The spare of `module` if there is one, alive, and forked as the caller would fork it (the same
+ * environment, no execArgv); else undefined, and a spare that does not fit is killed.
+ */
+export function adoptSpare(module: string, env: NodeJS.ProcessEnv | undefined, execArgv: string[] | undefined): ChildProcess | undefined {
+  const spare = spares.get(module);
+  if (!spare) return undefined;
+  spares.delete(module);
+  const { child } = spare;
+  const fits = sameEnv(env ?? process.env, spare.env) && (execArgv === undefined || execArgv.length === 0);
+  if (!fits || child.exitCode !== null || child.signalCode !== null || !child.connected) {
+    child.kill('SIGKILL');
+    return undefined;
+  }
+  child.ref();
+  (child.channel as { ref?: () => void } | undefined)?.ref?.();
+  return child;
+}
+
+function sameEnv(a: NodeJS.ProcessEnv, b: NodeJS.ProcessEnv): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
+}
