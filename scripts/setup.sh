@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian machine for mcpvisor: the Debian packages it runs with (Chromium for web
-# search, bubblewrap for the shell sandbox, procps for tree-kill, nginx for the scale-out test),
+# search, bubblewrap for the shell sandbox, procps for tree-kill, nginx for the scale-out test,
+# xvfb for the visible-browser search test),
 # the npm packages from package-lock.json, and the build. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,7 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v ps >/dev/null 2>&1 || need+=(procps)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

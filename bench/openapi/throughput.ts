@@ -1,7 +1,8 @@
 /**
  * tools/call throughput and p99 latency at 20 concurrent HTTP sessions against a local upstream,
  * ours vs the reference (@ivotoby/openapi-mcp-server 1.16.1), plus a direct undici loop against
- * the same upstream from the same client (the machine's floor). Every session uses ids disjoint
+ * the same upstream from the same client (the machine's floor), and relay-floor.js (the floor of
+ * any supervisor + worker design: HTTP → IPC → undici and back, nothing else). Every session uses ids disjoint
  * from the others (the reference misroutes overlapping ids); only correct answers count.
  * `npx tsx bench/openapi/throughput.ts [seconds]`.
  */
@@ -163,8 +164,8 @@ async function main(): Promise<void> {
   const results: Record<string, unknown> = {};
   try {
     results.direct = await directLoad(base, seconds);
-    for (const which of ['reference', 'ours'] as const) {
-      const server = await startHttpServer(which, ['--api-base-url', base, '--openapi-spec', PETSTORE], await freePort());
+    for (const which of ['reference', 'ours', 'floor'] as const) {
+      const server = which === 'floor' ? await startFloor(base) : await startHttpServer(which, ['--api-base-url', base, '--openapi-spec', PETSTORE], await freePort());
       try {
         await mcpLoad(server.url, 1); // warm-up
         results[which] = await mcpLoad(server.url, seconds);
@@ -179,10 +180,19 @@ async function main(): Promise<void> {
   const ours = results.ours as { calls: number; p99: number };
   const reference = results.reference as { calls: number; p99: number };
   const direct = results.direct as { calls: number; p99: number };
+  const floor = results.floor as { calls: number; p99: number };
   console.log(JSON.stringify(results, (_k, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v), 2));
   console.log(`calls/s ours/reference: ${(ours.calls / reference.calls).toFixed(2)} (target >= 1.5)`);
   console.log(`p99 ours/reference: ${(ours.p99 / reference.p99).toFixed(2)} (target <= 0.5)`);
   console.log(`calls/s ours/direct undici: ${(ours.calls / direct.calls).toFixed(2)} (target >= 0.35)`);
+  console.log(`the design's floor (relay-floor.js): ${(floor.calls / direct.calls).toFixed(2)} of direct undici, ${(floor.calls / reference.calls).toFixed(2)} of the reference, p99 ${(floor.p99 / reference.p99).toFixed(2)} of the reference's; ours reaches ${(ours.calls / floor.calls).toFixed(2)} of it`);
+}
+
+/** relay-floor.js: the least any supervisor + worker relay does per call. */
+async function startFloor(base: string): Promise<{ child: ReturnType<typeof spawn>; url: string }> {
+  const child = spawn(process.execPath, [path.join(__dirname, 'relay-floor.js'), '0', base], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
+  return { child, url: `http://127.0.0.1:${port}/mcp` };
 }
 
 void main();
