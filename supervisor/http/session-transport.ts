@@ -107,12 +107,20 @@ export class SessionTransport implements Transport {
 
     const extra = { requestInfo: { headers: req.headers } };
     const requests = messages.filter(isJSONRPCRequest);
+    // An id still in flight would take over the other request's answer (MCP: ids are never reused in a session).
+    const ids = new Set<RequestId>();
+    for (const request of requests) {
+      if (this.#streams.has(request.id) || ids.has(request.id)) {
+        return sendJsonRpcError(res, 400, -32600, `Invalid Request: request id ${JSON.stringify(request.id)} is already in use in this session`);
+      }
+      ids.add(request.id);
+    }
     if (requests.length === 0) {
       res.writeHead(202).end();
       for (const message of messages) this.onmessage?.(message, extra);
       return;
     }
-    const stream: PostStream = { res, open: new Set(requests.map((r) => r.id)), queued: '' };
+    const stream: PostStream = { res, open: ids, queued: '' };
     for (const id of stream.open) this.#streams.set(id, stream);
     // A call that runs long: send the headers and heartbeats so the client and proxies see life.
     stream.timer = setTimeout(() => {

@@ -239,6 +239,25 @@ describe('Streamable HTTP and legacy SSE transports', () => {
     expect(put.status).toBe(405);
   });
 
+  it('answers a call in one JSON-RPC batch, and refuses an id still in flight', async () => {
+    const { sessionId } = await rawInitialize(server);
+    const post = (body: unknown) =>
+      fetch(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-03-26' }, body: JSON.stringify(body) });
+    const call = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+    const slow = post(call(7, 'sleep', { ms: 1500 }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const again = await post(call(7, 'echo', { text: 'x' }));
+    expect(again.status).toBe(400);
+    expect(((await again.json()) as { error: { message: string } }).error.message).toMatch(/request id 7 is already in use/);
+    const batch = await post([call(8, 'echo', { text: 'a' }), call(9, 'echo', { text: 'b' })]);
+    expect(batch.status).toBe(200);
+    const events = (await batch.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)));
+    expect(events.map((e) => [e.id, e.result.content[0].text]).sort()).toEqual([[8, 'a'], [9, 'b']]);
+    const first = await slow;
+    expect(first.status).toBe(200);
+    expect(await first.text()).toMatch(/"id":7/);
+  });
+
   it('describes itself on GET / and reports health on GET /health', async () => {
     const info = (await (await fetch(`${server.baseUrl}/`)).json()) as { name: string; endpoints: Record<string, string> };
     expect(info.name).toBe('mcpvisor');
