@@ -4,7 +4,8 @@
  * the same upstream from the same client (the machine's floor), and relay-floor.js (the floor of
  * any supervisor + worker design: HTTP → IPC → undici and back, nothing else). Every session uses ids disjoint
  * from the others (the reference misroutes overlapping ids); only correct answers count.
- * `npx tsx bench/openapi/throughput.ts [seconds]`.
+ * Every target is measured in `rounds` alternated phases of `seconds` each.
+ * `npx tsx bench/openapi/throughput.ts [seconds per phase, default 2] [rounds, default 3]`.
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -110,7 +111,13 @@ class Session {
   }
 }
 
-async function mcpLoad(url: string, seconds: number): Promise<{ calls: number; wrong: number; p99: number; p50: number }> {
+interface Phase {
+  latencies: number[];
+  wrong: number;
+  seconds: number;
+}
+
+async function mcpLoad(url: string, seconds: number): Promise<Phase> {
   const latencies: number[] = [];
   let wrong = 0;
   const sessions = await Promise.all(
@@ -137,10 +144,10 @@ async function mcpLoad(url: string, seconds: number): Promise<{ calls: number; w
     }),
   );
   for (const session of sessions) session.close();
-  return { calls: latencies.length / seconds, wrong, p99: percentile(latencies, 99), p50: percentile(latencies, 50) };
+  return { latencies, wrong, seconds };
 }
 
-async function directLoad(base: string, seconds: number): Promise<{ calls: number; p99: number }> {
+async function directLoad(base: string, seconds: number): Promise<Phase> {
   const latencies: number[] = [];
   const until = performance.now() + seconds * 1000;
   await Promise.all(
@@ -153,30 +160,44 @@ async function directLoad(base: string, seconds: number): Promise<{ calls: numbe
       }
     }),
   );
-  return { calls: latencies.length / seconds, p99: percentile(latencies, 99) };
+  return { latencies, wrong: 0, seconds };
+}
+
+/** Phases of one target added up: calls per second over all of them, latency percentiles of all calls. */
+function summary(phases: Phase[]): { calls: number; wrong: number; p50: number; p99: number } {
+  const latencies = phases.flatMap((phase) => phase.latencies);
+  const seconds = phases.reduce((sum, phase) => sum + phase.seconds, 0);
+  return { calls: latencies.length / seconds, wrong: phases.reduce((sum, phase) => sum + phase.wrong, 0), p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
 async function main(): Promise<void> {
-  const seconds = Number(process.argv[2] ?? 5);
+  const seconds = Number(process.argv[2] ?? 2);
+  const rounds = Number(process.argv[3] ?? 3);
   const upstream = spawn(process.execPath, ['-e', UPSTREAM], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve) => upstream.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
   const base = `http://127.0.0.1:${port}`;
-  const results: Record<string, unknown> = {};
+  const names = ['direct', 'reference', 'ours', 'floor'] as const;
+  const phases: Record<(typeof names)[number], Phase[]> = { direct: [], reference: [], ours: [], floor: [] };
+  const servers: Array<{ child: ReturnType<typeof spawn>; url: string }> = [];
   try {
-    results.direct = await directLoad(base, seconds);
-    for (const which of ['reference', 'ours', 'floor'] as const) {
-      const server = which === 'floor' ? await startFloor(base) : await startHttpServer(which, ['--api-base-url', base, '--openapi-spec', PETSTORE], await freePort());
-      try {
-        await mcpLoad(server.url, 1); // warm-up
-        results[which] = await mcpLoad(server.url, seconds);
-      } finally {
-        await stop(server.child);
-      }
+    // Every server up at once, idle until its turn; the phases alternate round by round, because
+    // this machine's speed drifts within a minute and back-to-back runs would compare two machines.
+    const urls = {
+      reference: await startHttpServer('reference', ['--api-base-url', base, '--openapi-spec', PETSTORE], await freePort()),
+      ours: await startHttpServer('ours', ['--api-base-url', base, '--openapi-spec', PETSTORE], await freePort()),
+      floor: await startFloor(base),
+    };
+    servers.push(urls.reference, urls.ours, urls.floor);
+    for (const name of ['reference', 'ours', 'floor'] as const) await mcpLoad(urls[name].url, 1); // warm-up
+    for (let round = 0; round < rounds; round++) {
+      for (const name of names) phases[name].push(name === 'direct' ? await directLoad(base, seconds) : await mcpLoad(urls[name].url, seconds));
     }
   } finally {
+    for (const server of servers) await stop(server.child);
     await stop(upstream);
     await dispatcher.close();
   }
+  const results = Object.fromEntries(names.map((name) => [name, summary(phases[name])]));
   const ours = results.ours as { calls: number; p99: number };
   const reference = results.reference as { calls: number; p99: number };
   const direct = results.direct as { calls: number; p99: number };
