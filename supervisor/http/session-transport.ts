@@ -31,8 +31,10 @@ interface PostStream {
   res: ServerResponse;
   /** Requests of this POST not answered yet. */
   open: Set<RequestId>;
-  /** Events not written yet (headers not sent). */
-  queued: string;
+  /** Answers held until the last one (headers not sent yet). */
+  held: JSONRPCMessage[];
+  /** The POST carried a JSON array: the answers go back as one. */
+  batch: boolean;
   timer?: NodeJS.Timeout;
 }
 
@@ -50,8 +52,9 @@ const SSE_HEADERS = {
  * rest of the call's path. Same rules and status codes as the SDK's transport (406, 415, 400,
  * 404, 202), without resumability (we keep no event store). The difference that matters: a
  * POST's answer is held until its requests are all answered and then written with its headers
- * in one write; a notification about a request (progress) or a call outlasting the heartbeat
- * interval sends the headers early and streams from there.
+ * in one write, as `application/json` (the MCP specification lets the server choose); a
+ * notification about a request (progress) or a call outlasting the heartbeat interval sends SSE
+ * headers early and streams from there.
  */
 export class SessionTransport implements Transport {
   sessionId?: string;
@@ -120,7 +123,7 @@ export class SessionTransport implements Transport {
       for (const message of messages) this.onmessage?.(message, extra);
       return;
     }
-    const stream: PostStream = { res, open: ids, queued: '' };
+    const stream: PostStream = { res, open: ids, held: [], batch: Array.isArray(body) };
     for (const id of stream.open) this.#streams.set(id, stream);
     // A call that runs long: send the headers and heartbeats so the client and proxies see life.
     stream.timer = setTimeout(() => {
@@ -135,10 +138,9 @@ export class SessionTransport implements Transport {
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const isResponse = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
     const requestId = isResponse ? message.id : options?.relatedRequestId;
-    const event = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
     if (requestId === undefined) {
       const standalone = this.#options.standaloneStream();
-      if (standalone && !standalone.writableEnded) standalone.write(event);
+      if (standalone && !standalone.writableEnded) standalone.write(sseEvent(message));
       return;
     }
     const stream = this.#streams.get(requestId);
@@ -146,24 +148,26 @@ export class SessionTransport implements Transport {
     if (!stream) return;
     if (!isResponse) {
       this.#flush(stream);
-      stream.res.write(event);
+      stream.res.write(sseEvent(message));
       return;
     }
     this.#streams.delete(requestId);
     stream.open.delete(requestId);
     if (stream.open.size > 0) {
-      if (stream.res.headersSent) stream.res.write(event);
-      else stream.queued += event;
+      if (stream.res.headersSent) stream.res.write(sseEvent(message));
+      else stream.held.push(message);
       return;
     }
     clearTimeout(stream.timer);
-    if (!stream.res.headersSent) {
-      const payload = stream.queued + event;
-      stream.res.writeHead(200, { ...this.#headers(), 'content-length': Buffer.byteLength(payload) });
-      stream.res.end(payload);
-    } else {
-      stream.res.end(event);
+    if (stream.res.headersSent) {
+      stream.res.end(sseEvent(message));
+      return;
     }
+    // Nothing streamed: the answer as plain JSON, which costs both ends less than SSE framing.
+    stream.held.push(message);
+    const payload = JSON.stringify(stream.batch ? stream.held : message);
+    stream.res.writeHead(200, { ...this.#headers('application/json'), 'content-length': Buffer.byteLength(payload) });
+    stream.res.end(payload);
   }
 
   /** Ends the POST stream of `requestId` without its answer (the call was cancelled). */
@@ -188,8 +192,9 @@ export class SessionTransport implements Transport {
     this.onclose?.();
   }
 
-  #headers(): Record<string, string> {
-    return this.sessionId === undefined ? SSE_HEADERS : { ...SSE_HEADERS, 'mcp-session-id': this.sessionId };
+  #headers(type?: 'application/json'): Record<string, string> {
+    const headers = type ? { 'content-type': type } : SSE_HEADERS;
+    return this.sessionId === undefined ? headers : { ...headers, 'mcp-session-id': this.sessionId };
   }
 
   /** Sends the headers and what was queued, so the stream can be written event by event. */
@@ -197,8 +202,8 @@ export class SessionTransport implements Transport {
     if (stream.res.headersSent) return;
     stream.res.writeHead(200, this.#headers());
     stream.res.flushHeaders();
-    if (stream.queued !== '') stream.res.write(stream.queued);
-    stream.queued = '';
+    if (stream.held.length > 0) stream.res.write(stream.held.map(sseEvent).join(''));
+    stream.held = [];
   }
 
   #forget(stream: PostStream): void {
@@ -206,6 +211,10 @@ export class SessionTransport implements Transport {
     for (const id of stream.open) if (this.#streams.get(id) === stream) this.#streams.delete(id);
     stream.open.clear();
   }
+}
+
+function sseEvent(message: JSONRPCMessage): string {
+  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 }
 
 /** `application/json`, parameters allowed (the media type, not a substring). */

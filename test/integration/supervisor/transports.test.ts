@@ -239,7 +239,7 @@ describe('Streamable HTTP and legacy SSE transports', () => {
     expect(put.status).toBe(405);
   });
 
-  it('answers a call in one JSON-RPC batch, and refuses an id still in flight', async () => {
+  it('answers quick calls as JSON, a batch as an array, a long call as an SSE stream, and refuses an id still in flight', async () => {
     const { sessionId } = await rawInitialize(server);
     const post = (body: unknown) =>
       fetch(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-03-26' }, body: JSON.stringify(body) });
@@ -249,13 +249,19 @@ describe('Streamable HTTP and legacy SSE transports', () => {
     const again = await post(call(7, 'echo', { text: 'x' }));
     expect(again.status).toBe(400);
     expect(((await again.json()) as { error: { message: string } }).error.message).toMatch(/request id 7 is already in use/);
+    // Answered at once: plain JSON (a batch as an array).
     const batch = await post([call(8, 'echo', { text: 'a' }), call(9, 'echo', { text: 'b' })]);
     expect(batch.status).toBe(200);
-    const events = (await batch.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)));
-    expect(events.map((e) => [e.id, e.result.content[0].text]).sort()).toEqual([[8, 'a'], [9, 'b']]);
+    expect(batch.headers.get('content-type')).toBe('application/json');
+    const answers = (await batch.json()) as Array<{ id: number; result: { content: Array<{ text: string }> } }>;
+    expect(answers.map((e) => [e.id, e.result.content[0].text]).sort()).toEqual([[8, 'a'], [9, 'b']]);
+    // Longer than the heartbeat interval: an SSE stream with heartbeats, then the answer.
     const first = await slow;
     expect(first.status).toBe(200);
-    expect(await first.text()).toMatch(/"id":7/);
+    expect(first.headers.get('content-type')).toBe('text/event-stream');
+    const text = await first.text();
+    expect(text).toMatch(/^event: heartbeat\n/m);
+    expect(text).toMatch(/^event: message\ndata: .*"id":7/m);
   });
 
   it('describes itself on GET / and reports health on GET /health', async () => {
