@@ -162,7 +162,13 @@ export class ApiClient {
           url = next.href;
           continue;
         }
-        const { body: data, truncated } = await readCapped(res.body, this.#options.maxResponseBytes);
+        // A declared length within the cap (undici holds the server to it): read in one go, which
+        // costs less than iterating the stream; otherwise count while reading.
+        const declared = Number(res.headers['content-length']);
+        const { body: data, truncated } =
+          declared >= 0 && declared <= this.#options.maxResponseBytes
+            ? { body: Buffer.from(await res.body.arrayBuffer()), truncated: false }
+            : await readCapped(res.body, this.#options.maxResponseBytes);
         return { status: res.statusCode, headers: flatHeaders(res.headers), body: data, truncated, url };
       }
     } catch (error) {

@@ -74,6 +74,9 @@ describe('ApiClient', () => {
     expect(big).toMatchObject({ truncated: true });
     expect(big.body.length).toBe(1000);
     expect(responseToResult(big).content[0]).toMatchObject({ text: expect.stringMatching(/\[response cut at 1000 bytes\]$/) });
+    // With a declared length: over the cap is cut the same way; within it is read whole.
+    expect(await client.request('GET', '/big/5000?sized')).toMatchObject({ truncated: true, body: Buffer.alloc(1000, 'x') });
+    expect(await client.request('GET', '/big/1000?sized')).toMatchObject({ truncated: false, body: Buffer.alloc(1000, 'x') });
     expect((await client.request('GET', '/redirect/2')).status).toBe(200);
     expect(await rejection(client.request('GET', '/redirect/3'))).toMatchObject({ code: 'UPSTREAM_ERROR', message: 'more than 2 redirects' });
     expect(await rejection(client.request('GET', '/away'))).toMatchObject({ code: 'UPSTREAM_ERROR', message: expect.stringContaining('another origin') });
