@@ -1,9 +1,7 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   isInitializeRequest,
-  isJSONRPCErrorResponse,
   isJSONRPCRequest,
-  isJSONRPCResultResponse,
   JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
@@ -96,7 +94,8 @@ export class SessionTransport implements Transport {
     }
     if (this.#closed) return sendJsonRpcError(res, 404, -32001, 'Session not found');
 
-    if (messages.some(isInitializeRequest)) {
+    // The method first: the SDK's guards are zod parses, and a failing one costs tens of µs.
+    if (messages.some((message) => 'method' in message && message.method === 'initialize' && isInitializeRequest(message))) {
       if (this.#initialized) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: Server already initialized');
       if (messages.length > 1) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
       this.sessionId = this.#options.sessionIdGenerator();
@@ -136,7 +135,8 @@ export class SessionTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const isResponse = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
+    // Messages from the SDK's own Server: their shape is known, no schema needed to tell them apart.
+    const isResponse = 'id' in message && ('result' in message || 'error' in message);
     const requestId = isResponse ? message.id : options?.relatedRequestId;
     if (requestId === undefined) {
       const standalone = this.#options.standaloneStream();

@@ -167,5 +167,6 @@ export class StreamableSessions {
 }
 
 function containsInitialize(body: unknown): boolean {
-  return Array.isArray(body) ? body.some((message) => isInitializeRequest(message)) : isInitializeRequest(body);
+  const one = (message: unknown) => (message as { method?: unknown } | null)?.method === 'initialize' && isInitializeRequest(message);
+  return Array.isArray(body) ? body.some(one) : one(body);
 }
