@@ -7,7 +7,7 @@ import { createLogger, type Logger } from './logger';
 import { Supervisor } from './supervisor';
 import { planToolsets } from './toolsets';
 import type { ToolsetPlan } from './toolsets/types';
-import { packageVersion } from './version';
+import { packageVersion } from '../protocol/version';
 
 /**
  * An entry point as a thin profile over the one supervisor: its flags, environment variables and

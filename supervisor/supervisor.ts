@@ -10,7 +10,7 @@ import { ProcessPool } from './pools/process-pool';
 import { workerEnv } from './pools/spare-worker';
 import { ThreadPool } from './pools/thread-pool';
 import type { PoolPlan, ToolsetPlan } from './toolsets/types';
-import { packageVersion } from './version';
+import { packageVersion } from '../protocol/version';
 
 export type HealthStatus = 'ok' | 'starting' | 'degraded' | 'failed' | 'draining';
 

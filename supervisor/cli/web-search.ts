@@ -8,7 +8,7 @@ import type { FetchResult } from '../../workers/web/content';
 import type { SearchOutcome } from '../../workers/web/web-searcher';
 import type { WebContentFetcher } from '../../workers/web/web-content-fetcher';
 import type { WebSearcher } from '../../workers/web/web-searcher';
-import { packageVersion } from '../version';
+import { packageVersion } from '../../protocol/version';
 import { checkWebConfig, WEB_DEFAULTS, WEB_ENV, WEB_HELP, webSearchMcpProfile } from './web-search-mcp';
 
 const COMMANDS = ['search', 'fetch', 'interactive', 'mcp', 'mcp-http', 'help', 'version'];

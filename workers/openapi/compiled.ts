@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { JsonObjectSchema } from '../../protocol/tool';
+import { packageVersion } from '../../protocol/version';
 import type { ArgumentTarget, BodyInfo } from './input-schema';
 import type { LoadedSpec } from './load-spec';
 import type { JsonObject } from './refs';
@@ -100,23 +99,4 @@ export function isCurrentCompiledApi(value: unknown): value is CompiledApi {
   return api.tools.every(
     (t) => t !== null && typeof t === 'object' && typeof t.name === 'string' && typeof t.toolId === 'string' && typeof t.path === 'string' && typeof t.method === 'string' && typeof t.inputSchema === 'object' && Array.isArray(t.targets) && typeof t.plan === 'object' && t.plan !== null,
   );
-}
-
-let version: string | undefined;
-/**
- * The version of the nearest package.json named mcpvisor (source or dist); `0.0.0` when none.
- * Read here rather than from supervisor/version.ts: workers never import from supervisor/.
- */
-export function packageVersion(): string {
-  if (version) return version;
-  let dir = __dirname;
-  for (let i = 0; i < 5; i++, dir = path.dirname(dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'mcpvisor' && pkg.version) return (version = pkg.version);
-    } catch {
-      // Not here; look one folder up.
-    }
-  }
-  return (version = '0.0.0');
 }

@@ -4,7 +4,8 @@ import { mkdir, open, readdir, rename, rm, stat, utimes, writeFile } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
-import { COMPILED_FORMAT, isCurrentCompiledApi, packageVersion, type CompiledApi } from './compiled';
+import { packageVersion } from '../../protocol/version';
+import { COMPILED_FORMAT, isCurrentCompiledApi, type CompiledApi } from './compiled';
 
 /** Artifacts kept per cache directory; the least recently used go first. */
 export const MAX_ARTIFACTS = 20;

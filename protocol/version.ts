@@ -3,7 +3,10 @@ import path from 'node:path';
 
 let cached: string | undefined;
 
-/** The package version, read from the nearest package.json named mcpvisor (source or dist). */
+/**
+ * The package version, read from the nearest package.json named mcpvisor (source or dist); `0.0.0`
+ * when none. In protocol/ because the supervisor and workers both need it.
+ */
 export function packageVersion(): string {
   if (cached) return cached;
   let dir = __dirname;
