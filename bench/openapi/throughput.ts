@@ -4,14 +4,16 @@
  * the same upstream from the same client (the machine's floor), and relay-floor.js (the floor of
  * any supervisor + worker design: HTTP → IPC → undici and back, nothing else). Every session uses ids disjoint
  * from the others (the reference misroutes overlapping ids); only correct answers count.
- * Every target is measured in `rounds` alternated phases of `seconds` each.
+ * Every target is measured in `rounds` alternated phases of `seconds` each; for each server, the
+ * CPU time per call of its main process and of its workers (cpuUsPerCall, from /proc) is printed too.
  * `npx tsx bench/openapi/throughput.ts [seconds per phase, default 2] [rounds, default 3]`.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { Agent, request } from 'undici';
-import { ROOT, percentile, startHttpServer, stop } from './common';
+import { ROOT, percentile, startHttpServer, stop, tree } from './common';
 
 const SESSIONS = 20;
 const PETSTORE = path.join(ROOT, 'test', 'fixtures', 'openapi', 'petstore-3.0.yaml');
@@ -115,6 +117,31 @@ interface Phase {
   latencies: number[];
   wrong: number;
   seconds: number;
+  /** CPU ms the server's main process and its workers used during the phase. */
+  cpu?: { main: number; workers: number };
+}
+
+/** CPU ms (user + system) used so far by `pid` and, apart, by its descendants (from /proc). */
+function cpuMs(pid: number): { main: number; workers: number } {
+  const ticks = (p: number) => {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
+      return Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return 0; // gone
+    }
+  };
+  const [main, ...workers] = tree(pid);
+  const tick = 1000 / 100; // USER_HZ
+  return { main: ticks(main) * tick, workers: workers.reduce((sum, p) => sum + ticks(p), 0) * tick };
+}
+
+/** One MCP load phase against the server `pid`, with its CPU use. */
+async function measured(pid: number, url: string, seconds: number): Promise<Phase> {
+  const before = cpuMs(pid);
+  const phase = await mcpLoad(url, seconds);
+  const after = cpuMs(pid);
+  return { ...phase, cpu: { main: after.main - before.main, workers: after.workers - before.workers } };
 }
 
 async function mcpLoad(url: string, seconds: number): Promise<Phase> {
@@ -164,10 +191,16 @@ async function directLoad(base: string, seconds: number): Promise<Phase> {
 }
 
 /** Phases of one target added up: calls per second over all of them, latency percentiles of all calls. */
-function summary(phases: Phase[]): { calls: number; wrong: number; p50: number; p99: number } {
+function summary(phases: Phase[]): { calls: number; wrong: number; p50: number; p99: number; cpuUsPerCall?: { main: number; workers: number } } {
   const latencies = phases.flatMap((phase) => phase.latencies);
   const seconds = phases.reduce((sum, phase) => sum + phase.seconds, 0);
-  return { calls: latencies.length / seconds, wrong: phases.reduce((sum, phase) => sum + phase.wrong, 0), p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  const cpu = phases.every((phase) => phase.cpu)
+    ? {
+        main: (phases.reduce((sum, phase) => sum + phase.cpu!.main, 0) * 1000) / latencies.length,
+        workers: (phases.reduce((sum, phase) => sum + phase.cpu!.workers, 0) * 1000) / latencies.length,
+      }
+    : undefined;
+  return { calls: latencies.length / seconds, wrong: phases.reduce((sum, phase) => sum + phase.wrong, 0), p50: percentile(latencies, 50), p99: percentile(latencies, 99), ...(cpu ? { cpuUsPerCall: cpu } : {}) };
 }
 
 async function main(): Promise<void> {
@@ -190,7 +223,7 @@ async function main(): Promise<void> {
     servers.push(urls.reference, urls.ours, urls.floor);
     for (const name of ['reference', 'ours', 'floor'] as const) await mcpLoad(urls[name].url, 1); // warm-up
     for (let round = 0; round < rounds; round++) {
-      for (const name of names) phases[name].push(name === 'direct' ? await directLoad(base, seconds) : await mcpLoad(urls[name].url, seconds));
+      for (const name of names) phases[name].push(name === 'direct' ? await directLoad(base, seconds) : await measured(urls[name].child.pid!, urls[name].url, seconds));
     }
   } finally {
     for (const server of servers) await stop(server.child);

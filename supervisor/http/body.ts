@@ -7,13 +7,13 @@ export type BodyRead = { ok: true; body: unknown } | { ok: false };
 /**
  * Reads and parses a JSON request body of at most `limit` bytes. A body declared or found to be
  * larger answers 413 (reading stops at the limit, so it costs no memory); invalid JSON answers
- * 400 with -32700. A body whose Content-Type is not JSON is not read (`body` undefined: the
- * transport answers 415). A compressed body answers 415 (inflating is a zip-bomb risk for no gain).
+ * 400 with -32700. A body whose Content-Type is not `application/json` is not read (`body`
+ * undefined: the transport answers 415, as the SDK's does). A compressed body answers 415
+ * (inflating is a zip-bomb risk for no gain).
  */
 export function readJsonBody(req: IncomingMessage, res: ServerResponse, limit: number): Promise<BodyRead> {
   return new Promise((resolve) => {
-    const type = req.headers['content-type'];
-    if (type === undefined || !/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
+    if (!isJsonType(req.headers['content-type'])) {
       req.resume();
       return resolve({ ok: true, body: undefined });
     }
@@ -60,4 +60,10 @@ export function readJsonBody(req: IncomingMessage, res: ServerResponse, limit: n
       resolve({ ok: false });
     });
   });
+}
+
+/** `application/json`, parameters allowed (the media type, not a substring). */
+export function isJsonType(header: string | undefined): boolean {
+  if (header === 'application/json') return true;
+  return (header ?? '').split(';')[0].trim().toLowerCase() === 'application/json';
 }

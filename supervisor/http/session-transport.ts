@@ -8,6 +8,7 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
 
@@ -22,6 +23,8 @@ export interface SessionTransportOptions {
   maxStreamBufferBytes: number;
   /** The session's GET stream, if open: where messages unrelated to a request go. */
   standaloneStream: () => ServerResponse | undefined;
+  /** The client closed a POST before `requestId` was answered. */
+  onDropped: (requestId: RequestId) => void;
 }
 
 /** The response of one POST that carried requests: an SSE stream, written at once when possible. */
@@ -130,7 +133,11 @@ export class SessionTransport implements Transport {
       startHeartbeat(res, this.#options.heartbeatIntervalMs, this.#options.maxStreamBufferBytes);
     }, this.#options.heartbeatIntervalMs);
     stream.timer.unref();
-    res.on('close', () => this.#forget(stream));
+    res.on('close', () => {
+      const unanswered = res.writableFinished ? [] : [...stream.open];
+      this.#forget(stream);
+      for (const id of unanswered) this.#options.onDropped(id);
+    });
     for (const message of messages) this.onmessage?.(message, extra);
   }
 
@@ -217,11 +224,6 @@ function sseEvent(message: JSONRPCMessage): string {
   return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 }
 
-/** `application/json`, parameters allowed (the media type, not a substring). */
-function isJsonType(header: string | undefined): boolean {
-  if (header === 'application/json') return true;
-  return (header ?? '').split(';')[0].trim().toLowerCase() === 'application/json';
-}
 
 /** An error message for an unsupported `MCP-Protocol-Version`; none when absent or supported. */
 export function checkProtocolVersion(req: IncomingMessage): string | undefined {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isInitializeRequest, isJSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpConfig } from '../../config/schema';
 import type { Logger } from '../logger';
@@ -67,7 +67,6 @@ export class StreamableSessions {
       await entry.transport.close();
       return;
     }
-    this.#cancelOnDrop(entry, res, body);
     entry.transport.handlePost(req, res, body);
   }
 
@@ -123,6 +122,8 @@ export class StreamableSessions {
       heartbeatIntervalMs: this.#config.heartbeatIntervalMs,
       maxStreamBufferBytes: this.#config.maxStreamBufferBytes,
       standaloneStream: () => entry?.stream,
+      // A client that drops the request it was waiting on cancels those calls in the workers.
+      onDropped: (requestId) => entry?.session.abortCall(requestId),
     });
     const session = createSession({
       supervisor: this.#supervisor,
@@ -140,17 +141,6 @@ export class StreamableSessions {
     };
     await session.server.connect(transport);
     transport.handlePost(req, res, body);
-  }
-
-  /** A client that drops the request it was waiting on cancels those calls in the workers. */
-  #cancelOnDrop(entry: Entry, res: ServerResponse, body: unknown): void {
-    const messages: unknown[] = Array.isArray(body) ? body : [body];
-    const ids: RequestId[] = messages.filter((message) => isJSONRPCRequest(message)).map((message) => (message as { id: RequestId }).id);
-    if (ids.length === 0) return;
-    res.on('close', () => {
-      if (res.writableFinished) return;
-      for (const id of ids) entry.session.abortCall(id);
-    });
   }
 
   #expireIdle(): void {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -133,4 +134,14 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return check();
+}
+
+/**
+ * Environment for spawned servers with a temporary XDG_CACHE_HOME, removed after the calling
+ * file's tests: api workers cache compiled descriptions there, never in the user's cache.
+ */
+export function tempCacheEnv(): { XDG_CACHE_HOME: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mcpvisor-xdg-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return { XDG_CACHE_HOME: dir };
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connectHttp, startHttp, connectStdio, type HttpServer } from '../../helpers/mcp';
+import { tempCacheEnv } from '../../helpers/processes';
 import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
@@ -13,9 +14,7 @@ beforeAll(async () => {
   upstream = await startUpstream();
 });
 afterAll(() => upstream.close());
-// Workers cache compiled descriptions under XDG_CACHE_HOME: keep the tests' out of the user's cache.
-const ENV = { XDG_CACHE_HOME: mkdtempSync(path.join(tmpdir(), 'mcpvisor-xdg-')) };
-afterAll(() => rmSync(ENV.XDG_CACHE_HOME, { recursive: true, force: true }));
+const ENV = tempCacheEnv();
 
 describe('openapi-mcp-server over HTTP', () => {
   let server: HttpServer;

@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
-import { descendants, eventually, isAlive, spawnBin } from '../../helpers/processes';
+import { descendants, eventually, isAlive, spawnBin, tempCacheEnv } from '../../helpers/processes';
 import { errorCodeOf } from '../../../protocol/results';
 import { startUpstream, type Recorded, type Upstream } from '../../fixtures/openapi/upstream';
 
@@ -14,9 +14,7 @@ beforeAll(async () => {
   upstream = await startUpstream();
 });
 afterAll(() => upstream.close());
-// Workers cache compiled descriptions under XDG_CACHE_HOME: keep the tests' out of the user's cache.
-const ENV = { XDG_CACHE_HOME: mkdtempSync(path.join(tmpdir(), 'mcpvisor-xdg-')) };
-afterAll(() => rmSync(ENV.XDG_CACHE_HOME, { recursive: true, force: true }));
+const ENV = tempCacheEnv();
 
 async function call(conn: StdioConnection, name: string, args: Record<string, unknown>) {
   const before = upstream.requests.length;
