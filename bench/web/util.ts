@@ -106,4 +106,28 @@ export async function runConcurrent(tasks: Array<() => Promise<unknown>>, concur
   return { latencies, wallMs: performance.now() - started };
 }
 
+/**
+ * A closed loop of `concurrency` callers, each starting `next(i)` as soon as its last call ends,
+ * for `seconds`: only calls that end inside the window count. Unlike a fixed list, the end of the
+ * window has no drain tail where some callers idle (a long last page would leave a thread idle).
+ * Calls still running at the end are awaited, so they do not overlap the next phase.
+ */
+export async function runFor(seconds: number, concurrency: number, next: (i: number) => Promise<unknown>): Promise<{ completed: number; finished: number; wallMs: number }> {
+  let completed = 0;
+  let finished = 0;
+  let issued = 0;
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        await next(issued++);
+        finished++;
+        if (performance.now() <= until) completed++;
+      }
+    }),
+  );
+  return { completed, finished, wallMs: seconds * 1000 };
+}
+
 export const fmt = (n: number, digits = 1) => n.toFixed(digits);
