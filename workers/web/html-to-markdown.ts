@@ -96,8 +96,13 @@ export function htmlToMarkdown(html: string, url: string): Converted {
 /** Rows found per table during one turndown run (tables do not change while it writes). */
 let rowsSeen: WeakMap<object, Element[]> | undefined;
 
-/** turndown with `table.rows` memoised for the run: the GFM plugin reads it O(rows²) times. */
+/**
+ * turndown with `table.rows` memoised for the run (the GFM plugin reads it O(rows²) times), on
+ * `root` itself: turndown clones its input to leave it unchanged, but this document is thrown
+ * away afterwards, and the clone cost a tenth of a page's conversion.
+ */
 function convert(root: Root): string {
+  Object.defineProperty(root, 'cloneNode', { value: () => root, configurable: true });
   rowsSeen = new WeakMap();
   try {
     return converter().turndown(root as unknown as HTMLElement);
