@@ -4,6 +4,7 @@ import type { Pool } from '../protocol/pool';
 import { errorResult } from '../protocol/results';
 import type { ToolDescriptor, ToolResult } from '../protocol/tool';
 import type { BeforeCall } from './toolsets/types';
+import { serializeOnce } from './wire';
 
 interface Entry {
   /** The tool as clients see it (namespaced name). */
@@ -49,9 +50,12 @@ export class Catalogue {
     this.#listed = undefined;
   }
 
-  /** Every tool, in registration order; the same array until the catalogue changes. */
+  /** Every tool, in registration order; the same array (serialised once) until the catalogue changes. */
   list(): ToolDescriptor[] {
-    this.#listed ??= [...this.#entries.values()].map((entry) => entry.tool);
+    if (!this.#listed) {
+      this.#listed = [...this.#entries.values()].map((entry) => entry.tool);
+      serializeOnce(this.#listed);
+    }
     return this.#listed;
   }
 

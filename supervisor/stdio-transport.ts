@@ -1,5 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { serializeMessage } from './wire';
 
 /**
  * Newline-delimited JSON-RPC over stdin/stdout. Unlike the SDK's stdio transport, which drops a
@@ -33,7 +34,7 @@ export class LineStdioTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed) return Promise.resolve();
     return new Promise((resolve) => {
-      if (this.#output.write(`${JSON.stringify(message)}\n`)) resolve();
+      if (this.#output.write(`${serializeMessage(message)}\n`)) resolve();
       else this.#output.once('drain', resolve);
     });
   }

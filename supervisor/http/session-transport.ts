@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
+import { serializeMessage } from '../wire';
 
 /** The SDK's limit on a JSON-RPC batch. */
 const MAX_BATCH_SIZE = 100;
@@ -172,7 +173,7 @@ export class SessionTransport implements Transport {
     }
     // Nothing streamed: the answer as plain JSON, which costs both ends less than SSE framing.
     stream.held.push(message);
-    const payload = JSON.stringify(stream.batch ? stream.held : message);
+    const payload = stream.batch ? `[${stream.held.map(serializeMessage).join(',')}]` : serializeMessage(message);
     stream.res.writeHead(200, { ...this.#headers('application/json'), 'content-length': Buffer.byteLength(payload) });
     stream.res.end(payload);
   }
@@ -221,7 +222,7 @@ export class SessionTransport implements Transport {
 }
 
 function sseEvent(message: JSONRPCMessage): string {
-  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+  return `event: message\ndata: ${serializeMessage(message)}\n\n`;
 }
 
 
