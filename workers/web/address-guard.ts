@@ -4,8 +4,8 @@ import { BlockList, isIP } from 'node:net';
 /**
  * The SSRF guard: addresses a fetch may not reach unless `allowPrivateNetwork` is set. Loopback,
  * private (RFC 1918, ULA), link-local (which holds the cloud metadata address 169.254.169.254),
- * carrier-grade NAT, "this network", benchmarking, multicast and reserved ranges. IPv4-mapped IPv6
- * addresses are judged by their IPv4 part.
+ * carrier-grade NAT, "this network", benchmarking, multicast and reserved ranges, and their IPv6
+ * counterparts. IPv4-mapped IPv6 addresses are judged by their IPv4 part.
  */
 const BLOCKED = new BlockList();
 for (const [net, prefix] of [
@@ -13,8 +13,12 @@ for (const [net, prefix] of [
   ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
   ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) BLOCKED.addSubnet(net, prefix, 'ipv4');
+// IPv6: the unspecified and loopback addresses and the deprecated IPv4-compatible ones (::/96),
+// ULA, link-local, multicast, documentation, discard-only, and the forms that carry an IPv4
+// address inside (NAT64, Teredo, 6to4), which a relay could turn back into a private one.
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['64:ff9b::', 96],
+  ['::', 96], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
+  ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2001::', 32], ['2002::', 16],
 ] as const) BLOCKED.addSubnet(net, prefix, 'ipv6');
 
 /** Whether `address` (an IP literal) is one the guard refuses. Anything not an IP is refused too. */

@@ -1,4 +1,5 @@
 import iconv from 'iconv-lite';
+import { isBlockedAddress } from '../../../workers/web/address-guard';
 import { fetchWebContent } from '../../../workers/web/content';
 import { WebContentFetcher } from '../../../workers/web/web-content-fetcher';
 import { HttpClient } from '../../../workers/web/http-client';
@@ -132,6 +133,17 @@ describe('the SSRF guard', () => {
     const result = await fetchWebContent(url(), { timeoutMs: 2000 });
     expect(result).toMatchObject({ success: false, code: 'BLOCKED' });
     expect(result.error).toMatch(/private, loopback, link-local or metadata address; refused/);
+  });
+
+  it.each([
+    ['127.0.0.1', true], ['127.1.2.3', true], ['0.0.0.0', true], ['10.9.8.7', true], ['172.31.0.1', true], ['192.168.1.1', true],
+    ['169.254.169.254', true], ['100.64.0.1', true], ['224.0.0.1', true], ['255.255.255.255', true],
+    ['::', true], ['::1', true], ['[::1]', true], ['::ffff:127.0.0.1', true], ['::ffff:7f00:1', true], ['::ffff:a00:1', true],
+    ['::7f00:1', true], ['::127.0.0.1', true], ['fd00::1', true], ['fe80::1', true], ['ff02::1', true], ['64:ff9b::7f00:1', true],
+    ['64:ff9b:1::1', true], ['2001:0:4136:e378::1', true], ['2002:7f00:1::1', true], ['100::1', true], ['2001:db8::1', true],
+    ['not-an-ip', true], ['8.8.8.8', false], ['93.184.216.34', false], ['2606:4700:4700::1111', false], ['::ffff:8.8.8.8', false],
+  ])('judges %s as blocked: %s', (address, blocked) => {
+    expect(isBlockedAddress(address)).toBe(blocked);
   });
 
   it('refuses a redirect to the metadata address even when the first hop is allowed', async () => {
