@@ -78,6 +78,9 @@ export class Catalogue {
       throw new McpvisorError('UNKNOWN_TOOL', `unknown tool '${name}'${hint ? ` (did you mean '${hint}'?)` : ''}`);
     }
     const input = args ?? {};
+    if (nestedDeeperThan(input, MAX_ARGUMENT_DEPTH)) {
+      return errorResult(new McpvisorError('BAD_INPUT', `arguments are nested more than ${MAX_ARGUMENT_DEPTH} levels deep`), name);
+    }
     entry.validate ??= this.#compile(entry);
     if (!entry.validate(input)) {
       return errorResult(new McpvisorError('BAD_INPUT', describeErrors(entry.validate.errors ?? []), { data: entry.validate.errors }), name);
@@ -105,6 +108,24 @@ export class Catalogue {
     for (const candidate of this.#entries.keys()) if (candidate.toLowerCase() === lower) return candidate;
     return undefined;
   }
+}
+
+/**
+ * Deeper arguments are refused before anything walks them recursively (serialising a call for a
+ * worker overflows the stack at a few thousand levels); no real tool input comes near this.
+ */
+const MAX_ARGUMENT_DEPTH = 100;
+
+/** Whether `value` has objects or arrays nested more than `limit` levels, found without recursion. */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** ajv errors as one sentence naming each argument. */

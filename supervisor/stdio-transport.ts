@@ -2,11 +2,16 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { serializeMessage } from './wire';
 
+/** How much of an over-long line's end is kept, to find its id. */
+const SKIPPED_TAIL_CHARS = 256;
+
 /**
  * Newline-delimited JSON-RPC over stdin/stdout. Unlike the SDK's stdio transport, which drops a
  * line it cannot parse, every bad line gets the JSON-RPC 2.0 answer: -32700 for text that is not
  * JSON, -32600 for JSON that is not a JSON-RPC message (or a batch, which MCP no longer has). A
- * line longer than `maxLineBytes` is answered -32600 and skipped, so the buffer stays bounded.
+ * line longer than `maxLineBytes` is skipped as it arrives, so the buffer stays bounded, and
+ * answered -32600 when it ends, with its id when the line ends with one (the SDK client writes
+ * `id` last), so the caller is not left waiting for its timeout.
  */
 export class LineStdioTransport implements Transport {
   onclose?: () => void;
@@ -16,7 +21,8 @@ export class LineStdioTransport implements Transport {
   #output: NodeJS.WritableStream;
   #maxLineBytes: number;
   #buffer = '';
-  #skipping = false;
+  /** While an over-long line is being dropped: its last characters, where its id usually is. */
+  #skippedTail: string | undefined;
   #closed = false;
 
   constructor(options: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream; maxLineBytes?: number } = {}) {
@@ -55,16 +61,23 @@ export class LineStdioTransport implements Transport {
     while ((at = this.#buffer.indexOf('\n')) >= 0) {
       const line = this.#buffer.slice(0, at).replace(/\r$/, '');
       this.#buffer = this.#buffer.slice(at + 1);
-      if (this.#skipping) {
-        this.#skipping = false;
+      if (this.#skippedTail !== undefined) {
+        const tail = (this.#skippedTail + line).slice(-SKIPPED_TAIL_CHARS);
+        this.#skippedTail = undefined;
+        this.#tooLong(tail);
         continue;
       }
-      if (line.trim() !== '') this.#handle(line);
+      if (this.#over(line)) {
+        this.#tooLong(line.slice(-SKIPPED_TAIL_CHARS));
+      } else if (line.trim() !== '') this.#handle(line);
     }
-    if (!this.#skipping && Buffer.byteLength(this.#buffer) > this.#maxLineBytes) {
+    if (this.#skippedTail !== undefined) {
+      this.#skippedTail = (this.#skippedTail + this.#buffer).slice(-SKIPPED_TAIL_CHARS);
       this.#buffer = '';
-      this.#skipping = true;
-      this.#reply(null, -32600, `Invalid Request: message longer than ${this.#maxLineBytes} bytes`);
+    } else if (this.#over(this.#buffer)) {
+      // Dropped as it arrives, so memory stays bounded; answered when the line ends.
+      this.#skippedTail = this.#buffer.slice(-SKIPPED_TAIL_CHARS);
+      this.#buffer = '';
     }
   };
 
@@ -84,7 +97,29 @@ export class LineStdioTransport implements Transport {
     this.onmessage?.(parsed.data);
   }
 
+  /** Longer than the limit in UTF-8 (a UTF-16 unit is at most 3 bytes: most lines skip the count). */
+  #over(text: string): boolean {
+    return text.length * 3 > this.#maxLineBytes && Buffer.byteLength(text) > this.#maxLineBytes;
+  }
+
+  #tooLong(tail: string): void {
+    this.#reply(trailingId(tail), -32600, `Invalid Request: message longer than ${this.#maxLineBytes} bytes`);
+  }
+
   #reply(id: string | number | null, code: number, message: string): void {
     void this.send({ jsonrpc: '2.0', id, error: { code, message } } as unknown as JSONRPCMessage);
+  }
+}
+
+/** The id of a JSON-RPC message whose last member is a top-level `"id"`, from the message's end. */
+function trailingId(tail: string): string | number | null {
+  // One closing brace after the id: a nested object's `id` would be followed by two or more.
+  const match = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$/.exec(tail);
+  if (!match) return null;
+  try {
+    const id = JSON.parse(match[1]) as unknown;
+    return typeof id === 'number' || typeof id === 'string' ? id : null;
+  } catch {
+    return null;
   }
 }

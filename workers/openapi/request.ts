@@ -83,6 +83,9 @@ function followObject(node: Json | undefined, ctx: RefContext): JsonObject | und
   }
 }
 
+/** What an HTTP header value can carry (RFC 9110 field-value): a line break would end it early. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 /**
  * Builds the upstream request from validated arguments with swagger-client's `buildRequest`
  * (path templating with encoding, query style/explode, headers, cookies, JSON, form and multipart
@@ -101,6 +104,9 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     if (!target || value === undefined) continue;
     if (target.kind === 'parameter') {
       if (target.in === 'path' && (value === '.' || value === '..')) throw new McpvisorError('BAD_INPUT', `path argument '${arg}' may not be '.' or '..'`);
+      if (target.in === 'header' && typeof value === 'string' && !HEADER_VALUE.test(value)) {
+        throw new McpvisorError('BAD_INPUT', `header argument '${arg}' has a line break, a control character or a character beyond Latin-1, which HTTP headers cannot carry`);
+      }
       parameters[`${target.in}.${target.name}`] = value;
     }
     else if (target.kind === 'bodyProperty') {
@@ -132,7 +138,14 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
   const url = checkUrl(req.url, baseUrl);
 
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers ?? {})) if (value !== undefined) headers[name.toLowerCase()] = String(value);
+  for (const [name, value] of Object.entries(req.headers ?? {})) {
+    if (value === undefined) continue;
+    const text = String(value);
+    if (!HEADER_VALUE.test(text)) {
+      throw new McpvisorError('BAD_INPUT', `the value for header '${name}' has a line break, a control character or a character beyond Latin-1, which HTTP headers cannot carry`);
+    }
+    headers[name.toLowerCase()] = text;
+  }
   let out: BuiltRequest['body'];
   if (req.body instanceof FormData) {
     // undici writes the boundary itself.

@@ -246,13 +246,29 @@ export class WebSearcher {
     const maxResults = this.#options.maxResults ?? 10;
     // Headless (no scripts), the document as served is the page; reading it from the response
     // also survives a <meta refresh> that starts another navigation while we read.
-    const html = this.#headless && response ? await response.text().catch(() => page.content()) : await page.content();
+    const html = this.#headless && response ? await response.text().catch(() => page.content()) : await settledContent(page, task.deadline);
     let outcome = task.engine.parse(html, { status, url: response?.url() ?? page.url(), maxResults });
     // Visible browser: a person may solve the challenge; re-read the page until then.
     while (!this.#headless && outcome.kind === 'blocked' && Date.now() + CAPTCHA_POLL_MS < task.deadline && !task.signal.aborted) {
       await new Promise((resolve) => setTimeout(resolve, CAPTCHA_POLL_MS));
-      outcome = task.engine.parse(await page.content(), { status: 200, url: page.url(), maxResults });
+      outcome = task.engine.parse(await settledContent(page, task.deadline), { status: 200, url: page.url(), maxResults });
     }
     return outcome;
+  }
+}
+
+/**
+ * The page's HTML, once a navigation in progress has settled: in a visible browser the page moves
+ * on by itself when a person solves the challenge, and reading it mid-navigation fails.
+ */
+export async function settledContent(page: { content(): Promise<string> }, deadline: number): Promise<string> {
+  for (;;) {
+    try {
+      return await page.content();
+    } catch (error) {
+      const navigating = /context was destroyed|navigat|cannot find context/i.test((error as Error).message ?? '');
+      if (!navigating || Date.now() + CAPTCHA_POLL_MS > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 }

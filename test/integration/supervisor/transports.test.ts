@@ -74,20 +74,30 @@ describe('stdio transport', () => {
 
 describe('stdio transport with malformed input', () => {
   it('answers every malformed line with a JSON-RPC error and keeps serving', async () => {
-    const child = spawn(process.execPath, [bin('mcpvisor'), '--config', writeConfig(fixtureConfig({ thread: false }))], { stdio: ['pipe', 'pipe', 'ignore'] });
+    // A 4 KB message limit (the stdio line limit is http.maxBodyBytes).
+    const config = fixtureConfig({ thread: false, root: { http: { maxBodyBytes: 4096 } } });
+    const child = spawn(process.execPath, [bin('mcpvisor'), '--config', writeConfig(config)], { stdio: ['pipe', 'pipe', 'ignore'] });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
     child.stdin.write(`${JSON.stringify(INIT())}\n`);
     child.stdin.write('this is not json\n');
     child.stdin.write('[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]\n');
     child.stdin.write('{"jsonrpc":"1.0","id":3,"method":"tools/list"}\n');
+    // Over the limit, written in pieces: answered with its id (the SDK client writes it last).
+    const long = JSON.stringify({ method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(20_000) } }, jsonrpc: '2.0', id: 5 });
+    for (let at = 0; at < long.length; at += 3000) child.stdin.write(long.slice(at, at + 3000));
+    child.stdin.write('\n');
+    // Nested deeper than any tool input: refused before it reaches a worker.
+    const deep = `${'{"a":'.repeat(150)}1${'}'.repeat(150)}`;
+    child.stdin.write(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"text":"t","extra":${deep}}}}\n`);
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'echo', arguments: { text: 'still here' } } })}\n`);
-    expect(await eventually(() => stdout.split('\n').filter(Boolean).length >= 5)).toBe(true);
+    expect(await eventually(() => stdout.split('\n').filter(Boolean).length >= 7)).toBe(true);
     child.stdin.end();
     await new Promise((resolve) => child.on('exit', resolve));
     const messages = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: unknown; error?: { code: number } });
     const errors = messages.filter((message) => message.error).map((message) => [message.id, message.error!.code]);
-    expect(errors).toEqual(expect.arrayContaining([[null, -32700], [null, -32600], [3, -32600]]));
+    expect(errors).toEqual(expect.arrayContaining([[null, -32700], [null, -32600], [3, -32600], [5, -32600]]));
+    expect(JSON.stringify(messages.find((message) => message.id === 6))).toContain('BAD_INPUT (tool echo): arguments are nested more than 100 levels deep');
     expect(JSON.stringify(messages.find((message) => message.id === 4))).toContain('still here');
   });
 });

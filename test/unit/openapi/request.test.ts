@@ -26,6 +26,14 @@ describe('buildUpstreamRequest', () => {
     expect(JSON.parse(req.body as string)).toEqual({ id: 7, label: 'L' });
   });
 
+  test('refuses a header argument with a line break or a character HTTP headers cannot carry, naming it', async () => {
+    const build = await builder('collisions.yaml');
+    const args = { id: 'p', body_id: 7, label: 'L' };
+    expect(() => build('POST::items__---id', { ...args, header_id: 'v\r\nX-Injected: 1' })).toThrow("header argument 'header_id' has a line break");
+    expect(() => build('POST::items__---id', { ...args, header_id: '\u65e5\u672c' })).toThrow(/header argument 'header_id'.*beyond Latin-1/);
+    expect(build('POST::items__---id', { ...args, header_id: 'caf\u00e9 \ttab' }).headers.id).toBe('caf\u00e9 \ttab');
+  });
+
   test('sends a non-object body as it is', async () => {
     const build = await builder('collisions.yaml');
     expect(JSON.parse(build('PUT::items', { body: ['a', 'b'] }).body as string)).toEqual(['a', 'b']);

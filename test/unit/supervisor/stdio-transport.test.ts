@@ -1,0 +1,51 @@
+import { PassThrough } from 'node:stream';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LineStdioTransport } from '../../../supervisor/stdio-transport';
+
+/** A transport on in-memory streams: what it received, and the lines it wrote. */
+async function harness(maxLineBytes: number) {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const transport = new LineStdioTransport({ input, output, maxLineBytes });
+  const received: JSONRPCMessage[] = [];
+  transport.onmessage = (message) => received.push(message);
+  await transport.start();
+  let written = '';
+  output.setEncoding('utf8');
+  output.on('data', (chunk: string) => (written += chunk));
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  return { input, received, settle, answers: () => written.split('\n').filter(Boolean).map((line) => JSON.parse(line)) };
+}
+
+const call = (id: number | string, text: string) => JSON.stringify({ method: 'tools/call', params: { name: 't', arguments: { text } }, jsonrpc: '2.0', id });
+
+describe('LineStdioTransport', () => {
+  it('answers an over-long line -32600 with the id at its end, and reads the next line', async () => {
+    const h = await harness(1000);
+    // Written in pieces, as a pipe delivers it.
+    const long = call(42, 'x'.repeat(5000));
+    for (let at = 0; at < long.length; at += 700) h.input.write(long.slice(at, at + 700));
+    h.input.write(`\n${call('next', 'short')}\n`);
+    await h.settle();
+    expect(h.answers()).toEqual([{ jsonrpc: '2.0', id: 42, error: { code: -32600, message: 'Invalid Request: message longer than 1000 bytes' } }]);
+    expect(h.received).toEqual([JSON.parse(call('next', 'short'))]);
+  });
+
+  it('answers with id null when the over-long line does not end with a top-level id', async () => {
+    const h = await harness(100);
+    h.input.write(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"arguments":{"text":"${'y'.repeat(300)}","id":9}}}\n`);
+    h.input.write(`{"jsonrpc":"2.0","method":"x","params":{"text":"${'z'.repeat(300)}\\"id\\":5}"}}\n`);
+    await h.settle();
+    expect(h.answers().map((answer) => answer.id)).toEqual([null, null]);
+  });
+
+  it('answers text that is not JSON -32700 and JSON that is not JSON-RPC -32600 with its id', async () => {
+    const h = await harness(1000);
+    h.input.write('not json\n{"id":3,"hello":true}\n');
+    await h.settle();
+    expect(h.answers()).toEqual([
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the line is not valid JSON' } },
+      { jsonrpc: '2.0', id: 3, error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' } },
+    ]);
+  });
+});
