@@ -1,7 +1,7 @@
 import { McpvisorError } from '../../protocol/errors';
 import { errorResult } from '../../protocol/results';
 import type { ToolDescriptor, ToolResult } from '../../protocol/tool';
-import type { SearchOutcome } from './web-searcher';
+import { MAX_QUERY_CHARS, type SearchOutcome } from './web-searcher';
 
 export const SEARCH_TOOL: ToolDescriptor = {
   name: 'search',
@@ -9,7 +9,7 @@ export const SEARCH_TOOL: ToolDescriptor = {
   description: 'Search the web and return a list of results with titles, URLs and snippets.',
   inputSchema: {
     type: 'object',
-    properties: { query: { type: 'string', description: 'What to search for' } },
+    properties: { query: { type: 'string', maxLength: MAX_QUERY_CHARS, description: 'What to search for' } },
     required: ['query'],
     additionalProperties: false,
   },

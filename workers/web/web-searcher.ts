@@ -49,6 +49,16 @@ const SILENT: WorkerLogger = { debug: () => {}, info: () => {}, warn: () => {}, 
 const CAPTCHA_POLL_MS = 1_000;
 
 /**
+ * The longest query sent to an engine. Decision: 2,048 characters, the common safe length of a
+ * whole URL; a longer query is refused rather than cut, so nobody searches for half a question.
+ */
+export const MAX_QUERY_CHARS = 2048;
+
+function isValidQuery(query: unknown): query is string {
+  return typeof query === 'string' && query.trim() !== '' && query.length <= MAX_QUERY_CHARS;
+}
+
+/**
  * Spec 001's searcher: one Chromium (launched on the first search, reused after) driven by
  * puppeteer-cluster with a page per search (CONCURRENCY_PAGE: about half the cost of a context
  * per search here). Headless, each page loads only the result document: no scripts, styles,
@@ -78,11 +88,12 @@ export class WebSearcher {
   }
 
   /**
-   * Spec 001 `search(query)`: never rejects. An empty or non-string query gives `[]` at once;
-   * a blocked engine, a network error or a timeout gives `[]` and a log line.
+   * Spec 001 `search(query)`: never rejects. An invalid query (not a string, empty, or longer
+   * than MAX_QUERY_CHARS) gives `[]` at once; a blocked engine, a network error or a timeout
+   * gives `[]` and a log line.
    */
   async search(query: string): Promise<SearchResult[]> {
-    if (typeof query !== 'string' || query.trim() === '') return [];
+    if (!isValidQuery(query)) return [];
     try {
       return (await this.searchDetailed(query)).results;
     } catch (error) {
@@ -100,7 +111,7 @@ export class WebSearcher {
   async searchDetailed(query: string, options: { signal?: AbortSignal; timeoutMs?: number; engine?: string } = {}): Promise<SearchOutcome> {
     const engines = (options.engine ? [options.engine] : [this.#options.engine ?? 'duckduckgo', ...(this.#options.fallbackEngines ?? [])]).map(getEngine);
     const primary = getEngine(this.#options.engine ?? 'duckduckgo');
-    if (typeof query !== 'string' || query.trim() === '') return { results: [], engine: engines[0].name, blocked: [] };
+    if (!isValidQuery(query)) return { results: [], engine: engines[0].name, blocked: [] };
     if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the searcher is closed');
     const timeoutMs = Math.min(options.timeoutMs ?? Number.POSITIVE_INFINITY, this.#options.timeoutMs ?? 30_000);
     const deadline = Date.now() + timeoutMs;

@@ -93,6 +93,14 @@ describe('web-search-mcp over Streamable HTTP with real Chromium', () => {
     expect(site.hits.slice(before).filter((hit) => hit.path !== '/favicon.ico')).toEqual([]);
   });
 
+  it('refuses a query longer than 2,048 characters with BAD_INPUT, before any page load', async () => {
+    const before = site.hits.length;
+    const result = await call(await client(), 'search', { query: 'q'.repeat(2049) });
+    expect(errorCodeOf(result)).toBe('BAD_INPUT');
+    expect(textOf(result)).toMatch(/argument 'query' must NOT have more than 2048 characters/);
+    expect(site.hits.slice(before).filter((hit) => hit.path !== '/favicon.ico')).toEqual([]);
+  });
+
   it('cuts a search that hangs at its deadline', async () => {
     const result = await call(await client(), 'search', { query: 'hang-deadline' });
     expect(result.isError).toBe(true);

@@ -72,6 +72,8 @@ describe('WebSearcher through Chromium against saved result pages', () => {
     const before = site.hits.length;
     expect(await searcher.search('   ')).toEqual([]);
     expect(await searcher.search(undefined as unknown as string)).toEqual([]);
+    // Longer than any engine takes: invalid, so [] at once too.
+    expect(await searcher.search('q'.repeat(2049))).toEqual([]);
     expect(site.hits.length).toBe(before);
   });
 });
