@@ -77,7 +77,7 @@ const customToolsetSchema = z.strictObject({
   module: z.string().min(1),
   kind: z.enum(['process', 'thread']).default('process'),
   workers: z.number().int().min(1).max(64).default(1),
-  /** Calls one process worker runs at once. */
+  /** Calls one worker (process or thread) runs at once. */
   concurrency: z.number().int().min(1).max(1000).default(1),
   callTimeoutMs: z.number().int().positive().optional(),
   /** Prefix for the tool names, `<namespace>-<tool>`. */

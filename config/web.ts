@@ -31,6 +31,11 @@ export const webSchema = z.strictObject({
       maxRedirects: z.number().int().min(0).max(20).default(5),
       allowPrivateNetwork: z.boolean().default(false),
       threads: z.number().int().min(1).max(32).default(2),
+      /**
+       * Calls each thread runs at once. Decision: 4, so that waiting on a site's answer does not
+       * idle a thread; the conversions themselves still run one at a time per thread.
+       */
+      concurrency: z.number().int().min(1).max(64).default(4),
       maxOutputChars: z.number().int().positive().default(10_000),
     })
     .prefault({}),

@@ -1,11 +1,15 @@
 import { setPriority } from 'node:os';
-import { workerData } from 'node:worker_threads';
+import { threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { McpvisorError, toErrorInfo, type ErrorInfo } from './errors';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
 import type { WorkerLogger, WorkerService } from './worker-runtime';
 
-/** A task handed to a piscina thread. */
-export type ThreadTask = { op: 'describe' } | { op: 'call'; call: ToolCall; deadlineMs: number };
+/**
+ * A task handed to a piscina thread. `cancel` is the thread's end of a channel: the thread posts
+ * its `threadId` on it when the task starts, and the pool posts one message when the caller gives
+ * up (cancellation or deadline).
+ */
+export type ThreadTask = { op: 'describe' } | { op: 'call'; call: ToolCall; deadlineMs: number; cancel?: MessagePort };
 
 /** Its answer. Errors travel as `{ code, message }`: piscina's clone of an Error drops `code`. */
 export type ThreadAnswer =
@@ -16,8 +20,9 @@ export type ThreadAnswer =
 /**
  * Turns a worker service into a piscina task handler: export the returned function as the
  * module's default. The service is initialised once per thread, on its first task, from
- * `workerData.config`. A running task
- * cannot be cancelled cooperatively: piscina terminates the thread when its signal aborts.
+ * `workerData.config`. A thread may run several tasks at once (their awaits interleave); a task
+ * is cancelled cooperatively through its `cancel` port, and the pool terminates the thread only
+ * when a task ignores that (CPU-bound work that never yields).
  */
 export function threadWorker(init: (config: unknown, log: WorkerLogger) => Promise<WorkerService>): (task: ThreadTask) => Promise<ThreadAnswer> {
   let service: Promise<WorkerService> | undefined;
@@ -33,10 +38,13 @@ export function threadWorker(init: (config: unknown, log: WorkerLogger) => Promi
         () => controller.abort(new McpvisorError('TIMEOUT', `the call ran past its ${task.deadlineMs} ms deadline`)),
         task.deadlineMs,
       );
+      task.cancel?.once('message', () => controller.abort(new McpvisorError('CANCELLED', 'the call was cancelled')));
+      task.cancel?.postMessage({ threadId });
       try {
         return { ok: true, result: await ready.handle(task.call, { signal: controller.signal, deadlineMs: task.deadlineMs, log }) };
       } finally {
         clearTimeout(timer);
+        task.cancel?.close();
       }
     } catch (error) {
       return { ok: false, error: toErrorInfo(error) };

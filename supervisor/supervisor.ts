@@ -145,8 +145,10 @@ export class Supervisor {
         name: plan.name,
         module: plan.module,
         threads: plan.threads,
+        concurrency: plan.concurrency ?? 1,
         workerConfig: plan.workerConfig,
         maxQueue: pools.maxQueue,
+        cancelGraceMs: pools.cancelGraceMs,
         restart: pools.restart,
         logger: this.#log,
       });

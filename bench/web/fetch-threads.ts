@@ -1,5 +1,6 @@
 /**
- * The fetch pipeline (fetch + HTML to Markdown) in a piscina pool of 1 and of 2 threads, against
+ * The fetch pipeline (fetch + HTML to Markdown) in mcpvisor's thread pool (piscina, web.fetch's
+ * calls per thread) of 1 and of 2 threads, against
  * the same pipeline inline on the main thread, on the saved SERP pages plus a 300 KB article
  * served by a separate process. For each: pages/s and the main thread's event-loop lag (the
  * supervisor's, in production) while the load runs. Each phase runs for a fixed time, so its end
@@ -10,7 +11,7 @@
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import { createLogger } from '../../supervisor/logger';
 import { fmt, ROOT, runFor, servePages } from './util';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 4);
@@ -90,11 +91,28 @@ async function main() {
     const inline = await phase('inline (main)', urls, (url) => fetchWebContent(url, { ...config, timeoutMs: 30_000 }));
     // Both pools at once, their phases alternated: this machine's speed drifts by 2x within a
     // minute, and back-to-back phases would compare two different machines.
-    const pools = [1, 2].map((threads) => {
-      const pool = new Piscina({ filename: THREAD_MODULE, minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY, workerData: { config } });
-      const task = (url: string) => pool.run({ op: 'call', call: { tool: 'fetch_web_content', arguments: { url } }, deadlineMs: 60_000 });
-      return { threads, pool, task, pagesPerSecond: 0, lagP99Ms: 0 };
-    });
+    // The product's thread pool, as mcpvisor configures it (web.fetch defaults but the thread count).
+    const { ThreadPool } = require(path.join(ROOT, 'dist', 'supervisor', 'pools', 'thread-pool.js')) as typeof import('../../supervisor/pools/thread-pool');
+    const { DEFAULT_CONFIG } = require(path.join(ROOT, 'dist', 'config', 'validate.js')) as typeof import('../../config/validate');
+    const logger = createLogger({ level: 'silent' });
+    const pools = await Promise.all(
+      [1, 2].map(async (threads) => {
+        const pool = new ThreadPool({
+          name: `fetch-${threads}`,
+          module: THREAD_MODULE,
+          threads,
+          concurrency: DEFAULT_CONFIG.web.fetch.concurrency,
+          workerConfig: config,
+          maxQueue: 1000,
+          cancelGraceMs: DEFAULT_CONFIG.pools.cancelGraceMs,
+          restart: DEFAULT_CONFIG.pools.restart,
+          logger,
+        });
+        await pool.start();
+        const task = (url: string) => pool.call({ tool: 'fetch_web_content', arguments: { url } }, { deadlineMs: 60_000 });
+        return { threads, pool, task, pagesPerSecond: 0, lagP99Ms: 0 };
+      }),
+    );
     try {
       for (const { task } of pools) await Promise.all(site.pages.map((page) => task(`${site.origin}/${page}`))); // warm-up every thread
       for (const { run } of bare) await run.warmUp();
@@ -111,7 +129,7 @@ async function main() {
         }
       }
     } finally {
-      await Promise.all([...pools.map(({ pool }) => pool.destroy()), ...bare.map(({ run }) => run.stop())]);
+      await Promise.all([...pools.map(({ pool }) => pool.stop(1000)), ...bare.map(({ run }) => run.stop())]);
     }
     const [one, two] = pools.map((entry) => entry.pagesPerSecond);
     console.log(`over ${ROUNDS} alternated rounds: 1 thread ${fmt(one)} pages/s, 2 threads ${fmt(two)} pages/s`);

@@ -13,6 +13,7 @@ export const WEB_ENV: EnvSpec[] = [
   { name: 'WEB_SEARCH_HEADLESS', kind: 'bool', path: 'web.search.headless' },
   { name: 'WEB_ALLOW_PRIVATE_NETWORK', kind: 'bool', path: 'web.fetch.allowPrivateNetwork' },
   { name: 'WEB_FETCH_THREADS', kind: 'int', path: 'web.fetch.threads' },
+  { name: 'WEB_FETCH_CONCURRENCY', kind: 'int', path: 'web.fetch.concurrency' },
   // PUPPETEER_EXECUTABLE_PATH first so that CHROMIUM_PATH, applied later, wins when both are set.
   { name: 'PUPPETEER_EXECUTABLE_PATH', kind: 'string', path: 'web.search.executablePath' },
   { name: 'CHROMIUM_PATH', kind: 'string', path: 'web.search.executablePath' },
@@ -26,6 +27,7 @@ export const WEB_HELP = [
   '  WEB_SEARCH_HEADLESS=true|false    false shows the browser so a person can solve a captcha (default true)',
   '  WEB_ALLOW_PRIVATE_NETWORK=true    let fetch_web_content reach loopback/private/link-local addresses (default false)',
   '  WEB_FETCH_THREADS=N               threads converting pages (default 2)',
+  '  WEB_FETCH_CONCURRENCY=N           fetches each thread runs at once, overlapping network waits (default 4)',
   '  CHROMIUM_PATH=FILE                the browser (also PUPPETEER_EXECUTABLE_PATH; default /usr/bin/chromium)',
   '',
   'Limits: 1 search per 2 s and 1 fetch per second across all sessions (web.search.rateLimit*,',

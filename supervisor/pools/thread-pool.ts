@@ -1,3 +1,4 @@
+import { MessageChannel } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import type { RestartConfig } from '../../config/schema';
@@ -13,7 +14,11 @@ export interface ThreadPoolOptions {
   /** Absolute path of the compiled module whose default export is `threadWorker(init)`. */
   module: string;
   threads: number;
+  /** Calls one thread runs at once: more than 1 lets their network waits overlap. */
+  concurrency: number;
   workerConfig: unknown;
+  /** How long a cancelled call may run on before its thread (and its other calls) is terminated. */
+  cancelGraceMs: number;
   maxQueue: number;
   restart: RestartConfig;
   logger: Logger;
@@ -21,9 +26,12 @@ export interface ThreadPoolOptions {
 
 /**
  * The pool contract over piscina threads, for CPU-bound work in the supervisor's process (HTML to
- * Markdown). piscina owns the threads and the queue; aborting a running task terminates its
- * thread, which piscina replaces. A task that crashes its thread answers WORKER_CRASHED and
- * counts against the restart intensity like a process crash.
+ * Markdown). piscina owns the threads and the queue; each thread runs up to `concurrency` calls
+ * at once. A call given up (deadline or cancellation) is answered at once and cancelled in its
+ * thread through a message port; a call that runs on past `cancelGraceMs` (CPU-bound work never
+ * yields) gets its thread terminated, which piscina replaces, failing that thread's other calls.
+ * A task that crashes its thread answers WORKER_CRASHED and counts against the restart intensity
+ * like a process crash.
  */
 export class ThreadPool implements Pool {
   readonly name: string;
@@ -36,6 +44,11 @@ export class ThreadPool implements Pool {
   #restarts = 0;
   #inFlight = 0;
   #lastError: string | undefined;
+  /**
+   * True from terminating a runaway's thread until piscina has failed that thread's calls (they
+   * fail in its 'exit' handler): those calls did nothing wrong and are not counted as crashes.
+   */
+  #terminating = false;
 
   constructor(options: ThreadPoolOptions) {
     this.name = options.name;
@@ -56,6 +69,7 @@ export class ThreadPool implements Pool {
       filename: this.#options.module,
       minThreads: this.#options.threads,
       maxThreads: this.#options.threads,
+      concurrentTasksPerWorker: this.#options.concurrency,
       maxQueue: this.#options.maxQueue,
       idleTimeout: Number.POSITIVE_INFINITY,
       workerData: { config: this.#options.workerConfig },
@@ -77,33 +91,86 @@ export class ThreadPool implements Pool {
     this.#log.debug({ threads: this.#options.threads, tools: this.#tools.length }, 'pool ready');
   }
 
-  async call(call: ToolCall, options: PoolCallOptions): Promise<ToolResult> {
+  call(call: ToolCall, options: PoolCallOptions): Promise<ToolResult> {
     const piscina = this.#piscina;
     if (!piscina || this.#state === 'stopping' || this.#state === 'stopped') {
-      return errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down'));
+      return Promise.resolve(errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down')));
     }
-    const deadline = AbortSignal.timeout(options.deadlineMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+    // No piscina signal: piscina runs an abortable task alone on its thread. The thread names
+    // itself on the channel when the task starts, so a runaway can still be terminated.
+    const { port1: channel, port2: channelInThread } = new MessageChannel();
+    let thread: number | undefined;
+    channel.on('message', (message: { threadId?: number }) => (thread ??= message.threadId));
+    let runaway = false;
+    let grace: NodeJS.Timeout | undefined;
     this.#inFlight++;
-    try {
-      const answer = (await piscina.run({ op: 'call', call, deadlineMs: options.deadlineMs } satisfies ThreadTask, { signal })) as ThreadAnswer;
-      if (!answer.ok) return errorResult(answer.error);
-      return 'result' in answer ? answer.result : errorResult(new McpvisorError('INTERNAL', 'the thread answered without a result'));
-    } catch (error) {
-      if (deadline.aborted) {
-        return errorResult(new McpvisorError('TIMEOUT', `the call ran past its ${options.deadlineMs} ms deadline and was stopped`));
-      }
-      if (options.signal?.aborted) return errorResult(new McpvisorError('CANCELLED', 'the call was cancelled'));
-      const message = (error as Error).message ?? String(error);
-      if (/queue is at limit/i.test(message)) {
-        // piscina's own bound on waiting tasks (maxQueue).
-        return errorResult(new McpvisorError('BUSY', `the ${this.name} pool is busy (${this.#options.maxQueue} calls already waiting); try again later`));
-      }
-      this.#crashed(message);
-      return errorResult(new McpvisorError('WORKER_CRASHED', `the thread running this call crashed (${message})`));
-    } finally {
-      this.#inFlight--;
+    const task = { op: 'call', call, deadlineMs: options.deadlineMs, cancel: channelInThread } satisfies ThreadTask;
+    const finished = piscina
+      .run(task, { transferList: [channelInThread] })
+      .then(
+        (answer: ThreadAnswer) => {
+          if (!answer.ok) return errorResult(answer.error);
+          return 'result' in answer ? answer.result : errorResult(new McpvisorError('INTERNAL', 'the thread answered without a result'));
+        },
+        (error: Error) => this.#failed(error, runaway),
+      )
+      .finally(() => {
+        this.#inFlight--;
+        clearTimeout(grace);
+        channel.close();
+      });
+    return new Promise<ToolResult>((resolve) => {
+      let settled = false;
+      const settle = (result: ToolResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        options.signal?.removeEventListener('abort', onAbort);
+        resolve(result);
+      };
+      // Answered now; the thread is asked to stop, and made to if it has not within the grace.
+      const giveUp = (error: McpvisorError) => {
+        if (settled) return;
+        settle(errorResult(error));
+        channel.postMessage('cancel');
+        grace = setTimeout(() => {
+          runaway = true;
+          this.#terminate(thread, call.tool);
+        }, this.#options.cancelGraceMs);
+      };
+      const deadline = setTimeout(() => giveUp(new McpvisorError('TIMEOUT', `the call ran past its ${options.deadlineMs} ms deadline and was stopped`)), options.deadlineMs);
+      const onAbort = () => giveUp(new McpvisorError('CANCELLED', 'the call was cancelled'));
+      if (options.signal?.aborted) onAbort();
+      else options.signal?.addEventListener('abort', onAbort, { once: true });
+      void finished.then(settle);
+    });
+  }
+
+  /** Terminates the thread of a call that ignored its cancel; piscina replaces it. */
+  #terminate(thread: number | undefined, tool: string): void {
+    const worker = thread === undefined ? undefined : this.#piscina?.threads.find((candidate) => candidate.threadId === thread);
+    if (!worker) return;
+    this.#log.warn({ tool, graceMs: this.#options.cancelGraceMs }, 'a cancelled call kept its thread busy; terminating the thread');
+    this.#terminating = true;
+    worker.once('exit', () => setImmediate(() => (this.#terminating = false)));
+    void worker.terminate();
+  }
+
+  /** The answer for a task piscina rejected: a full queue, a thread we terminated, or a crash. */
+  #failed(error: Error, runaway: boolean): ToolResult {
+    const message = error.message ?? String(error);
+    if (/queue is at limit/i.test(message)) {
+      // piscina's own bound on waiting tasks (maxQueue).
+      return errorResult(new McpvisorError('BUSY', `the ${this.name} pool is busy (${this.#options.maxQueue} calls already waiting); try again later`));
     }
+    if (this.#state === 'stopping' || this.#state === 'stopped') return errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down'));
+    // The runaway's caller was answered already (TIMEOUT or CANCELLED).
+    if (runaway) return errorResult(new McpvisorError('CANCELLED', 'the call was cancelled'));
+    if (this.#terminating) {
+      return errorResult(new McpvisorError('WORKER_CRASHED', 'the thread running this call was terminated because another call on it would not stop; try again'));
+    }
+    this.#crashed(message);
+    return errorResult(new McpvisorError('WORKER_CRASHED', `the thread running this call crashed (${message})`));
   }
 
   stats(): PoolStats {

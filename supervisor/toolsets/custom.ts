@@ -12,6 +12,6 @@ export const customToolsets: ToolsetFactory = (config) =>
     pools: [
       entry.kind === 'process'
         ? { kind: 'process', name: entry.name, module: entry.module, size: entry.workers, concurrency: entry.concurrency, workerConfig: entry.config, callTimeoutMs: entry.callTimeoutMs }
-        : { kind: 'thread', name: entry.name, module: entry.module, threads: entry.workers, workerConfig: entry.config, callTimeoutMs: entry.callTimeoutMs },
+        : { kind: 'thread', name: entry.name, module: entry.module, threads: entry.workers, concurrency: entry.concurrency, workerConfig: entry.config, callTimeoutMs: entry.callTimeoutMs },
     ],
   }));

@@ -32,6 +32,8 @@ export interface ProcessPoolPlan extends PoolPlanBase {
 export interface ThreadPoolPlan extends PoolPlanBase {
   kind: 'thread';
   threads: number;
+  /** Calls one thread runs at once (default 1; more when calls also wait on the network). */
+  concurrency?: number;
 }
 
 export type PoolPlan = ProcessPoolPlan | ThreadPoolPlan;

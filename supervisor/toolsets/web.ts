@@ -10,7 +10,7 @@ const FETCH_CONVERT_SLACK_MS = 5_000;
 /**
  * The web toolset (spec 001): `search` in the `web-search` process pool (one browser worker that
  * owns a puppeteer-cluster, `web.search.concurrency` pages at once) and `fetch_web_content` in the
- * `web-fetch` thread pool (`web.fetch.threads` piscina threads).
+ * `web-fetch` thread pool (`web.fetch.threads` piscina threads, `web.fetch.concurrency` calls each).
  *
  * Rate limits are token buckets here in the supervisor, shared by every session and worker:
  * a call waits for its token (the wait counts against its deadline and ends when the call is
@@ -52,6 +52,7 @@ export const webToolsets: ToolsetFactory = (config, logger) => {
           name: 'web-fetch',
           module: path.join(workers, 'fetch-thread.js'),
           threads: web.fetch.threads,
+          concurrency: web.fetch.concurrency,
           workerConfig: web.fetch,
           callTimeoutMs: web.fetch.timeoutMs + FETCH_CONVERT_SLACK_MS,
           beforeCall: limited(fetchLimiter, (args) => typeof args.url === 'string' && URL.canParse(args.url), 'web-fetch'),

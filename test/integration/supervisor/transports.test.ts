@@ -134,7 +134,7 @@ describe('Streamable HTTP and legacy SSE transports', () => {
       }),
     );
     results.forEach((result, i) => {
-      expect(result.count).toBe(9);
+      expect(result.count).toBe(10);
       expect(result.texts).toEqual([`s${i}-c0`, `s${i}-c1`]);
     });
   });

@@ -40,11 +40,12 @@ describe('the web-search-mcp profile', () => {
 describe('the web toolset plan', () => {
   const logger = createLogger({ level: 'silent' });
 
-  it('has a one-process browser pool and a thread pool of web.fetch.threads', () => {
+  it('has a one-process browser pool and a thread pool of web.fetch.threads, web.fetch.concurrency calls each', () => {
     const [plan] = webToolsets(load([], { WEB_FETCH_THREADS: '3' }), logger);
     expect(plan.pools.map((pool) => [pool.name, pool.kind])).toEqual([['web-search', 'process'], ['web-fetch', 'thread']]);
     expect(plan.pools[0]).toMatchObject({ size: 1, concurrency: 4 });
-    expect(plan.pools[1]).toMatchObject({ threads: 3 });
+    expect(plan.pools[1]).toMatchObject({ threads: 3, concurrency: 4 });
+    expect(webToolsets(load([], { WEB_FETCH_CONCURRENCY: '1' }), logger)[0].pools[1]).toMatchObject({ concurrency: 1 });
     expect(plan.pools[0].module).toMatch(/workers[/\\]web[/\\]search-worker\.js$/);
   });
 
