@@ -51,6 +51,7 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
     } catch (error) {
       log.warn('closing the service failed', { error: toErrorInfo(error).message });
     }
+    ch.flush();
     process.exit(code);
   };
 
@@ -120,6 +121,7 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
     },
     (error) => {
       ch.send({ type: 'fatal', error: toErrorInfo(error) });
+      ch.flush();
       // Give the message time to leave before exiting.
       setTimeout(() => process.exit(1), 50);
     },
