@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { forkSpare } from '../pools/spare-worker';
+import { isCommand } from './command';
 
 /**
  * Imported first by openapi-mcp-server: when that CLI is the program being run, its api worker
@@ -8,6 +9,6 @@ import { forkSpare } from '../pools/spare-worker';
  */
 const API_WORKER = path.join(__dirname, '..', '..', 'workers', 'openapi', 'worker.js');
 const args = process.argv.slice(2);
-if (require.main?.filename === path.join(__dirname, 'openapi-mcp-server.js') && !args.some((arg) => /^(-h|--help|-v|--version)$/.test(arg))) {
+if (isCommand('openapi-mcp-server') && !args.some((arg) => /^(-h|--help|-v|--version)$/.test(arg))) {
   forkSpare(API_WORKER);
 }

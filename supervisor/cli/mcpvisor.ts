@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { runProfile, SERVER_ENV, SERVER_FLAGS, type Profile } from '../profile';
+import { isCommand } from './command';
 
 
 /** The supervisor with every toolset the configuration enables (default: shell sandboxed + web). */
@@ -12,4 +13,4 @@ export const mcpvisorProfile: Profile = {
   helpFooter: 'Configuration: defaults < --config FILE < MCPVISOR_* environment < flags. See README.md.',
 };
 
-if (require.main === module) void runProfile(mcpvisorProfile);
+if (isCommand('mcpvisor')) void runProfile(mcpvisorProfile);

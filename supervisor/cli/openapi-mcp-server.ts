@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import type { EnvSpec, FlagSpec } from '../../config/load';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
 import { runProfile, SERVER_FLAGS, type Profile } from '../profile';
+import { isCommand } from './command';
 
 type ApiInput = NonNullable<ConfigInput['apis']>[number];
 const HTTP_METHOD = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/;
@@ -109,4 +110,4 @@ export function openapiProfile(): Profile {
   };
 }
 
-if (require.main === module) void runProfile(openapiProfile());
+if (isCommand('openapi-mcp-server')) void runProfile(openapiProfile());

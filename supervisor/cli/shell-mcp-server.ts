@@ -4,6 +4,7 @@ import path from 'node:path';
 import { setPath, type EnvSpec, type FlagSpec } from '../../config/load';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
 import { runProfile, SERVER_ENV, SERVER_FLAGS, type Profile } from '../profile';
+import { isCommand } from './command';
 
 /** A bool variable of spec 002: `true`/`false` (also 1/0, yes/no, on/off); anything else names the variable. */
 const bool = (name: string, dotted: string): EnvSpec => ({ name, kind: 'bool', path: dotted });
@@ -62,4 +63,4 @@ export const shellProfile: Profile = {
   ].join('\n'),
 };
 
-if (require.main === module) void runProfile(shellProfile);
+if (isCommand('shell-mcp-server')) void runProfile(shellProfile);

@@ -9,7 +9,7 @@ import type { SearchOutcome } from '../../workers/web/web-searcher';
 import type { WebContentFetcher } from '../../workers/web/web-content-fetcher';
 import type { WebSearcher } from '../../workers/web/web-searcher';
 import { packageVersion } from '../../protocol/version';
-import { checkWebConfig, WEB_DEFAULTS, WEB_ENV, WEB_HELP, webSearchMcpProfile } from './web-search-mcp';
+import { checkWebConfig, WEB_DEFAULTS, WEB_ENV, WEB_HELP, webSearchMcpProfile } from './web-profile';
 
 const COMMANDS = ['search', 'fetch', 'interactive', 'mcp', 'mcp-http', 'help', 'version'];
 

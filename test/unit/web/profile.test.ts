@@ -1,6 +1,6 @@
 import { COMMON_FLAGS } from '../../../supervisor/profile';
 import { loadConfig } from '../../../config/load';
-import { checkWebConfig, webSearchMcpProfile } from '../../../supervisor/cli/web-search-mcp';
+import { checkWebConfig, webSearchMcpProfile } from '../../../supervisor/cli/web-profile';
 import { webToolsets } from '../../../supervisor/toolsets/web';
 import { createLogger } from '../../../supervisor/logger';
 
