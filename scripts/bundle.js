@@ -14,10 +14,7 @@
 // their own at run time or load only in HTTP mode. The bundles sit beside tsc's output, so
 // `__dirname` and relative paths resolve as before.
 //
-// Each bundle gets a V8 code cache, <bundle>.cache, read by supervisor/cli/load-bundle.ts: it is
-// made in a child process after running the bundle's module code (everything but the command,
-// which starts only when the process was started as that command), so the functions that run at
-// every start are in it, compiled.
+// Each bundle gets a V8 code cache, <bundle>.cache, made and read by supervisor/cli/load-bundle.ts.
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -78,17 +75,10 @@ async function main() {
   if (result.metafile) process.stdout.write(await esbuild.analyzeMetafile(result.metafile));
 }
 
-/** Compiles and runs the bundle's module code in a child process, then stores V8's code cache. */
+/** Stores the bundle's V8 code cache, made in a child process by the loader tsc has just built. */
 function writeCodeCache(bundle) {
-  const maker = `
-    const fs = require('node:fs'); const Module = require('node:module'); const path = require('node:path'); const { Script } = require('node:vm');
-    const file = process.argv[1];
-    const script = new Script(Module.wrap(fs.readFileSync(file, 'utf8').replace(/^#!.*/, '')), { filename: file });
-    const bundle = new Module(file, module);
-    bundle.filename = file;
-    script.runInThisContext().call(bundle.exports, bundle.exports, Module.createRequire(file), bundle, file, path.dirname(file));
-    fs.writeFileSync(file + '.cache', script.createCachedData());
-    process.exit(0);`;
+  const loader = path.join(OUT, 'load-bundle.js');
+  const maker = `require(${JSON.stringify(loader)}).writeCodeCache(process.argv[1], module); process.exit(0);`;
   const made = spawnSync(process.execPath, ['-e', maker, bundle], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
   if (made.status !== 0) throw new Error(`code cache of ${path.basename(bundle)} not written: ${String(made.stderr).trim() || made.signal}`);
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
 import path from 'node:path';
 import { Script } from 'node:vm';
@@ -12,20 +12,40 @@ import { Script } from 'node:vm';
  * Returns what became of the cache.
  */
 export function loadBundle(file: string, parent: NodeJS.Module): 'used' | 'rejected' | 'none' {
-  const source = readFileSync(file, 'utf8').replace(/^#!.*/, '');
   let cachedData: Buffer | undefined;
   try {
     cachedData = readFileSync(`${file}.cache`);
   } catch {
     // No cache: compiled from source.
   }
-  const script = new Script(Module.wrap(source), { filename: file, cachedData });
+  const script = compile(file, cachedData);
+  run(script, file, parent);
+  if (!cachedData) return 'none';
+  return script.cachedDataRejected ? 'rejected' : 'used';
+}
+
+/**
+ * For scripts/bundle.js: runs the bundle's module code (the command itself starts only in a
+ * process started as that command), then writes V8's code cache beside it, so the functions
+ * every start runs are in the cache, compiled.
+ */
+export function writeCodeCache(file: string, parent: NodeJS.Module): void {
+  const script = compile(file);
+  run(script, file, parent);
+  writeFileSync(`${file}.cache`, script.createCachedData());
+}
+
+/** V8 accepts a code cache only for the very source it was made from: both paths compile here. */
+function compile(file: string, cachedData?: Buffer): Script {
+  const source = readFileSync(file, 'utf8').replace(/^#!.*/, '');
+  return new Script(Module.wrap(source), { filename: file, cachedData });
+}
+
+function run(script: Script, file: string, parent: NodeJS.Module): void {
   const bundle = new Module(file, parent);
   bundle.filename = file;
   bundle.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(path.dirname(file));
-  const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: NodeJS.Module, filename: string, dirname: string) => void;
-  run.call(bundle.exports, bundle.exports, Module.createRequire(file), bundle, file, path.dirname(file));
+  const wrapper = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: NodeJS.Module, filename: string, dirname: string) => void;
+  wrapper.call(bundle.exports, bundle.exports, Module.createRequire(file), bundle, file, path.dirname(file));
   bundle.loaded = true;
-  if (!cachedData) return 'none';
-  return script.cachedDataRejected ? 'rejected' : 'used';
 }
