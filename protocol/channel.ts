@@ -17,9 +17,10 @@ export interface Channel<Out, In> {
 /**
  * Process channels write the messages sent in one turn of the event loop as one IPC message (an
  * array when there are several), at the end of that turn. Why: on this 2-vCPU VM one IPC write
- * that wakes the other process cost ~60 µs of the sender's CPU, more than the rest of routing a
- * call (profile of 20 HTTP sessions calling one api worker); under load the calls and results of
- * one turn now share that write. Protocol messages are objects, so an array is always a batch.
+ * that wakes the idle other process held the supervisor ~60 µs per call (the woken process takes
+ * its core), the largest item of its profile under 20 HTTP sessions calling one api worker; under
+ * load ~5 calls of one turn now share that write. Protocol messages are objects, so an array is
+ * always a batch.
  */
 function batching<Out>(write: (payload: Out | Out[]) => void): Pick<Channel<Out, never>, 'send' | 'flush'> {
   let queue: Out[] = [];
