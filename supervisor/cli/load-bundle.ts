@@ -35,10 +35,14 @@ export function writeCodeCache(file: string, parent: NodeJS.Module): void {
   writeFileSync(`${file}.cache`, script.createCachedData());
 }
 
-/** V8 accepts a code cache only for the very source it was made from: both paths compile here. */
+/**
+ * The bundle is written wrapped as a CommonJS module function (scripts/bundle.js), so its text is
+ * compiled as read: V8 keeps the source of a script for as long as it runs, and a wrapped or
+ * shebang-stripped copy would be a second 2 MB string. V8 accepts a code cache only for the very
+ * source it was made from: both paths compile here.
+ */
 function compile(file: string, cachedData?: Buffer): Script {
-  const source = readFileSync(file, 'utf8').replace(/^#!.*/, '');
-  return new Script(Module.wrap(source), { filename: file, cachedData });
+  return new Script(readFileSync(file, 'utf8'), { filename: file, cachedData });
 }
 
 function run(script: Script, file: string, parent: NodeJS.Module): void {

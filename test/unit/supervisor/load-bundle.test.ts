@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import Module from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../../helpers/processes';
@@ -24,17 +25,23 @@ describe('loadBundle', () => {
     expect(load(path.join(ROOT, 'dist', 'supervisor', 'cli', `${name}.bundle.js`))).toBe('used');
   });
 
-  it('runs a bundle as a CommonJS module of its own folder, shebang and all, without a cache', () => {
+  it.each(SERVERS)('builds %s as ASCII text wrapped as a CommonJS module, the source V8 keeps at one byte a character', (name) => {
+    const text = readFileSync(path.join(ROOT, 'dist', 'supervisor', 'cli', `${name}.bundle.js`), 'utf8');
+    expect(/[^\x00-\x7f]/.exec(text)).toBeNull();
+    expect(text.replace(/^#!.*\n/, '').startsWith(Module.wrap('').split('\n')[0].trimEnd())).toBe(true);
+  });
+
+  it('runs a wrapped bundle as a CommonJS module of its own folder, shebang and all, without a cache', () => {
     const bundle = path.join(dir, 'demo.bundle.js');
     writeFileSync(path.join(dir, 'helper.js'), 'module.exports = 41;');
-    writeFileSync(bundle, "#!/usr/bin/env node\nglobalThis.seen = { value: require('./helper') + 1, dirname: __dirname, filename: __filename };\n");
+    writeFileSync(bundle, `#!/usr/bin/env node\n${Module.wrap("globalThis.seen = { value: require('./helper') + 1, dirname: __dirname, filename: __filename };")}\n`);
     const seen = JSON.stringify({ value: 42, dirname: dir, filename: bundle });
     expect(load(bundle, 'process.stdout.write(JSON.stringify(globalThis.seen) + " ");')).toBe(`${seen} none`);
   });
 
   it('falls back to compiling from source when the cache is not V8 data', () => {
     const bundle = path.join(dir, 'demo.bundle.js');
-    writeFileSync(bundle, 'globalThis.ran = true;\n');
+    writeFileSync(bundle, `${Module.wrap('globalThis.ran = true;')}\n`);
     writeFileSync(`${bundle}.cache`, 'not a code cache');
     expect(load(bundle, 'if (!globalThis.ran) throw new Error("did not run");')).toBe('rejected');
   });
