@@ -1,5 +1,6 @@
 import type { ErrorInfo } from './errors';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
+import type { ToolTexts } from './tool-text';
 
 /**
  * IPC messages between the supervisor and a worker. Plain JSON-compatible objects; ids are
@@ -15,7 +16,7 @@ export type SupervisorMessage =
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export type WorkerMessage =
-  | { type: 'ready'; tools: ToolDescriptor[]; info?: Record<string, unknown> }
+  | { type: 'ready'; tools: ToolDescriptor[] | ToolTexts; info?: Record<string, unknown> }
   | { type: 'fatal'; error: ErrorInfo }
   | { type: 'result'; id: number; result: ToolResult }
   | { type: 'error'; id: number; error: ErrorInfo }

@@ -1,4 +1,5 @@
-import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
+import type { ToolCall, ToolResult } from './tool';
+import type { AnnouncedTool } from './tool-text';
 
 /**
  * Pool states. `degraded`: restarts exceeded the intensity limit, retries continue slowly.
@@ -31,7 +32,7 @@ export interface Pool {
   /** Spawns the workers and waits for their `ready`; rejects with the worker's own reason. */
   start(): Promise<void>;
   /** The tools the workers announced; empty before `start` resolves. */
-  readonly tools: readonly ToolDescriptor[];
+  readonly tools: readonly AnnouncedTool[];
   /** Never rejects: every failure is a result with `isError: true` and a stable code. */
   call(call: ToolCall, options: PoolCallOptions): Promise<ToolResult>;
   stats(): PoolStats;

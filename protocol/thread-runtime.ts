@@ -2,6 +2,7 @@ import { setPriority } from 'node:os';
 import { threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { McpvisorError, toErrorInfo, type ErrorInfo } from './errors';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
+import type { ToolTexts } from './tool-text';
 import type { WorkerLogger, WorkerService } from './worker-runtime';
 
 /**
@@ -13,7 +14,7 @@ export type ThreadTask = { op: 'describe' } | { op: 'call'; call: ToolCall; dead
 
 /** Its answer. Errors travel as `{ code, message }`: piscina's clone of an Error drops `code`. */
 export type ThreadAnswer =
-  | { ok: true; tools: ToolDescriptor[] }
+  | { ok: true; tools: ToolDescriptor[] | ToolTexts }
   | { ok: true; result: ToolResult }
   | { ok: false; error: ErrorInfo };
 

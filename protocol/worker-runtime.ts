@@ -2,6 +2,7 @@ import { parentProcessChannel, type Channel } from './channel';
 import { McpvisorError, toErrorInfo } from './errors';
 import { isSupervisorMessage, type LogLevel, type SupervisorMessage, type WorkerMessage } from './messages';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
+import type { ToolTexts } from './tool-text';
 
 export type WorkerLogger = Record<LogLevel, (msg: string, fields?: Record<string, unknown>) => void>;
 
@@ -15,7 +16,8 @@ export interface CallContext {
 
 /** What a toolset's worker provides once initialised. */
 export interface WorkerService {
-  tools: ToolDescriptor[];
+  /** As objects, or as text for a list of megabytes (tool-text.ts). */
+  tools: ToolDescriptor[] | ToolTexts;
   handle(call: ToolCall, context: CallContext): Promise<ToolResult>;
   /** Extra figures for /health (whatever the toolset finds useful). */
   stats?(): Record<string, unknown>;

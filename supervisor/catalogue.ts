@@ -4,11 +4,12 @@ import type { Pool } from '../protocol/pool';
 import { errorResult } from '../protocol/results';
 import type { ToolDescriptor, ToolResult } from '../protocol/tool';
 import type { BeforeCall } from './toolsets/types';
-import { serializeOnce } from './wire';
+import type { AnnouncedTool } from '../protocol/tool-text';
+import { preserialized } from './wire';
 
 interface Entry {
   /** The tool as clients see it (namespaced name). */
-  tool: ToolDescriptor;
+  tool: AnnouncedTool;
   /** The name the worker knows it by. */
   workerName: string;
   pool: Pool;
@@ -40,7 +41,7 @@ export class Catalogue {
         throw new McpvisorError('BAD_INPUT', `two toolsets define the tool '${name}'; give one of them a namespace`);
       }
       this.#entries.set(name, {
-        tool: { ...tool, name },
+        tool: name === tool.name ? tool : tool.renamed(name),
         workerName: tool.name,
         pool,
         callTimeoutMs: options.callTimeoutMs,
@@ -50,12 +51,12 @@ export class Catalogue {
     this.#listed = undefined;
   }
 
-  /** Every tool, in registration order; the same array (serialised once) until the catalogue changes. */
+  /**
+   * Every tool, in registration order: the same array until the catalogue changes, joined from the
+   * descriptor texts and written as text by our transports (wire.ts), never built as objects.
+   */
   list(): ToolDescriptor[] {
-    if (!this.#listed) {
-      this.#listed = [...this.#entries.values()].map((entry) => entry.tool);
-      serializeOnce(this.#listed);
-    }
+    this.#listed ??= preserialized<ToolDescriptor>(`[${[...this.#entries.values()].map((entry) => entry.tool.json).join(',')}]`);
     return this.#listed;
   }
 
@@ -96,7 +97,7 @@ export class Catalogue {
   #compile(entry: Entry): ValidateFunction {
     const ajv = (this.#ajv ??= createAjv());
     try {
-      return ajv.compile(entry.tool.inputSchema);
+      return ajv.compile(entry.tool.descriptor.inputSchema);
     } catch {
       // A schema ajv cannot compile must not make the tool unusable: the worker validates too.
       return ajv.compile({ type: 'object' });

@@ -7,7 +7,8 @@ import type { SupervisorMessage, WorkerMessage } from '../../protocol/messages';
 import type { Pool, PoolCallOptions, PoolState, PoolStats } from '../../protocol/pool';
 import { errorResult } from '../../protocol/results';
 import { RpcClient } from '../../protocol/rpc';
-import type { ToolCall, ToolDescriptor, ToolResult } from '../../protocol/tool';
+import type { ToolCall, ToolResult } from '../../protocol/tool';
+import { announcedTools, type AnnouncedTool } from '../../protocol/tool-text';
 import { killGroup, killTree } from '../../workers/common/kill-tree';
 import { RestartPolicy } from '../restart-policy';
 import { adoptSpare, forkWorker } from './spare-worker';
@@ -57,7 +58,7 @@ export class ProcessPool implements Pool {
   #pendingRestarts = new Set<NodeJS.Timeout>();
   #state: PoolState = 'stopped';
   #lastError: string | undefined;
-  #tools: ToolDescriptor[] = [];
+  #tools: AnnouncedTool[] = [];
 
   constructor(options: ProcessPoolOptions) {
     this.name = options.name;
@@ -67,7 +68,7 @@ export class ProcessPool implements Pool {
     this.#policy = new RestartPolicy(options.restart);
   }
 
-  get tools(): readonly ToolDescriptor[] {
+  get tools(): readonly AnnouncedTool[] {
     return this.#tools;
   }
 
@@ -225,10 +226,17 @@ export class ProcessPool implements Pool {
         switch (message.type) {
           case 'ready':
             if (settled) return;
+            if (this.#tools.length === 0) {
+              try {
+                this.#tools = announcedTools(message.tools);
+              } catch (error) {
+                fail(error as McpvisorError);
+                return;
+              }
+            }
             settled = true;
             clearTimeout(startTimer);
             worker.ready = true;
-            if (this.#tools.length === 0) this.#tools = message.tools;
             log.debug('worker ready');
             resolve();
             this.#queue.release(this.#options.concurrency);

@@ -6,7 +6,8 @@ import { McpvisorError } from '../../protocol/errors';
 import type { Pool, PoolCallOptions, PoolState, PoolStats } from '../../protocol/pool';
 import { errorResult } from '../../protocol/results';
 import type { ThreadAnswer, ThreadTask } from '../../protocol/thread-runtime';
-import type { ToolCall, ToolDescriptor, ToolResult } from '../../protocol/tool';
+import type { ToolCall, ToolResult } from '../../protocol/tool';
+import { announcedTools, type AnnouncedTool } from '../../protocol/tool-text';
 import { RestartPolicy } from '../restart-policy';
 
 export interface ThreadPoolOptions {
@@ -38,7 +39,7 @@ export class ThreadPool implements Pool {
   #options: ThreadPoolOptions;
   #log: Logger;
   #piscina: Piscina | undefined;
-  #tools: ToolDescriptor[] = [];
+  #tools: AnnouncedTool[] = [];
   #state: PoolState = 'stopped';
   #policy: RestartPolicy;
   #restarts = 0;
@@ -57,7 +58,7 @@ export class ThreadPool implements Pool {
     this.#policy = new RestartPolicy(options.restart);
   }
 
-  get tools(): readonly ToolDescriptor[] {
+  get tools(): readonly AnnouncedTool[] {
     return this.#tools;
   }
 
@@ -86,7 +87,7 @@ export class ThreadPool implements Pool {
       await piscina.destroy();
       throw McpvisorError.fromInfo(answer.error);
     }
-    this.#tools = 'tools' in answer ? answer.tools : [];
+    this.#tools = 'tools' in answer ? announcedTools(answer.tools) : [];
     this.#state = 'ready';
     this.#log.debug({ threads: this.#options.threads, tools: this.#tools.length }, 'pool ready');
   }

@@ -1,5 +1,5 @@
 import type { WorkerLogger } from '../../protocol/worker-runtime';
-import { compileApi, type CompiledApi } from './compiled';
+import { compileApi, type Compiled } from './compiled';
 import { loadSpec, parseSpecText, readSpecText, specLocation, type LoadedSpec, type LoadSpecOptions, type SpecLocation, type SpecText } from './load-spec';
 import { fileKey, readArtifact, specCacheDir, textKey, touchArtifact, writeArtifact, type CompileKeyOptions } from './spec-cache';
 
@@ -10,7 +10,7 @@ export interface CompiledSourceOptions extends LoadSpecOptions, CompileKeyOption
 
 /** One start's compiled tools and where they came from. */
 export interface CompiledStart {
-  api: CompiledApi;
+  compiled: Compiled;
   /** The description's source, for messages. */
   source: string;
   /**
@@ -42,25 +42,25 @@ export async function loadCompiled(options: CompiledSourceOptions, log: WorkerLo
       read = await readSpecText(options);
       key = textKey(read.text, options);
     }
-    const api = key === undefined ? undefined : await readArtifact(dir, key, log);
-    if (api && key !== undefined) {
+    const compiled = key === undefined ? undefined : await readArtifact(dir, key, log);
+    if (compiled && key !== undefined) {
       const hit = key;
       log.debug('spec cache hit', { dir, key, ms: Date.now() - started });
-      return { api, source: sourceOf(where, read), cache: 'hit', persist: () => touchArtifact(dir, hit), reload: reloader(options, where, read) };
+      return { compiled, source: sourceOf(where, read), cache: 'hit', persist: () => touchArtifact(dir, hit), reload: reloader(options, where, read) };
     }
   }
   const started = Date.now();
   read ??= await readSpecText(options);
   const spec = await parseSpecText(read, options);
   log.debug('spec loaded', { source: spec.source, ms: Date.now() - started });
-  const api = compileApi(spec, options);
+  const compiled = compileApi(spec, options);
   // External documents can change on their own (a file key sees only the root): never cached.
   const stored = dir !== undefined && key !== undefined && spec.external.size === 0 ? { dir, key } : undefined;
   return {
-    api,
+    compiled,
     source: spec.source,
     cache: dir === undefined ? 'off' : stored ? 'miss' : 'uncached',
-    persist: stored ? async () => void (await writeArtifact(stored.dir, stored.key, api, log)) : async () => undefined,
+    persist: stored ? async () => void (await writeArtifact(stored.dir, stored.key, compiled, log)) : async () => undefined,
     reload: reloader(options, where, read),
   };
 }

@@ -1,4 +1,6 @@
-import type { JsonObjectSchema } from '../../protocol/tool';
+import { randomBytes } from 'node:crypto';
+import type { JsonObjectSchema, ToolDescriptor } from '../../protocol/tool';
+import { asciiJson } from '../../protocol/tool-text';
 import { packageVersion } from '../../protocol/version';
 import type { ArgumentTarget, BodyInfo } from './input-schema';
 import type { LoadedSpec } from './load-spec';
@@ -6,20 +8,26 @@ import type { JsonObject } from './refs';
 import { planSpec } from './request';
 import { buildEndpointTools, type EndpointTool } from './tools-manager';
 
-/** Bump when CompiledApi's shape or the meaning of a field changes. */
-export const COMPILED_FORMAT = 1;
+/** Bump when the shape or meaning of CompiledApi or of the data text changes. */
+export const COMPILED_FORMAT = 2;
 
-/** One endpoint tool as stored: EndpointTool without the description's operation, plain JSON. */
-export interface CompiledTool {
+/** One endpoint tool in the index: what filters, routing and listings read; the rest is in the data text. */
+export interface IndexedTool {
   name: string;
-  description: string;
-  summary?: string;
-  inputSchema: JsonObjectSchema;
-  tags?: string[];
-  method: string;
-  resourceName?: string;
   toolId: string;
+  method: string;
   path: string;
+  tags?: string[];
+  resourceName?: string;
+  summary?: string;
+  /** Where its descriptor, as listed to clients (describeTool), is in the data text: [start, end). */
+  listed: [number, number];
+  /** Where its CallPlan is in the data text: [start, end). */
+  call: [number, number];
+}
+
+/** What a call needs besides the input schema, stored as JSON. */
+interface CallPlan {
   targets: Array<[string, ArgumentTarget]>;
   body?: BodyInfo;
   /** request.ts planSpec. */
@@ -32,9 +40,9 @@ export interface CompiledWarning {
 }
 
 /**
- * What an api worker needs of a description to list and call its tools, before filters: built
- * once from the parsed description (compileApi), stored by spec-cache.ts, loaded instead of the
- * description on the next start. Warnings are replayed on load, so logs match a cold start.
+ * The index of a compiled description: built once from the parsed description (compileApi),
+ * stored by spec-cache.ts, loaded instead of the description on the next start. Warnings are
+ * replayed on load, so logs match a cold start.
  */
 export interface CompiledApi {
   format: number;
@@ -43,8 +51,22 @@ export interface CompiledApi {
   isSwagger2: boolean;
   paths: number;
   operations: number;
-  tools: CompiledTool[];
+  tools: IndexedTool[];
   warnings: CompiledWarning[];
+  /** Random per build; the data text starts with it, so an index never pairs with another build's data. */
+  token: string;
+}
+
+/**
+ * A compiled description: its index, and its data text (ASCII): the token, a line break, then
+ * every tool's listed descriptor and call plan at the offsets the index gives. Why two parts: a
+ * start reads the small index as JSON and keeps the data as one string, so GitHub's 1,226 tools
+ * cost ~2.5 MB and no parse of 2.9 MB of JSON into objects; the listing goes to the supervisor
+ * as text (protocol/tool-text.ts) and a tool's schema and plan are parsed on its first call.
+ */
+export interface Compiled {
+  api: CompiledApi;
+  data: string;
 }
 
 /**
@@ -52,24 +74,33 @@ export interface CompiledApi {
  * namespace prefix. Throws what buildEndpointTools throws (BAD_INPUT for names too long with
  * disableAbbreviation). The result holds no reference into `spec`.
  */
-export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boolean; maxNameLength: number }): CompiledApi {
+export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boolean; maxNameLength: number }): Compiled {
   const warnings: CompiledWarning[] = [];
   const built = buildEndpointTools(spec, options.disableAbbreviation, options.maxNameLength, (message, fields) => warnings.push(fields === undefined ? { message } : { message, fields }));
-  const tools = built.map((tool): CompiledTool => ({
-    name: tool.name,
-    description: tool.description,
-    ...(tool.summary !== undefined ? { summary: tool.summary } : {}),
-    inputSchema: tool.inputSchema,
-    tags: tool.tags,
-    method: tool.method,
-    ...(tool.resourceName !== undefined ? { resourceName: tool.resourceName } : {}),
-    toolId: tool.toolId,
-    path: tool.path,
-    targets: [...tool.targets],
-    ...(tool.body !== undefined ? { body: tool.body } : {}),
-    plan: planSpec(tool.entry!, spec),
-  }));
-  return {
+  const token = randomBytes(8).toString('hex');
+  const parts = [`${token}\n`];
+  let at = parts[0].length;
+  const put = (json: string): [number, number] => {
+    parts.push(json, '\n');
+    at += json.length + 1;
+    return [at - json.length - 1, at - 1];
+  };
+  const tools = built.map((tool): IndexedTool => {
+    const listed = put(asciiJson(describeTool(tool)));
+    const plan: CallPlan = { targets: [...tool.targets], ...(tool.body !== undefined ? { body: tool.body } : {}), plan: planSpec(tool.entry!, spec) };
+    return {
+      name: tool.name,
+      toolId: tool.toolId,
+      method: tool.method,
+      path: tool.path,
+      tags: tool.tags,
+      ...(tool.resourceName !== undefined ? { resourceName: tool.resourceName } : {}),
+      ...(tool.summary !== undefined ? { summary: tool.summary } : {}),
+      listed,
+      call: put(asciiJson(plan)),
+    };
+  });
+  const api: CompiledApi = {
     format: COMPILED_FORMAT,
     packageVersion: packageVersion(),
     openapiVersion: spec.version,
@@ -78,25 +109,108 @@ export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boo
     operations: tools.length,
     tools,
     warnings,
+    token,
+  };
+  return { api, data: parts.join('') };
+}
+
+/** The tool as listed to clients (names without the namespace prefix; `name` first, as tool-text.ts needs). */
+export function describeTool(tool: Pick<EndpointTool, 'name' | 'summary' | 'description' | 'inputSchema' | 'method'>): ToolDescriptor {
+  const { summary, method } = tool;
+  return {
+    name: tool.name,
+    ...(typeof summary === 'string' && summary !== '' ? { title: summary } : {}),
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    annotations: {
+      readOnlyHint: method === 'GET' || method === 'HEAD' || method === 'OPTIONS',
+      destructiveHint: method === 'DELETE',
+      idempotentHint: method !== 'POST' && method !== 'PATCH',
+      openWorldHint: true,
+    },
   };
 }
 
-/** The EndpointTool a ToolsManager serves for a compiled tool. */
-export function fromCompiledTool(tool: CompiledTool): EndpointTool {
-  const { targets, plan, ...rest } = tool;
-  return { ...rest, targets: new Map(targets), planSpec: plan };
+/**
+ * The EndpointTool of an indexed tool: the index's fields as they are; its descriptor and call
+ * plan parsed from the data text when first read.
+ */
+export class StoredTool implements EndpointTool {
+  readonly name: string;
+  readonly toolId: string;
+  readonly method: string;
+  readonly path: string;
+  readonly tags?: string[];
+  readonly resourceName?: string;
+  readonly summary?: string;
+  readonly #data: string;
+  readonly #at: IndexedTool;
+  #descriptor?: ToolDescriptor;
+  #call?: { targets: Map<string, ArgumentTarget>; body?: BodyInfo; plan: JsonObject };
+
+  constructor(tool: IndexedTool, data: string) {
+    this.name = tool.name;
+    this.toolId = tool.toolId;
+    this.method = tool.method;
+    this.path = tool.path;
+    if (tool.tags !== undefined) this.tags = tool.tags;
+    if (tool.resourceName !== undefined) this.resourceName = tool.resourceName;
+    if (tool.summary !== undefined) this.summary = tool.summary;
+    this.#data = data;
+    this.#at = tool;
+  }
+
+  /** The descriptor's JSON text, as stored. */
+  get listedJson(): string {
+    return this.#data.slice(this.#at.listed[0], this.#at.listed[1]);
+  }
+
+  get descriptor(): ToolDescriptor {
+    return (this.#descriptor ??= JSON.parse(this.listedJson) as ToolDescriptor);
+  }
+
+  get description(): string {
+    return this.descriptor.description;
+  }
+
+  get inputSchema(): JsonObjectSchema {
+    return this.descriptor.inputSchema;
+  }
+
+  get targets(): Map<string, ArgumentTarget> {
+    return this.#plan().targets;
+  }
+
+  get body(): BodyInfo | undefined {
+    return this.#plan().body;
+  }
+
+  get planSpec(): JsonObject {
+    return this.#plan().plan;
+  }
+
+  #plan(): { targets: Map<string, ArgumentTarget>; body?: BodyInfo; plan: JsonObject } {
+    if (!this.#call) {
+      const stored = JSON.parse(this.#data.slice(this.#at.call[0], this.#at.call[1])) as CallPlan;
+      this.#call = { targets: new Map(stored.targets), ...(stored.body !== undefined ? { body: stored.body } : {}), plan: stored.plan };
+    }
+    return this.#call;
+  }
 }
 
 /**
- * True when `value` has CompiledApi's shape, format and this package's version. A light check
- * (tools are not validated in depth): artifacts are written by us into a 0700 directory.
+ * True when `value` is an index of CompiledApi's shape, format and this package's version whose
+ * offsets all fall inside `data`, which starts with its token. A light check (tools are not
+ * validated in depth): artifacts are written by us into a 0700 directory.
  */
-export function isCurrentCompiledApi(value: unknown): value is CompiledApi {
+export function isCurrentCompiled(value: unknown, data: string): value is CompiledApi {
   const api = value as Partial<CompiledApi> | null;
   if (api === null || typeof api !== 'object' || api.format !== COMPILED_FORMAT || api.packageVersion !== packageVersion()) return false;
   if (typeof api.openapiVersion !== 'string' || typeof api.paths !== 'number' || !Array.isArray(api.tools) || !Array.isArray(api.warnings)) return false;
+  if (typeof api.token !== 'string' || !data.startsWith(`${api.token}\n`)) return false;
   if (!api.warnings.every((w) => w !== null && typeof w === 'object' && typeof w.message === 'string')) return false;
+  const inside = (span: unknown) => Array.isArray(span) && span.length === 2 && Number.isInteger(span[0]) && Number.isInteger(span[1]) && span[0] > 0 && span[0] < span[1] && span[1] <= data.length;
   return api.tools.every(
-    (t) => t !== null && typeof t === 'object' && typeof t.name === 'string' && typeof t.toolId === 'string' && typeof t.path === 'string' && typeof t.method === 'string' && typeof t.inputSchema === 'object' && Array.isArray(t.targets) && typeof t.plan === 'object' && t.plan !== null,
+    (t) => t !== null && typeof t === 'object' && typeof t.name === 'string' && typeof t.toolId === 'string' && typeof t.path === 'string' && typeof t.method === 'string' && inside(t.listed) && inside(t.call),
   );
 }

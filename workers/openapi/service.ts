@@ -1,10 +1,11 @@
 import { McpvisorError } from '../../protocol/errors';
 import { errorResult } from '../../protocol/results';
 import type { ToolDescriptor, ToolResult } from '../../protocol/tool';
+import { asciiJson, ToolTextsBuilder, type ToolTexts } from '../../protocol/tool-text';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
 import { ApiClient } from './api-client';
 import type { IAuthProvider } from './auth';
-import { fromCompiledTool } from './compiled';
+import { StoredTool } from './compiled';
 import { loadCompiled, type CompiledStart } from './compiled-source';
 import type { LoadedSpec, SpecInputMethod } from './load-spec';
 import { createMetaTools, endpointSchema, listEndpoints, requireToolId } from './meta-tools';
@@ -82,17 +83,19 @@ export class ApiToolService {
   #persisting: Promise<void> = Promise.resolve();
   readonly #endpointTools: EndpointTool[];
   readonly #metaNames: Set<string>;
-  readonly #descriptors: ToolDescriptor[];
+  readonly #metaDescriptors: ToolDescriptor[];
+  #descriptors?: ToolDescriptor[];
   readonly #byName = new Map<string, EndpointTool>();
 
   private constructor(start: CompiledStart, options: ApiServiceOptions, log: WorkerLogger) {
     this.#log = log;
     this.#prefix = prefixOf(options);
-    this.#openapiVersion = start.api.openapiVersion;
+    const { api, data } = start.compiled;
+    this.#openapiVersion = api.openapiVersion;
     this.#reload = start.reload;
     // Replayed from the artifact on a cache hit, so logs read as on a cold start.
-    for (const w of start.api.warnings) log.warn(w.message, w.fields);
-    this.#manager = ToolsManager.fromTools(options, start.api.tools.map(fromCompiledTool), start.api.paths, (message, fields) => log.warn(message, fields));
+    for (const w of api.warnings) log.warn(w.message, w.fields);
+    this.#manager = ToolsManager.fromTools(options, api.tools.map((tool) => new StoredTool(tool, data)), api.paths, (message, fields) => log.warn(message, fields));
     const filtered = this.#manager.getFilteredTools();
     const mode = options.toolsMode ?? 'all';
     this.#endpointTools = mode === 'dynamic' ? [] : filtered;
@@ -100,10 +103,7 @@ export class ApiToolService {
     const metas = createMetaTools().filter((m) => mode !== 'explicit' || wanted.has(m.name));
     this.#metaNames = new Set(metas.map((m) => m.name));
     for (const tool of this.#endpointTools) this.#byName.set(tool.name, tool);
-    this.#descriptors = [
-      ...this.#endpointTools.map((tool) => describeTool(tool)),
-      ...metas.map((m) => ({ name: m.name, description: m.description, inputSchema: m.inputSchema })),
-    ];
+    this.#metaDescriptors = metas.map((m) => ({ name: m.name, description: m.description, inputSchema: m.inputSchema }));
     if (options.authProvider && options.headers && Object.keys(options.headers).length > 0) {
       log.warn('both headers and authProvider are set: both are sent, the provider wins on the same header');
     }
@@ -141,9 +141,17 @@ export class ApiToolService {
     return service;
   }
 
-  /** The tools as listed to clients (names without the namespace prefix). */
+  /** The tools as listed to clients (names without the namespace prefix), parsed on first read. */
   get tools(): ToolDescriptor[] {
-    return this.#descriptors;
+    return (this.#descriptors ??= [...(this.#endpointTools as StoredTool[]).map((tool) => tool.descriptor), ...this.#metaDescriptors]);
+  }
+
+  /** The same tools as text, for the api worker's `ready` (protocol/tool-text.ts); nothing is parsed. */
+  toolTexts(): ToolTexts {
+    const texts = new ToolTextsBuilder();
+    for (const tool of this.#endpointTools as StoredTool[]) texts.add(tool.name, tool.listedJson);
+    for (const meta of this.#metaDescriptors) texts.add(meta.name, asciiJson(meta));
+    return texts.build();
   }
 
   get manager(): ToolsManager {
@@ -234,23 +242,6 @@ export class ApiToolService {
 
 function prefixOf(options: ApiServiceOptions): string {
   return options.namespace ? `${options.namespace}-` : '';
-}
-
-function describeTool(tool: EndpointTool): ToolDescriptor {
-  const summary = tool.summary;
-  const method = tool.method;
-  return {
-    name: tool.name,
-    ...(typeof summary === 'string' && summary !== '' ? { title: summary } : {}),
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-    annotations: {
-      readOnlyHint: method === 'GET' || method === 'HEAD' || method === 'OPTIONS',
-      destructiveHint: method === 'DELETE',
-      idempotentHint: method !== 'POST' && method !== 'PATCH',
-      openWorldHint: true,
-    },
-  };
 }
 
 function json(value: Record<string, unknown>): ToolResult {

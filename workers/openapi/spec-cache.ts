@@ -5,13 +5,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
 import { packageVersion } from '../../protocol/version';
-import { COMPILED_FORMAT, isCurrentCompiledApi, type CompiledApi } from './compiled';
+import { COMPILED_FORMAT, isCurrentCompiled, type Compiled } from './compiled';
 
 /** Artifacts kept per cache directory; the least recently used go first. */
 export const MAX_ARTIFACTS = 20;
 /** A `.tmp` file older than this is left over from a crash and removed. */
 const STALE_TMP_MS = 60 * 60 * 1000;
-const ARTIFACT_NAME = /^[0-9a-f]{64}\.json$/;
+/** An artifact is an index `<key>.json` and its data `<key>.data` (compiled.ts). */
+const INDEX_NAME = /^([0-9a-f]{64})\.json$/;
+const DATA_NAME = /^([0-9a-f]{64})\.data$/;
 
 /** What changes the tools of one description besides its text. */
 export interface CompileKeyOptions {
@@ -87,25 +89,20 @@ function codeFingerprint(): string {
 
 /**
  * The artifact stored under `key`, or undefined (debug log) when it is absent, not ours (another
- * owner), truncated, not JSON, of another format or package version, or stored under another key.
+ * owner), truncated, not JSON, of another format or package version, stored under another key,
+ * or its index and data are not of one write.
  */
-export async function readArtifact(dir: string, key: string, log: WorkerLogger): Promise<CompiledApi | undefined> {
+export async function readArtifact(dir: string, key: string, log: WorkerLogger): Promise<Compiled | undefined> {
   const file = path.join(dir, `${key}.json`);
   let text: string;
+  let data: string;
   try {
-    const handle = await open(file, 'r');
-    try {
-      const st = await handle.stat();
-      if (typeof process.getuid === 'function' && st.uid !== process.getuid()) {
-        log.debug('spec cache: artifact owned by another user, ignored', { file });
-        return undefined;
-      }
-      text = await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
+    text = await readOwn(file, 'utf8');
+    // ASCII by construction (asciiJson): latin1 decodes it as utf8 would, at one byte a character.
+    data = await readOwn(path.join(dir, `${key}.data`), 'latin1');
   } catch (error) {
-    log.debug('spec cache miss', { file, reason: (error as NodeJS.ErrnoException).code ?? (error as Error).message });
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    log.debug(reason === 'foreign' ? 'spec cache: artifact owned by another user, ignored' : 'spec cache miss', { file, reason });
     return undefined;
   }
   let stored: { key?: unknown; api?: unknown };
@@ -115,27 +112,46 @@ export async function readArtifact(dir: string, key: string, log: WorkerLogger):
     log.debug('spec cache: artifact is not JSON (truncated?), rebuilding', { file });
     return undefined;
   }
-  if (stored === null || typeof stored !== 'object' || stored.key !== key || !isCurrentCompiledApi(stored.api)) {
+  if (stored === null || typeof stored !== 'object' || stored.key !== key || !isCurrentCompiled(stored.api, data)) {
     log.debug('spec cache: artifact of another key, format or version, rebuilding', { file });
     return undefined;
   }
-  return stored.api;
+  return { api: stored.api, data };
+}
+
+/** A file's text, refused (error message 'foreign') when another user owns it. */
+async function readOwn(file: string, encoding: 'utf8' | 'latin1'): Promise<string> {
+  const handle = await open(file, 'r');
+  try {
+    const st = await handle.stat();
+    if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new Error('foreign');
+    return await handle.readFile(encoding);
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
- * Stores `api` under `key`: directory created 0700, file written 0600 to a temporary name and
- * renamed (readers never see half a file; concurrent writers of one key are harmless), then the
- * directory pruned to MAX_ARTIFACTS. A failure is a warning, never an error. Resolves true once stored.
+ * Stores `compiled` under `key`: directory created 0700, files written 0600 to temporary names
+ * and renamed (readers never see half a file; concurrent writers of one key are harmless), the
+ * data before the index, then the directory pruned to MAX_ARTIFACTS. A failure is a warning,
+ * never an error. Resolves true once stored.
  */
-export async function writeArtifact(dir: string, key: string, api: CompiledApi, log: WorkerLogger): Promise<boolean> {
+export async function writeArtifact(dir: string, key: string, compiled: Compiled, log: WorkerLogger): Promise<boolean> {
   const file = path.join(dir, `${key}.json`);
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const suffix = `${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const writes: Array<[string, string]> = [
+    [path.join(dir, `${key}.data`), compiled.data],
+    [file, JSON.stringify({ key, api: compiled.api })],
+  ];
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    await writeFile(tmp, JSON.stringify({ key, api }), { mode: 0o600, flag: 'wx' });
-    await rename(tmp, file);
+    await mkdir(dir, { mode: 0o700, recursive: true });
+    for (const [target, text] of writes) {
+      await writeFile(`${target}.${suffix}`, text, { mode: 0o600, flag: 'wx' });
+      await rename(`${target}.${suffix}`, target);
+    }
   } catch (error) {
-    await rm(tmp, { force: true }).catch(() => undefined);
+    for (const [target] of writes) await rm(`${target}.${suffix}`, { force: true }).catch(() => undefined);
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     log.warn(`spec cache not written to ${dir}: ${reason}; the next start parses the description again`, { dir, reason });
     return false;
@@ -153,14 +169,26 @@ export async function touchArtifact(dir: string, key: string): Promise<void> {
 
 async function pruneArtifacts(dir: string): Promise<void> {
   const now = Date.now();
-  const artifacts: Array<{ file: string; mtimeMs: number }> = [];
+  const indexes: Array<{ key: string; mtimeMs: number }> = [];
+  const data: Array<{ key: string; mtimeMs: number }> = [];
   for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const file = path.join(dir, name);
-    const st = await stat(file).catch(() => undefined);
+    const st = await stat(path.join(dir, name)).catch(() => undefined);
     if (!st) continue;
-    if (ARTIFACT_NAME.test(name)) artifacts.push({ file, mtimeMs: st.mtimeMs });
-    else if (name.endsWith('.tmp') && now - st.mtimeMs > STALE_TMP_MS) await rm(file, { force: true }).catch(() => undefined);
+    const index = INDEX_NAME.exec(name);
+    const datum = DATA_NAME.exec(name);
+    if (index) indexes.push({ key: index[1], mtimeMs: st.mtimeMs });
+    else if (datum) data.push({ key: datum[1], mtimeMs: st.mtimeMs });
+    else if (name.endsWith('.tmp') && now - st.mtimeMs > STALE_TMP_MS) await rm(path.join(dir, name), { force: true }).catch(() => undefined);
   }
-  artifacts.sort((a, b) => b.mtimeMs - a.mtimeMs);
-  for (const old of artifacts.slice(MAX_ARTIFACTS)) await rm(old.file, { force: true }).catch(() => undefined);
+  indexes.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  const kept = new Set(indexes.slice(0, MAX_ARTIFACTS).map((index) => index.key));
+  // The index first: a reader never finds an index whose data is gone.
+  for (const old of indexes.slice(MAX_ARTIFACTS)) await rm(path.join(dir, `${old.key}.json`), { force: true }).catch(() => undefined);
+  // Data without an index: pruned, or left by a crash between the two renames (once stale, as a
+  // writer of the same key may be between them now).
+  for (const datum of data) {
+    if (!kept.has(datum.key) && (indexes.some((index) => index.key === datum.key) || now - datum.mtimeMs > STALE_TMP_MS)) {
+      await rm(path.join(dir, `${datum.key}.data`), { force: true }).catch(() => undefined);
+    }
+  }
 }

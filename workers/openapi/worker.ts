@@ -18,7 +18,7 @@ runWorker(async (config, log) => {
   // itself.
   setTimeout(warmUp, WARM_UP_DELAY_MS).unref();
   return {
-    tools: service.tools,
+    tools: service.toolTexts(),
     handle: (call, context) => service.handle(call.tool, call.arguments, { signal: context.signal }),
     stats: () => ({ ...service.getStats() }),
     close: () => service.close(),

@@ -93,14 +93,20 @@ describe('spec cache', () => {
     const coldSent = await requests(cold.s, CALLS[fixture]);
     await cold.s.close();
     expect(artifacts(cache)).toHaveLength(1);
+    expect(readdirSync(cache).sort()).toEqual([artifacts(cache)[0], artifacts(cache)[0].replace(/json$/, 'data')].sort());
     expect(statSync(cache).mode & 0o777).toBe(0o700);
-    expect(statSync(path.join(cache, artifacts(cache)[0])).mode & 0o777).toBe(0o600);
+    for (const name of readdirSync(cache)) expect(statSync(path.join(cache, name)).mode & 0o777).toBe(0o600);
+    // The data is ASCII: V8 holds it at one byte a character.
+    expect(/[^\x00-\x7f]/.test(readFileSync(path.join(cache, artifacts(cache)[0].replace(/json$/, 'data')), 'latin1'))).toBe(false);
 
     const hit = await start({ openApiSpec: file, specCache: cache });
     expect(hit.cache()).toBe('hit');
     expect(hit.logged('spec cache hit')).toBe(1);
     expect(hit.logged('spec loaded')).toBe(0);
     expect(hit.s.tools).toEqual(cold.s.tools);
+    // The worker's announcement: the same descriptors, as text.
+    expect(hit.s.toolTexts()).toEqual(cold.s.toolTexts());
+    expect(JSON.parse(`[${hit.s.toolTexts().text}]`)).toEqual(cold.s.tools);
     expect(hit.s.getStats()).toEqual(cold.s.getStats());
     expect(hit.warnings()).toEqual(cold.warnings());
     expect(await requests(hit.s, CALLS[fixture])).toEqual(coldSent);
@@ -117,6 +123,7 @@ describe('spec cache', () => {
     expect(hit.cache()).toBe('hit');
     expect(parsed.cache()).toBe('off');
     expect(hit.s.tools).toEqual(parsed.s.tools);
+    expect(hit.s.toolTexts()).toEqual(parsed.s.toolTexts());
     expect(hit.s.getStats()).toEqual(parsed.s.getStats());
     expect(hit.warnings()).toEqual(parsed.warnings());
     expect(hit.warnings()).toContain("no operations for tag 'Nope'");
@@ -143,8 +150,12 @@ describe('spec cache', () => {
     const { file, cache } = fresh('collisions.yaml');
     await (await start({ openApiSpec: file, specCache: cache })).s.close();
     const artifact = path.join(cache, artifacts(cache)[0]);
+    const dataFile = artifact.replace(/json$/, 'data');
     const good = readFileSync(artifact, 'utf8');
+    const goodData = readFileSync(dataFile, 'latin1');
     const stored = JSON.parse(good);
+    // Each build has its own token; the rest is the same.
+    const withoutToken = (index: { api: Record<string, unknown> }) => ({ ...index, api: { ...index.api, token: undefined } });
     const damages: Record<string, string> = {
       'not JSON': 'garbage{',
       truncated: good.slice(0, good.length >> 1),
@@ -153,15 +164,31 @@ describe('spec cache', () => {
       'another package version': JSON.stringify({ ...stored, api: { ...stored.api, packageVersion: '0.0.0-other' } }),
       'another key': JSON.stringify({ ...stored, key: 'f'.repeat(64) }),
       'tools of another shape': JSON.stringify({ ...stored, api: { ...stored.api, tools: [{ name: 'x' }] } }),
+      'offsets past the data': JSON.stringify({ ...stored, api: { ...stored.api, tools: stored.api.tools.map((t: { call: number[] }) => ({ ...t, call: [t.call[0], goodData.length + 1] })) } }),
     };
-    for (const [damage, text] of Object.entries(damages)) {
-      writeFileSync(artifact, text);
+    const dataDamages: Record<string, string> = {
+      'data of another build': `${'0'.repeat(16)}${goodData.slice(16)}`,
+      'truncated data': goodData.slice(0, goodData.length >> 1),
+    };
+    const cases = [
+      ...Object.entries(damages).map(([damage, text]) => [damage, artifact, text]),
+      ...Object.entries(dataDamages).map(([damage, text]) => [damage, dataFile, text]),
+    ];
+    for (const [damage, target, text] of cases) {
+      writeFileSync(target, text, 'latin1');
       const rebuilt = await start({ openApiSpec: file, specCache: cache });
       expect([damage, rebuilt.cache()]).toEqual([damage, 'miss']);
       expect(rebuilt.logged(/^spec cache: artifact .*rebuilding$/)).toBe(1);
       await rebuilt.s.close();
-      expect(JSON.parse(readFileSync(artifact, 'utf8'))).toEqual(stored);
+      const rewritten = JSON.parse(readFileSync(artifact, 'utf8'));
+      expect(withoutToken(rewritten)).toEqual(withoutToken(stored));
+      expect(readFileSync(dataFile, 'latin1').startsWith(`${rewritten.api.token}\n`)).toBe(true);
     }
+    rmSync(dataFile);
+    const missing = await start({ openApiSpec: file, specCache: cache });
+    expect(missing.cache()).toBe('miss');
+    expect(missing.logged('spec cache miss')).toBe(1);
+    await missing.s.close();
     const hit = await start({ openApiSpec: file, specCache: cache });
     expect(hit.cache()).toBe('hit');
     await hit.s.close();
@@ -233,16 +260,27 @@ describe('spec cache', () => {
     mkdirSync(cache, { mode: 0o700 });
     const old = Array.from({ length: MAX_ARTIFACTS + 5 }, (_, i) => {
       const name = `${i.toString(16).padStart(64, '0')}.json`;
-      writeFileSync(path.join(cache, name), '{}');
       const when = new Date(Date.now() - (i + 1) * 60_000);
-      utimesSync(path.join(cache, name), when, when);
+      for (const part of [name, name.replace(/json$/, 'data')]) {
+        writeFileSync(path.join(cache, part), '{}');
+        utimesSync(path.join(cache, part), when, when);
+      }
       return name;
     });
+    // Data without an index: a fresh one may be a writer between its two renames; a stale one is a crash's.
+    const orphan = (name: string, ageMs: number) => {
+      writeFileSync(path.join(cache, name), 'x');
+      utimesSync(path.join(cache, name), new Date(Date.now() - ageMs), new Date(Date.now() - ageMs));
+    };
+    orphan(`${'e'.repeat(64)}.data`, 60_000);
+    orphan(`${'f'.repeat(64)}.data`, 2 * 60 * 60_000);
     await (await start({ openApiSpec: file, specCache: cache })).s.close();
     const left = artifacts(cache);
     expect(left).toHaveLength(MAX_ARTIFACTS);
     expect(left).toEqual(expect.arrayContaining(old.slice(0, MAX_ARTIFACTS - 1)));
     expect(left.filter((name) => !old.includes(name))).toHaveLength(1);
+    const data = readdirSync(cache).filter((name) => name.endsWith('.data'));
+    expect(data.sort()).toEqual([...left.map((name) => name.replace(/json$/, 'data')), `${'e'.repeat(64)}.data`].sort());
   });
 
   test('a file deleted after a cached start fails as without a cache', async () => {

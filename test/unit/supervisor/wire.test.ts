@@ -1,5 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { serializeMessage, serializeOnce } from '../../../supervisor/wire';
+import { preserialized, serializeMessage } from '../../../supervisor/wire';
 
 const tools = () => [
   { name: 'a', description: 'quote " and \\ and \u2028', inputSchema: { type: 'object', properties: { x: { type: 'string' } } } },
@@ -7,17 +7,16 @@ const tools = () => [
 ];
 
 describe('serializeMessage', () => {
-  it('writes the same JSON value as JSON.stringify for a kept tool list, with and without other result fields', () => {
-    const list = tools();
-    serializeOnce(list);
+  it('writes a preserialized tool list from its text, with and without other result fields', () => {
+    const json = JSON.stringify(tools());
+    const list = preserialized(json);
     for (const message of [
       { jsonrpc: '2.0', id: 7, result: { tools: list } },
       { jsonrpc: '2.0', id: 'req-1', result: { tools: list, nextCursor: 'c2', _meta: { note: 'x' } } },
     ] as JSONRPCMessage[]) {
       const text = serializeMessage(message);
-      expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(message)));
-      // Twice: the second write comes from the kept text.
-      expect(serializeMessage(message)).toBe(text);
+      expect(text).toContain(`"tools":${json}`);
+      expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify({ ...message, result: { ...(message as { result: object }).result, tools: tools() } })));
     }
   });
 
@@ -30,15 +29,17 @@ describe('serializeMessage', () => {
     ] as JSONRPCMessage[];
     for (const message of messages) expect(serializeMessage(message)).toBe(JSON.stringify(message));
   });
+});
 
-  it('keeps the text of a list, so the list must not change after it is marked (the catalogue makes a new one)', () => {
-    const list = tools();
-    serializeOnce(list);
-    const first = serializeMessage({ jsonrpc: '2.0', id: 1, result: { tools: list } } as JSONRPCMessage);
-    const fresh = [...list, { name: 'c', inputSchema: { type: 'object' } }];
-    serializeOnce(fresh);
-    const second = serializeMessage({ jsonrpc: '2.0', id: 1, result: { tools: fresh } } as JSONRPCMessage);
-    expect(JSON.parse(first).result.tools).toHaveLength(2);
-    expect(JSON.parse(second).result.tools).toHaveLength(3);
+describe('preserialized', () => {
+  it('reads as the parsed array to anything but our transports: index, length, methods, spread, JSON.stringify', () => {
+    const list = preserialized<{ name: string }>(JSON.stringify(tools()));
+    expect(Array.isArray(list)).toBe(true);
+    expect(list).toHaveLength(2);
+    expect(list[1].name).toBe('b');
+    expect(list.map((tool) => tool.name)).toEqual(['a', 'b']);
+    expect([...list].map((tool) => tool.name)).toEqual(['a', 'b']);
+    expect(JSON.parse(JSON.stringify({ tools: list }))).toEqual({ tools: tools() });
+    expect(Object.keys(list)).toEqual(['0', '1']);
   });
 });
