@@ -230,7 +230,9 @@ export class ProcessPool implements Pool {
               try {
                 this.#tools = announcedTools(message.tools);
               } catch (error) {
+                // Our own worker sent a list it could not have built: it is not fit to serve.
                 fail(error as McpvisorError);
+                void killTree(child.pid);
                 return;
               }
             }

@@ -81,7 +81,8 @@ export class ApiToolService {
   readonly #reload: () => Promise<LoadedSpec>;
   #document?: Promise<DocumentIndex>;
   #persisting: Promise<void> = Promise.resolve();
-  readonly #endpointTools: EndpointTool[];
+  /** Every tool here was built from the compiled index (StoredTool). */
+  readonly #endpointTools: StoredTool[];
   readonly #metaNames: Set<string>;
   readonly #metaDescriptors: ToolDescriptor[];
   #descriptors?: ToolDescriptor[];
@@ -98,7 +99,7 @@ export class ApiToolService {
     this.#manager = ToolsManager.fromTools(options, api.tools.map((tool) => new StoredTool(tool, data)), api.paths, (message, fields) => log.warn(message, fields));
     const filtered = this.#manager.getFilteredTools();
     const mode = options.toolsMode ?? 'all';
-    this.#endpointTools = mode === 'dynamic' ? [] : filtered;
+    this.#endpointTools = mode === 'dynamic' ? [] : (filtered as StoredTool[]);
     const wanted = new Set((options.includeTools ?? []).map((t) => t.toLowerCase()));
     const metas = createMetaTools().filter((m) => mode !== 'explicit' || wanted.has(m.name));
     this.#metaNames = new Set(metas.map((m) => m.name));
@@ -143,13 +144,13 @@ export class ApiToolService {
 
   /** The tools as listed to clients (names without the namespace prefix), parsed on first read. */
   get tools(): ToolDescriptor[] {
-    return (this.#descriptors ??= [...(this.#endpointTools as StoredTool[]).map((tool) => tool.descriptor), ...this.#metaDescriptors]);
+    return (this.#descriptors ??= [...this.#endpointTools.map((tool) => tool.descriptor), ...this.#metaDescriptors]);
   }
 
   /** The same tools as text, for the api worker's `ready` (protocol/tool-text.ts); nothing is parsed. */
   toolTexts(): ToolTexts {
     const texts = new ToolTextsBuilder();
-    for (const tool of this.#endpointTools as StoredTool[]) texts.add(tool.name, tool.listedJson);
+    for (const tool of this.#endpointTools) texts.add(tool.name, tool.listedJson);
     for (const meta of this.#metaDescriptors) texts.add(meta.name, asciiJson(meta));
     return texts.build();
   }

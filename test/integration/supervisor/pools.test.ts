@@ -241,6 +241,12 @@ describe('pool limits and restart intensity', () => {
     expect(await server.exited).toBe(1);
     expect(server.stderr()).toContain('mcpvisor: failed to start: the API key is wrong');
   });
+
+  it('refuses to start when a worker announces a malformed tool list', async () => {
+    const server = spawnBin('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, process: { config: { malformedTools: true } } }))]);
+    expect(await server.exited).toBe(1);
+    expect(server.stderr()).toContain("mcpvisor: failed to start: the worker announced a malformed tool list (tool 0, 'sleep')");
+  });
 });
 
 describe('shutdown', () => {
