@@ -4,8 +4,8 @@ import type { ToolDescriptor } from './tool';
 /**
  * Tool descriptors as JSON text, and where each one is in it: how a worker with a large tool list
  * announces it. Why: GitHub's 1,226 descriptors are 1.7 MB of JSON; as objects they were built
- * in the worker, serialised for IPC, parsed in the supervisor and serialised again for tools/list
- * (~55 ms of startup and ~30 MB of peak RSS across both processes). As text they pass through
+ * in the worker, serialised for IPC (~55 ms of startup with the parse at the other end), parsed
+ * in the supervisor and serialised again for tools/list. As text they pass through
  * the supervisor into tools/list untouched (supervisor/wire.ts), and a descriptor is parsed only
  * when something reads it (the first call's argument validation).
  */
@@ -78,8 +78,8 @@ export function announcedTools(tools: ToolDescriptor[] | ToolTexts): AnnouncedTo
 export class ToolTextsBuilder {
   #parts: string[] = [];
   #length = 0;
-  readonly names: string[] = [];
-  readonly spans: number[] = [];
+  #names: string[] = [];
+  #spans: number[] = [];
 
   /** Adds one descriptor's text, which must start with `{"name":` and its name as asciiJson writes it. */
   add(name: string, json: string): void {
@@ -87,13 +87,13 @@ export class ToolTextsBuilder {
       this.#parts.push(',');
       this.#length += 1;
     }
-    this.spans.push(this.#length, this.#length + json.length);
-    this.names.push(name);
+    this.#spans.push(this.#length, this.#length + json.length);
+    this.#names.push(name);
     this.#parts.push(json);
     this.#length += json.length;
   }
 
   build(): ToolTexts {
-    return { text: this.#parts.join(''), names: this.names, spans: this.spans };
+    return { text: this.#parts.join(''), names: this.#names, spans: this.#spans };
   }
 }

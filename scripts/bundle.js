@@ -6,7 +6,7 @@
 // them one file at a time from node_modules cost more than running them: zod + the SDK's server
 // load in ~64 ms bundled vs ~143 ms (zod's locales alone 27 ms), with ~6 MB less peak RSS
 // (2-core development machine). Why a launcher: V8 compiles a bundle whole before running its
-// first line (~40 ms for 2.4 MB here), and openapi-mcp-server forks its api worker before that.
+// first line (~28 ms for 1.8 MB here), and openapi-mcp-server forks its api worker before that.
 //
 // Left out of the bundles, loaded from dist/ by path as before: workers/ (run in forked processes
 // and threads, and loaded by path), the spare worker modules (the launcher and the pool must share

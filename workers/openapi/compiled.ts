@@ -115,7 +115,7 @@ export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boo
 }
 
 /** The tool as listed to clients (names without the namespace prefix; `name` first, as tool-text.ts needs). */
-export function describeTool(tool: Pick<EndpointTool, 'name' | 'summary' | 'description' | 'inputSchema' | 'method'>): ToolDescriptor {
+function describeTool(tool: Pick<EndpointTool, 'name' | 'summary' | 'description' | 'inputSchema' | 'method'>): ToolDescriptor {
   const { summary, method } = tool;
   return {
     name: tool.name,

@@ -182,7 +182,7 @@ async function pruneArtifacts(dir: string): Promise<void> {
   }
   indexes.sort((a, b) => b.mtimeMs - a.mtimeMs);
   const kept = new Set(indexes.slice(0, MAX_ARTIFACTS).map((index) => index.key));
-  // The index first: a reader never finds an index whose data is gone.
+  // The index first, so an index is never left without its data.
   for (const old of indexes.slice(MAX_ARTIFACTS)) await rm(path.join(dir, `${old.key}.json`), { force: true }).catch(() => undefined);
   // Data without an index: pruned, or left by a crash between the two renames (once stale, as a
   // writer of the same key may be between them now).
