@@ -1,6 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { serializeMessage } from './wire';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { serializeMessage, toJsonRpcMessage } from './wire';
 
 /** How much of an over-long line's end is kept, to find its id. */
 const SKIPPED_TAIL_CHARS = 256;
@@ -89,12 +89,12 @@ export class LineStdioTransport implements Transport {
       return this.#reply(null, -32700, 'Parse error: the line is not valid JSON');
     }
     if (Array.isArray(value)) return this.#reply(null, -32600, 'Invalid Request: batches are not supported');
-    const parsed = JSONRPCMessageSchema.safeParse(value);
-    if (!parsed.success) {
+    const message = toJsonRpcMessage(value);
+    if (!message) {
       const id = (value as { id?: unknown } | null)?.id;
       return this.#reply(typeof id === 'string' || typeof id === 'number' ? id : null, -32600, 'Invalid Request: not a JSON-RPC 2.0 message');
     }
-    this.onmessage?.(parsed.data);
+    this.onmessage?.(message);
   }
 
   /** Longer than the limit in UTF-8 (a UTF-16 unit is at most 3 bytes: most lines skip the count). */

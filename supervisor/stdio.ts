@@ -25,7 +25,7 @@ export async function startStdio(supervisor: Supervisor, logger: Logger): Promis
     transport.onclose = () => resolve();
   });
   void ended.then(() => (open = false));
-  await session.server.connect(transport);
+  await session.connect(transport);
   logger.debug('stdio session ready');
   return { ended, close: () => session.server.close() };
 }

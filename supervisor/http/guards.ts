@@ -38,18 +38,21 @@ export function isLoopback(host: string): boolean {
 export function originGuard(config: HttpConfig): Check {
   const allowed = new Set(config.allowedOrigins.map((origin) => origin.replace(/\/+$/, '').toLowerCase()));
   const checkHost = isLoopback(config.host);
+  let lastLocalHost: string | undefined;
   return (req, res) => {
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin, allowed)) {
       sendJsonRpcError(res, 403, -32000, `Forbidden: origin ${truncate(origin)} is not allowed`);
       return false;
     }
-    if (checkHost) {
+    if (checkHost && (req.headers.host === undefined || req.headers.host !== lastLocalHost)) {
       const hostname = hostnameOf(req.headers.host);
       if (hostname === undefined || !(LOCAL_HOSTNAMES.has(hostname) || /^127\./.test(hostname))) {
         sendJsonRpcError(res, 403, -32000, `Forbidden: host ${truncate(req.headers.host ?? '(none)')} is not allowed`);
         return false;
       }
+      // Clients send one Host header on every request: the URL parse runs once per value seen.
+      lastLocalHost = req.headers.host;
     }
     return true;
   };

@@ -45,7 +45,7 @@ export class LegacySseSessions {
       if (this.#sessions.delete(id)) this.#log.debug({ sessionId: id }, 'session ended');
     };
     res.on('close', () => void transport.close());
-    await session.server.connect(transport);
+    await session.connect(transport);
     startHeartbeat(res, this.#config.heartbeatIntervalMs, this.#config.maxStreamBufferBytes);
     this.#log.debug({ sessionId: id }, 'session started');
   }

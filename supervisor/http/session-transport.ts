@@ -1,17 +1,16 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   isInitializeRequest,
-  isJSONRPCRequest,
-  JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
+  type JSONRPCRequest,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
-import { serializeMessage } from '../wire';
+import { serializeMessage, toJsonRpcMessage } from '../wire';
 
 /** The SDK's limit on a JSON-RPC batch. */
 const MAX_BATCH_SIZE = 100;
@@ -92,9 +91,9 @@ export class SessionTransport implements Transport {
     }
     const messages: JSONRPCMessage[] = [];
     for (const raw of Array.isArray(body) ? body : [body]) {
-      const parsed = JSONRPCMessageSchema.safeParse(raw);
-      if (!parsed.success) return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON-RPC message');
-      messages.push(parsed.data);
+      const message = toJsonRpcMessage(raw);
+      if (!message) return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON-RPC message');
+      messages.push(message);
     }
     if (this.#closed) return sendJsonRpcError(res, 404, -32001, 'Session not found');
 
@@ -112,7 +111,8 @@ export class SessionTransport implements Transport {
     }
 
     const extra = { requestInfo: { headers: req.headers } };
-    const requests = messages.filter(isJSONRPCRequest);
+    // A valid message with both a method and an id is a request (the zod guard costs more).
+    const requests = messages.filter((message): message is JSONRPCRequest => 'method' in message && 'id' in message);
     // An id still in flight would take over the other request's answer (MCP: ids are never reused in a session).
     const ids = new Set<RequestId>();
     for (const request of requests) {

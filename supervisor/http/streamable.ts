@@ -139,7 +139,7 @@ export class StreamableSessions {
       const id = transport.sessionId;
       if (id && this.#sessions.delete(id)) this.#log.debug({ sessionId: id }, 'session ended');
     };
-    await session.server.connect(transport);
+    await session.connect(transport);
     transport.handlePost(req, res, body);
   }
 

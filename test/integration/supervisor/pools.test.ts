@@ -125,6 +125,39 @@ describe('pool supervision', () => {
     await transport.close();
   });
 
+  it('answers and cancels a call with a progress token (the SDK path) as it does a plain call', async () => {
+    const plain = await call(client, 'echo', { text: 'same' });
+    const withToken = (await client.callTool({ name: 'echo', arguments: { text: 'same' } }, undefined, { onprogress: () => undefined })) as Result;
+    expect(textOf(withToken)).toBe('same');
+    expect(withToken).toEqual(plain);
+    const file = marker();
+    const controller = new AbortController();
+    const pending = client.callTool({ name: 'sleep', arguments: { ms: 60_000, marker: file } }, undefined, { signal: controller.signal, onprogress: () => undefined });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    controller.abort('user pressed stop');
+    await expect(pending).rejects.toThrow();
+    expect(await eventually(() => readMarker(file) === 'cancelled:the call was cancelled')).toBe(true);
+  });
+
+  it('cancels the running calls of a session ended with DELETE', async () => {
+    const { transport } = await connectHttp(server.mcpUrl);
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId! };
+    const file = marker();
+    // Not awaited: the answer's headers only come with the answer (or the first heartbeat).
+    const response = fetch(server.mcpUrl, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 60_000, marker: file } } }),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const ended = await fetch(server.mcpUrl, { method: 'DELETE', headers });
+    expect(ended.status).toBe(200);
+    await eventually(() => readMarker(file) !== '');
+    expect(readMarker(file)).toBe('cancelled:the call was cancelled');
+    // The call's stream ends without an answer.
+    expect(await (await response).text()).toBe('');
+  });
+
   it('keeps worker errors as results with their stable code', async () => {
     const result = await call(client, 'fail', { code: 'UPSTREAM_ERROR' });
     expect(result.isError).toBe(true);

@@ -1,5 +1,5 @@
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { preserialized, serializeMessage } from '../../../supervisor/wire';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { preserialized, serializeMessage, toJsonRpcMessage } from '../../../supervisor/wire';
 
 const tools = () => [
   { name: 'a', description: 'quote " and \\ and \u2028', inputSchema: { type: 'object', properties: { x: { type: 'string' } } } },
@@ -41,5 +41,41 @@ describe('preserialized', () => {
     expect([...list].map((tool) => tool.name)).toEqual(['a', 'b']);
     expect(JSON.parse(JSON.stringify({ tools: list }))).toEqual({ tools: tools() });
     expect(Object.keys(list)).toEqual(['0', '1']);
+  });
+});
+
+describe('toJsonRpcMessage', () => {
+  // Each case's verdict must be the SDK schema's: the shortcut may only accept what zod accepts unchanged.
+  const cases: unknown[] = [
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'a', arguments: { x: 1 } } },
+    { jsonrpc: '2.0', id: 'r-1', method: 'tools/list' },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3, reason: 'stop' } },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'a', _meta: { progressToken: 'p' } } },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'a', _meta: { progressToken: { no: 1 } } } },
+    { jsonrpc: '2.0', id: 1.5, method: 'tools/list' },
+    { jsonrpc: '2.0', id: null, method: 'tools/list' },
+    { jsonrpc: '2.0', id: 2 ** 53, method: 'tools/list' },
+    { jsonrpc: '2.0', id: true, method: 'tools/list' },
+    { jsonrpc: '1.0', id: 1, method: 'tools/list' },
+    { jsonrpc: '2.0', id: 1, method: 7 },
+    { jsonrpc: '2.0', id: 1, method: 'tools/list', extra: 1 },
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: [1, 2] },
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: null },
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: 'x' },
+    { jsonrpc: '2.0', id: 1, result: {} },
+    { jsonrpc: '2.0', id: 1, error: { code: -1, message: 'no' } },
+    JSON.parse('{"jsonrpc":"2.0","id":1,"method":"tools/list","__proto__":{"x":1}}'),
+    [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }],
+    null,
+    'text',
+    {},
+  ];
+
+  it.each(cases.map((value) => [JSON.stringify(value), value]))('judges %s as the SDK schema does', (_label, value) => {
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    const ours = toJsonRpcMessage(value);
+    expect(ours !== undefined).toBe(parsed.success);
+    if (parsed.success) expect(ours).toEqual(parsed.data);
   });
 });
