@@ -164,11 +164,21 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
 /** The normalised URL; BLOCKED unless it has the origin of `baseUrl` and stays under its path. */
 export function checkUrl(url: string, baseUrl: string): string {
   const target = new URL(url);
-  const base = new URL(baseUrl);
-  const basePath = base.pathname.replace(/\/+$/, '');
+  const base = parsedBase(baseUrl);
+  const basePath = base.path;
   if (target.origin !== base.origin || !(target.pathname === basePath || target.pathname.startsWith(`${basePath}/`) || basePath === '')) {
     throw new McpvisorError('BLOCKED', `the request would leave the API base URL ${base.origin}${basePath}`);
   }
   return target.href;
+}
 
+/** The last base URL parsed: a worker has one, checked twice per call. */
+let lastBase: { url: string; origin: string; path: string } | undefined;
+
+function parsedBase(baseUrl: string): { origin: string; path: string } {
+  if (lastBase?.url !== baseUrl) {
+    const base = new URL(baseUrl);
+    lastBase = { url: baseUrl, origin: base.origin, path: base.pathname.replace(/\/+$/, '') };
+  }
+  return lastBase;
 }

@@ -118,10 +118,11 @@ describe('openapi-mcp-server errors and limits', () => {
         '  /status/{code}:', '    get:', '      operationId: getStatus', '      parameters: [{name: code, in: path, required: true, schema: {type: integer}}]', '      responses: {"200": {description: ok}}',
         '  /hang:', '    get:', '      operationId: hang', '      responses: {"200": {description: ok}}',
         '  /text:', '    get:', '      operationId: getText', '      responses: {"200": {description: ok}}',
+        '  /big/{n}:', '    get:', '      operationId: getBig', '      parameters: [{name: n, in: path, required: true, schema: {type: integer}}]', '      responses: {"200": {description: ok}}',
       ].join('\n'),
     );
     const config = path.join(dir, 'config.json');
-    writeFileSync(config, JSON.stringify({ apis: [{ apiBaseUrl: upstream.url, openApiSpec: spec, requestTimeoutMs: 500 }] }));
+    writeFileSync(config, JSON.stringify({ apis: [{ apiBaseUrl: upstream.url, openApiSpec: spec, requestTimeoutMs: 500, maxResponseBytes: 1000 }] }));
     const conn = await connectStdio('openapi-mcp-server', ['--config', config], ENV);
     try {
       const notFound = await call(conn, 'get-status', { code: 404 });
@@ -132,6 +133,11 @@ describe('openapi-mcp-server errors and limits', () => {
       const slow = await call(conn, 'hang', {});
       expect(slow.result.isError).toBe(true);
       expect(errorCodeOf(slow.result)).toBe('TIMEOUT');
+      expect(textOf((await call(conn, 'get-text', {})).result)).toBe('plain words');
+      // A body past maxResponseBytes (streamed, no length given) is cut, and the worker lives on.
+      const big = await call(conn, 'get-big', { n: 50_000 });
+      expect(big.result.isError).toBeUndefined();
+      expect(textOf(big.result)).toMatch(/\n\[response cut at 1000 bytes\]$/);
       expect(textOf((await call(conn, 'get-text', {})).result)).toBe('plain words');
     } finally {
       await conn.close();
