@@ -130,6 +130,7 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       parameters,
       requestBody: plan.spec.swagger ? undefined : requestBody,
       requestContentType: body?.contentType,
+      responseContentType: acceptOf(plan.spec),
       baseURL: baseUrl.replace(/\/+$/, ''),
     }) as typeof req;
   } catch (error) {
@@ -159,6 +160,38 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     if (!headers['content-type']) headers['content-type'] = 'application/json';
   }
   return { method: req.method, url, headers, body: out };
+}
+
+const accepts = new WeakMap<JsonObject, string | undefined>();
+
+/**
+ * The `accept` header swagger-client's OpenAPI 3 builder derives from the media types of the 2xx
+ * responses (oas3/build-request.js, joined with ", "), derived here once per plan and passed as
+ * `responseContentType`, which the builder then uses as it is: deriving it on every call cost
+ * ~3 µs, a sixth of the builder's time. Swagger 2.0 plans (`produces`) are left to the builder.
+ */
+function acceptOf(spec: JsonObject): string | undefined {
+  if (spec.swagger) return undefined;
+  if (accepts.has(spec)) return accepts.get(spec);
+  const types: string[] = [];
+  for (const methods of Object.values(spec.paths as JsonObject)) {
+    for (const operation of Object.values(methods as JsonObject)) {
+      const responses = (operation as JsonObject).responses;
+      if (!isObject(responses)) continue;
+      for (const [code, response] of Object.entries(responses)) {
+        const status = parseInt(code, 10);
+        const content = isObject(response) ? response.content : undefined;
+        if (status >= 200 && status < 300 && isObject(content)) types.push(...Object.keys(content));
+      }
+    }
+  }
+  const accept = types.length > 0 ? types.join(', ') : undefined;
+  accepts.set(spec, accept);
+  return accept;
+}
+
+function isObject(value: Json | undefined): value is JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** The normalised URL; BLOCKED unless it has the origin of `baseUrl` and stays under its path. */

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { loadSpec } from '../../../workers/openapi/load-spec';
 import { buildUpstreamRequest, checkUrl, planSpec, requestPlan } from '../../../workers/openapi/request';
 import { ToolsManager } from '../../../workers/openapi/tools-manager';
+import { swaggerBuildRequest } from '../../../workers/openapi/lazy';
 
 const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'openapi');
 const BASE = 'http://127.0.0.1:8080/api/v1';
@@ -78,6 +79,24 @@ describe('buildUpstreamRequest', () => {
     const build = await builder('petstore-3.0.yaml');
     expect(build('GET::pets', { limit: 1 }).headers.accept).toBe('application/json');
     expect(build('DELETE::pets__---petId', { petId: '1' }).headers.accept).toBeUndefined();
+  });
+
+  test('gives the accept header swagger-client derives itself, for several 2xx responses and media types', () => {
+    const responses = {
+      '200': { content: { 'application/json': {}, 'text/plain': {} } },
+      '201': { content: { 'application/xml': {} } },
+      '204': { description: 'none' },
+      '2XX': { content: { 'text/csv': {} } },
+      '302': { content: { 'text/html': {} } },
+    };
+    for (const kept of [responses, {}, { '404': { content: { 'application/json': {} } } }]) {
+      const spec = { openapi: '3.0.3', paths: { '/r': { get: { operationId: 'op', parameters: [], responses: kept } } } };
+      const ours = buildUpstreamRequest({ spec, targets: new Map() }, {}, BASE).headers.accept;
+      const theirs = (swaggerBuildRequest()({ spec, operationId: 'op', parameters: {}, baseURL: BASE }) as { headers: Record<string, string> }).headers.accept;
+      expect(ours).toBe(theirs);
+    }
+    const spec = { openapi: '3.0.3', paths: { '/r': { get: { operationId: 'op', parameters: [], responses } } } };
+    expect(buildUpstreamRequest({ spec, targets: new Map() }, {}, BASE).headers.accept).toBe('application/json, text/plain, application/xml');
   });
 
   test('never lets a path argument change the host or leave the base path', async () => {
