@@ -1,10 +1,11 @@
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 /**
- * JSON text of outgoing messages, for our transports (stdio, Streamable HTTP). One value comes
- * already serialised: the tool list (catalogue.ts), 1.7 MB for GitHub's 1,226 tools, built from
- * the descriptor texts the workers announced (protocol/tool-text.ts). Serialising it per
- * `tools/list` would block the event loop 8–17 ms each time; written from its text it costs a copy.
+ * JSON-RPC on our transports' wire (stdio, Streamable HTTP): incoming messages recognised, outgoing
+ * ones serialised. One outgoing value comes already serialised: the tool list (catalogue.ts),
+ * 1.7 MB for GitHub's 1,226 tools, built from the descriptor texts the workers announced
+ * (protocol/tool-text.ts). Serialising it per `tools/list` would block the event loop 8–17 ms each
+ * time; written from its text it costs a copy.
  */
 const kept = new WeakMap<object, string>();
 
@@ -41,8 +42,9 @@ export function serializeMessage(message: JSONRPCMessage): string {
 /**
  * `raw` as a JSON-RPC message, or undefined when it is not one. A request or notification of the
  * common shape (only `jsonrpc`, `method`, an integer or string `id`, and `params` without `_meta`)
- * is recognised here: exactly what the SDK's schema accepts unchanged, for ~1 µs instead of a zod
- * parse. Everything else (responses, `_meta`, anything malformed) is the SDK schema's to judge.
+ * is recognised here: exactly what the SDK's schema accepts unchanged, in ~0.05 µs where the zod
+ * parse takes ~0.5 µs (hot loop; more under load). Everything else (responses, `_meta`, anything
+ * malformed) is the SDK schema's to judge.
  */
 export function toJsonRpcMessage(raw: unknown): JSONRPCMessage | undefined {
   if (isPlainRequest(raw)) return raw as JSONRPCMessage;
