@@ -8,6 +8,7 @@ import { errorResult } from '../protocol/results';
 import type { ToolResult } from '../protocol/tool';
 import type { Logger } from './logger';
 import type { Supervisor } from './supervisor';
+import { isPlainMeta } from './wire';
 
 export interface SessionOptions {
   supervisor: Supervisor;
@@ -89,7 +90,7 @@ export function createSession(options: SessionOptions): Session {
   // Registered past Server's own override of setRequestHandler, which parses each tools/call a
   // second time and each result against the SDK's zod schema. Results are built by our own
   // workers (protocol/results.ts), and the SDK client of every integration test parses them
-  // strictly. Calls with `_meta` (a progress token) or other extra params come this way.
+  // strictly. Calls with other `_meta` fields, a `task` or other extra params come this way.
   Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, async (request, extra) => {
     const controller = new AbortController();
     const onAbort = () => abort(extra.requestId);
@@ -109,9 +110,9 @@ export function createSession(options: SessionOptions): Session {
    * closure set per request, three promise turns) was about a sixth of the supervisor's CPU per
    * call in a profile under 20 HTTP sessions; with the transports' zod parse of each message
    * (wire.ts) gone too, the supervisor's CPU per call fell from ~168 to ~115 µs
-   * (bench/openapi/throughput.ts, same run). A request qualifies when its params are exactly
-   * `name` (a string) and optionally `arguments` (an object), which is what the SDK's schema
-   * would accept unchanged; anything else goes to the SDK. The answers are the SDK's: the result,
+   * (bench/openapi/throughput.ts, same run). A request qualifies when its params are `name` (a
+   * string) and optionally `arguments` (an object) and a `_meta` holding a progress token, which
+   * is what the SDK's schema would accept unchanged; anything else goes to the SDK. The answers are the SDK's: the result,
    * or for a throw the error the SDK would build, and nothing for a cancelled call.
    * `notifications/cancelled` and the transport closing cancel these calls as the SDK cancels its
    * own.
@@ -162,12 +163,16 @@ export function createSession(options: SessionOptions): Session {
   };
 }
 
-/** `{name, arguments?}` with the types the SDK's CallToolRequest schema requires, else undefined. */
+/**
+ * `{name, arguments?, _meta?}` with the types the SDK's CallToolRequest schema requires (`_meta`
+ * with a progress token only: we send no progress notifications, on either path), else undefined.
+ */
 function plainCallParams(params: unknown): { name: string; arguments?: Record<string, unknown> } | undefined {
   if (params === null || typeof params !== 'object' || Array.isArray(params)) return undefined;
-  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  const { name, arguments: args, _meta: meta } = params as { name?: unknown; arguments?: unknown; _meta?: unknown };
   if (typeof name !== 'string') return undefined;
   if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) return undefined;
-  for (const key in params) if (key !== 'name' && key !== 'arguments') return undefined;
+  if (meta !== undefined && !isPlainMeta(meta)) return undefined;
+  for (const key in params) if (key !== 'name' && key !== 'arguments' && key !== '_meta') return undefined;
   return params as { name: string; arguments?: Record<string, unknown> };
 }

@@ -41,10 +41,10 @@ export function serializeMessage(message: JSONRPCMessage): string {
 
 /**
  * `raw` as a JSON-RPC message, or undefined when it is not one. A request or notification of the
- * common shape (only `jsonrpc`, `method`, an integer or string `id`, and `params` without `_meta`)
- * is recognised here: exactly what the SDK's schema accepts unchanged, in ~0.05 µs where the zod
- * parse takes ~0.5 µs (hot loop; more under load). Everything else (responses, `_meta`, anything
- * malformed) is the SDK schema's to judge.
+ * common shape (only `jsonrpc`, `method`, an integer or string `id`, and `params` whose `_meta`,
+ * if any, holds only a progress token) is recognised here: exactly what the SDK's schema accepts
+ * unchanged, in ~0.05 µs where the zod parse takes ~0.5 µs (hot loop; more under load).
+ * Everything else (responses, other `_meta`, anything malformed) is the SDK schema's to judge.
  */
 export function toJsonRpcMessage(raw: unknown): JSONRPCMessage | undefined {
   if (isPlainRequest(raw)) return raw as JSONRPCMessage;
@@ -58,7 +58,16 @@ function isPlainRequest(raw: unknown): boolean {
   if (message.jsonrpc !== '2.0' || typeof message.method !== 'string') return false;
   for (const key in message) if (key !== 'jsonrpc' && key !== 'method' && key !== 'id' && key !== 'params') return false;
   if ('id' in message && typeof message.id !== 'string' && !Number.isSafeInteger(message.id)) return false;
-  return message.params === undefined || (isObject(message.params) && !('_meta' in (message.params as object)));
+  if (message.params === undefined) return true;
+  return isObject(message.params) && (!('_meta' in (message.params as object)) || isPlainMeta((message.params as { _meta?: unknown })._meta));
+}
+
+/** A request's `_meta` holding only a progress token (a string or an integer), as MCP clients send it. */
+export function isPlainMeta(meta: unknown): boolean {
+  if (!isObject(meta)) return false;
+  for (const key in meta as object) if (key !== 'progressToken') return false;
+  const token = (meta as { progressToken?: unknown }).progressToken;
+  return token === undefined || typeof token === 'string' || Number.isSafeInteger(token);
 }
 
 function isObject(value: unknown): boolean {

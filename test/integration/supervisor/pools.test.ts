@@ -125,18 +125,24 @@ describe('pool supervision', () => {
     await transport.close();
   });
 
-  it('answers and cancels a call with a progress token (the SDK path) as it does a plain call', async () => {
+  it('answers and cancels a call with a progress token, and one with other _meta (the SDK path), as it does a plain call', async () => {
     const plain = await call(client, 'echo', { text: 'same' });
     const withToken = (await client.callTool({ name: 'echo', arguments: { text: 'same' } }, undefined, { onprogress: () => undefined })) as Result;
-    expect(textOf(withToken)).toBe('same');
+    const withMeta = (await client.callTool({ name: 'echo', arguments: { text: 'same' }, _meta: { note: 'x' } })) as Result;
+    expect(textOf(plain)).toBe('same');
     expect(withToken).toEqual(plain);
-    const file = marker();
-    const controller = new AbortController();
-    const pending = client.callTool({ name: 'sleep', arguments: { ms: 60_000, marker: file } }, undefined, { signal: controller.signal, onprogress: () => undefined });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    controller.abort('user pressed stop');
-    await expect(pending).rejects.toThrow();
-    expect(await eventually(() => readMarker(file) === 'cancelled:the call was cancelled')).toBe(true);
+    expect(withMeta).toEqual(plain);
+    await expect(client.callTool({ name: 'no-such-tool', arguments: {}, _meta: { note: 'x' } })).rejects.toThrow(/-32602.*unknown tool 'no-such-tool'/);
+    for (const options of [{ onprogress: () => undefined }, {}]) {
+      const file = marker();
+      const controller = new AbortController();
+      const meta = 'onprogress' in options ? {} : { _meta: { note: 'x' } };
+      const pending = client.callTool({ name: 'sleep', arguments: { ms: 60_000, marker: file }, ...meta }, undefined, { signal: controller.signal, ...options });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      controller.abort('user pressed stop');
+      await expect(pending).rejects.toThrow();
+      expect(await eventually(() => readMarker(file) === 'cancelled:the call was cancelled')).toBe(true);
+    }
   });
 
   it('cancels the running calls of a session ended with DELETE', async () => {
