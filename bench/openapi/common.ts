@@ -46,9 +46,11 @@ export function stop(child: ChildProcess): Promise<void> {
 const cacheHome = mkdtempSync(path.join(tmpdir(), 'mcpvisor-bench-xdg-'));
 process.on('exit', () => rmSync(cacheHome, { recursive: true, force: true }));
 
-/** Starts a server in HTTP mode and resolves with its MCP URL once it accepts connections. */
-export async function startHttpServer(which: 'ours' | 'reference', args: string[], port: number): Promise<{ child: ChildProcess; url: string }> {
-  const script = which === 'ours' ? OURS : REFERENCE;
+/**
+ * Starts a server in HTTP mode and resolves with its MCP URL once it accepts connections; `script`
+ * overrides which entry point runs (another build of ours).
+ */
+export async function startHttpServer(which: 'ours' | 'reference', args: string[], port: number, script = which === 'ours' ? OURS : REFERENCE): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [script, '--transport', 'http', '--port', String(port), '--host', '127.0.0.1', ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, XDG_CACHE_HOME: cacheHome },
