@@ -40,7 +40,9 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
   const trust = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
   const json = express.json({ limit: config.maxBodyBytes, type: ['application/json', 'application/*+json'] });
   const limits = config.rateLimit;
-  const perIp = rateLimit(new KeyedRateLimiter(limits.perIpRequestsPerSecond, limits.perIpBurst), (req) => proxyaddr(req, trust), 'per-client');
+  // Without a trusted proxy the client is the socket's peer: no X-Forwarded-For parse per request.
+  const clientOf = config.trustProxy === false ? (req: IncomingMessage) => req.socket.remoteAddress : (req: IncomingMessage) => proxyaddr(req, trust);
+  const perIp = rateLimit(new KeyedRateLimiter(limits.perIpRequestsPerSecond, limits.perIpBurst), clientOf, 'per-client');
   const perSession = rateLimit(
     new KeyedRateLimiter(limits.perSessionRequestsPerSecond, limits.perSessionBurst),
     (req) => sessionKey(req),

@@ -93,6 +93,21 @@ describe('limits', () => {
     await server.stop();
   });
 
+  it('keys the per-client limit on X-Forwarded-For only behind a trusted proxy; a spoofed header dodges nothing', async () => {
+    const limits = { rateLimit: { perIpRequestsPerSecond: 1, perIpBurst: 3 } };
+    const statuses = async (url: string) => {
+      const seen: number[] = [];
+      for (let i = 0; i < 5; i++) seen.push((await fetch(url, { method: 'POST', headers: { ...HEADERS, 'x-forwarded-for': `203.0.113.${i}` }, body: INIT })).status);
+      return seen;
+    };
+    const direct = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: limits } }))]);
+    expect(await statuses(direct.mcpUrl)).toEqual([200, 200, 200, 429, 429]);
+    await direct.stop();
+    const proxied = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: { ...limits, trustProxy: 'loopback' } } }))]);
+    expect(await statuses(proxied.mcpUrl)).toEqual([200, 200, 200, 200, 200]);
+    await proxied.stop();
+  });
+
   it('answers 413 to a body over the limit and keeps serving', async () => {
     const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: { maxBodyBytes: 1024 } } }))]);
     const { client, transport } = await connectHttp(server.mcpUrl);
