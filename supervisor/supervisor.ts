@@ -12,6 +12,9 @@ import { ThreadPool } from './pools/thread-pool';
 import type { PoolPlan, ToolsetPlan } from './toolsets/types';
 import { packageVersion } from '../protocol/version';
 
+/** Delay after the start before warming what the first call needs (catalogue.ts warmUp). */
+const WARM_UP_DELAY_MS = 300;
+
 export type HealthStatus = 'ok' | 'starting' | 'degraded' | 'failed' | 'draining';
 
 export interface Health {
@@ -79,6 +82,8 @@ export class Supervisor {
     }
     if (this.catalogue.size === 0) this.#log.warn('no tools are enabled: every toolset is disabled or empty');
     this.#state = 'running';
+    // After the start's own work (the first tools/list): what the first call would wait for.
+    setTimeout(() => this.catalogue.warmUp(), WARM_UP_DELAY_MS).unref();
   }
 
   /** Routes a call; throws only UNKNOWN_TOOL (a protocol error), everything else is a result. */

@@ -46,6 +46,9 @@ export function stop(child: ChildProcess): Promise<void> {
 const cacheHome = mkdtempSync(path.join(tmpdir(), 'mcpvisor-bench-xdg-'));
 process.on('exit', () => rmSync(cacheHome, { recursive: true, force: true }));
 
+/** The environment for a server this benchmark starts: ours, with the run's own spec cache. */
+export const serverEnv = (): NodeJS.ProcessEnv => ({ ...process.env, XDG_CACHE_HOME: cacheHome });
+
 /**
  * Starts a server in HTTP mode and resolves with its MCP URL once it accepts connections; `script`
  * overrides which entry point runs (another build of ours).
@@ -53,7 +56,7 @@ process.on('exit', () => rmSync(cacheHome, { recursive: true, force: true }));
 export async function startHttpServer(which: 'ours' | 'reference', args: string[], port: number, script = which === 'ours' ? OURS : REFERENCE): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [script, '--transport', 'http', '--port', String(port), '--host', '127.0.0.1', ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, XDG_CACHE_HOME: cacheHome },
+    env: serverEnv(),
   });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

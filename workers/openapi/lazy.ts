@@ -1,9 +1,14 @@
 /**
- * Modules loaded on first use. A worker must say `ready` fast: swagger-client's request builder
- * takes ~440 ms to load, undici ~115 ms, yaml ~50 ms, ajv with formats ~80 ms, and none of them
- * is needed to list tools from a JSON description. worker.ts warms them right after `ready`.
+ * Modules loaded on first use. A worker must say `ready` fast, and none of these is needed to list
+ * tools from a JSON description: worker.ts warms them right after `ready`. The calls' own
+ * dependencies (undici, swagger-client's request builder, ajv) come from the build's one-file
+ * bundle of them (scripts/bundle.js), or from the packages when there is none (the sources, in
+ * unit tests). From ~1,500 files they took ~390 ms to load and ~50 MB of RSS; bundled, ~150 ms
+ * and ~28 MB (2-core development machine). yaml (~50 ms) is read before `ready`, for YAML
+ * descriptions only, and stays out of the bundle so that a start never compiles the bundle.
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 function once<T>(load: () => T): () => T {
@@ -11,16 +16,45 @@ function once<T>(load: () => T): () => T {
   return () => (value ??= load());
 }
 
-export const undici = once(() => require('undici') as typeof import('undici'));
+/** The exports of dist/workers/openapi/deps.bundle.js: each part is initialised on first read. */
+interface Deps {
+  readonly undici: typeof import('undici');
+  readonly ajv: { Ajv: typeof import('ajv').default; addFormats: typeof import('ajv-formats').default };
+  readonly buildRequest: (options: Record<string, unknown>) => unknown;
+  /** openapi-path-templating's parse module, as the builder requires it. */
+  readonly pathTemplateParser: { default: (template: string) => unknown };
+}
+
+const deps = once((): Deps => {
+  const bundle = path.join(__dirname, 'deps.bundle.js');
+  if (existsSync(bundle)) return require(bundle) as Deps;
+  return {
+    get undici() {
+      return require('undici') as Deps['undici'];
+    },
+    get ajv() {
+      return {
+        Ajv: (require('ajv') as { default: Deps['ajv']['Ajv'] }).default,
+        addFormats: (require('ajv-formats') as { default: Deps['ajv']['addFormats'] }).default,
+      };
+    },
+    get buildRequest() {
+      return (require('swagger-client/lib/execute/index.js') as { buildRequest: Deps['buildRequest'] }).buildRequest;
+    },
+    get pathTemplateParser() {
+      const from = path.dirname(require.resolve('swagger-client/lib/execute/index.js'));
+      const entry = require.resolve('openapi-path-templating', { paths: [from] });
+      return require(path.join(path.dirname(entry), 'parse', 'index.cjs')) as Deps['pathTemplateParser'];
+    },
+  };
+});
+
+export const undici = once(() => deps().undici);
 export const yaml = once(() => require('yaml') as typeof import('yaml'));
-export const ajv = once(() => ({
-  Ajv: (require('ajv') as { default: typeof import('ajv').default }).default,
-  addFormats: (require('ajv-formats') as { default: typeof import('ajv-formats').default }).default,
-}));
+export const ajv = once(() => deps().ajv);
 export const swaggerBuildRequest = once(() => {
-  const { buildRequest } = require('swagger-client/lib/execute/index.js') as { buildRequest: (options: Record<string, unknown>) => unknown };
-  cachePathTemplateParses();
-  return buildRequest;
+  memoise(deps().pathTemplateParser);
+  return deps().buildRequest;
 });
 
 /** Parses kept; templates repeat (one per operation), values substituted into them rarely do. */
@@ -30,16 +64,12 @@ const PARSE_CACHE_SIZE = 2048;
  * swagger-client fills each path parameter by re-parsing the operation's path template with
  * openapi-path-templating's ABNF parser: about a third of an api worker's CPU per call. The
  * parse of a given string never changes and `resolve` only reads the result, so the parse is
- * memoised (bounded, oldest out first). Loaded from swagger-client's own resolution of the
- * package, so it is the copy the builder uses.
+ * memoised (bounded, oldest out first), on the module the builder itself calls.
  */
-function cachePathTemplateParses(): void {
-  const from = path.dirname(require.resolve('swagger-client/lib/execute/index.js'));
-  const entry = require.resolve('openapi-path-templating', { paths: [from] });
-  const parseModule = require(path.join(path.dirname(entry), 'parse', 'index.cjs')) as { default: (template: string) => unknown };
-  const parse = parseModule.default;
+function memoise(parser: Deps['pathTemplateParser']): void {
+  const parse = parser.default;
   const cache = new Map<string, unknown>();
-  parseModule.default = (template: string) => {
+  parser.default = (template: string) => {
     let parsed = cache.get(template);
     if (parsed === undefined) {
       parsed = parse(template);

@@ -7,6 +7,7 @@ import { ApiClient } from './api-client';
 import type { IAuthProvider } from './auth';
 import { StoredTool } from './compiled';
 import { loadCompiled, type CompiledStart } from './compiled-source';
+import { warmUp as warmUpModules } from './lazy';
 import type { LoadedSpec, SpecInputMethod } from './load-spec';
 import { createMetaTools, endpointSchema, listEndpoints, requireToolId } from './meta-tools';
 import { collectOperations, type OperationEntry } from './operations';
@@ -179,6 +180,12 @@ export class ApiToolService {
     const tool = this.#byName.get(name);
     if (!tool) throw new McpvisorError('UNKNOWN_TOOL', `no tool named '${name}'`);
     return this.#invoke(tool, input, options);
+  }
+
+  /** Loads what calls need (lazy.ts) and warms the argument validator, so the first call does not wait. */
+  warmUp(): void {
+    warmUpModules();
+    this.#validator.warmUp();
   }
 
   /** Waits for the spec cache write of this start, then closes the HTTP client. */

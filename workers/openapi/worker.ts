@@ -1,5 +1,4 @@
 import { runWorker } from '../../protocol/worker-runtime';
-import { warmUp } from './lazy';
 import { ApiToolService, type ApiServiceOptions } from './service';
 
 /**
@@ -14,9 +13,9 @@ const WARM_UP_DELAY_MS = 300;
 runWorker(async (config, log) => {
   const service = await ApiToolService.create(config as ApiServiceOptions, log);
   // Once `ready` (with a tool list of up to a few MB) has left through the pipe: load the request
-  // builder and HTTP client before the first call needs them. A call arriving earlier loads them
-  // itself.
-  setTimeout(warmUp, WARM_UP_DELAY_MS).unref();
+  // builder, HTTP client and validator before the first call needs them. A call arriving earlier
+  // loads them itself.
+  setTimeout(() => service.warmUp(), WARM_UP_DELAY_MS).unref();
   return {
     tools: service.toolTexts(),
     handle: (call, context) => service.handle(call.tool, call.arguments, { signal: context.signal }),
