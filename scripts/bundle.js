@@ -15,6 +15,10 @@
 // `__dirname` and relative paths resolve as before.
 //
 // Each bundle gets a V8 code cache, <bundle>.cache, made and read by supervisor/cli/load-bundle.ts.
+//
+// One more bundle, of no command: dist/workers/openapi/deps.bundle.js, the packages an api
+// worker's calls need (see bundleWorkerDeps). It has no code cache: workers may not import
+// supervisor/, where the loader lives, and it is compiled once per worker, after `ready`.
 const { spawnSync } = require('node:child_process');
 const Module = require('node:module');
 const fs = require('node:fs');
@@ -91,8 +95,8 @@ async function main() {
 /**
  * dist/workers/openapi/deps.bundle.js: what an api worker's calls need (undici, swagger-client's
  * request builder, ajv with formats), as one file, each initialised on first read
- * (workers/openapi/lazy.ts). From their ~1,500 files they took ~390 ms to load and ~50 MB of RSS;
- * bundled, ~150 ms and ~28 MB (2-core development machine). It also exports the path-template
+ * (workers/openapi/lazy.ts). From their ~1,500 files they took ~355 ms to load and ~41 MB of RSS;
+ * bundled, ~175 ms and ~27 MB (2-core development machine). It also exports the path-template
  * parser of the same module graph, which lazy.ts memoises: CommonJS builds only (`main`), so the
  * builder's require of the parser and ours are one module.
  */
