@@ -111,9 +111,9 @@ export function createSession(options: SessionOptions): Session {
    * call in a profile under 20 HTTP sessions; with the transports' zod parse of each message
    * (wire.ts) gone too, the supervisor's CPU per call fell from ~168 to ~115 µs
    * (bench/openapi/throughput.ts, same run). A request qualifies when its params are `name` (a
-   * string) and optionally `arguments` (an object) and a `_meta` holding a progress token, which
-   * is what the SDK's schema would accept unchanged; anything else goes to the SDK. The answers are the SDK's: the result,
-   * or for a throw the error the SDK would build, and nothing for a cancelled call.
+   * string), optionally `arguments` (an object) and a `_meta` holding a progress token: what the
+   * SDK's schema accepts unchanged. Anything else goes to the SDK. The answers are the SDK's: the
+   * result, or for a throw the error the SDK would build, and nothing for a cancelled call.
    * `notifications/cancelled` and the transport closing cancel these calls as the SDK cancels its
    * own.
    */
