@@ -73,3 +73,38 @@ export async function startHttpServer(which: 'ours' | 'reference', args: string[
   }
   throw new Error(`${which} did not start: ${stderr.slice(-2000)}`);
 }
+
+/**
+ * JSON-RPC over a spawned server's stdio, one message per line: `send` writes one, `answer(id)`
+ * resolves with the answer of that id. The reader appends each chunk and scans from the start of
+ * what it holds, as it always has: startup.ts's ratios are against this same client.
+ */
+export function stdioRpc(child: ChildProcess): { send(message: object): void; answer(id: number): Promise<Record<string, any>> } {
+  let buffer = '';
+  return {
+    send: (message) => void child.stdin!.write(`${JSON.stringify(message)}\n`),
+    answer: (id) =>
+      new Promise((resolve, reject) => {
+        const onData = (chunk: Buffer) => {
+          buffer += chunk.toString('utf8');
+          let at: number;
+          while ((at = buffer.indexOf('\n')) >= 0) {
+            const line = buffer.slice(0, at);
+            buffer = buffer.slice(at + 1);
+            try {
+              const message = JSON.parse(line);
+              if (message.id === id) {
+                child.stdout!.off('data', onData);
+                resolve(message);
+                return;
+              }
+            } catch {
+              // not JSON
+            }
+          }
+        };
+        child.stdout!.on('data', onData);
+        child.once('exit', () => reject(new Error('exited')));
+      }),
+  };
+}

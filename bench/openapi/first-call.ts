@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { OURS, ROOT, percentile, serverEnv, stop, tree } from './common';
+import { OURS, ROOT, percentile, serverEnv, stdioRpc, stop, tree } from './common';
 import { PETSTORE, startUpstream } from './load';
 
 const rssMb = (pid: number) => {
@@ -22,25 +22,7 @@ const rssMb = (pid: number) => {
 
 async function once(script: string, base: string, delayMs: number): Promise<{ ms: number; workerRssMb: number }> {
   const child = spawn(process.execPath, [script, '--api-base-url', base, '--openapi-spec', PETSTORE], { stdio: ['pipe', 'pipe', 'ignore'], env: serverEnv() });
-  let buffer = '';
-  const answer = (id: number) =>
-    new Promise<void>((resolve, reject) => {
-      const onData = (chunk: Buffer) => {
-        buffer += chunk.toString('utf8');
-        let at: number;
-        while ((at = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, at);
-          buffer = buffer.slice(at + 1);
-          if ((JSON.parse(line) as { id?: number }).id === id) {
-            child.stdout!.off('data', onData);
-            return resolve();
-          }
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.once('exit', () => reject(new Error('exited')));
-    });
-  const send = (message: object) => child.stdin!.write(`${JSON.stringify(message)}\n`);
+  const { send, answer } = stdioRpc(child);
   send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
   await answer(1);
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });

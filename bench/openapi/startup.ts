@@ -10,37 +10,13 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { GITHUB, OURS, REFERENCE, peakRssMb, percentile, stop } from './common';
+import { GITHUB, OURS, REFERENCE, peakRssMb, percentile, stdioRpc, stop } from './common';
 
 async function once(script: string, cacheHome?: string): Promise<{ ms: number; rssMb: number; tools: number }> {
   const started = performance.now();
   const env = cacheHome ? { ...process.env, XDG_CACHE_HOME: cacheHome } : process.env;
   const child = spawn(process.execPath, [script, '--api-base-url', 'http://127.0.0.1:9', '--openapi-spec', GITHUB], { stdio: ['pipe', 'pipe', 'ignore'], env });
-  let buffer = '';
-  const send = (message: object) => child.stdin!.write(`${JSON.stringify(message)}\n`);
-  const answer = (id: number) =>
-    new Promise<Record<string, any>>((resolve, reject) => {
-      const onData = (chunk: Buffer) => {
-        buffer += chunk.toString('utf8');
-        let at: number;
-        while ((at = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, at);
-          buffer = buffer.slice(at + 1);
-          try {
-            const message = JSON.parse(line);
-            if (message.id === id) {
-              child.stdout!.off('data', onData);
-              resolve(message);
-              return;
-            }
-          } catch {
-            // not JSON
-          }
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.once('exit', () => reject(new Error('exited')));
-    });
+  const { send, answer } = stdioRpc(child);
   send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
   await answer(1);
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
