@@ -8,7 +8,7 @@
  * `npx tsx bench/openapi/compare.ts <other checkout> [seconds per phase, default 3] [rounds, default 4]`.
  */
 import path from 'node:path';
-import { OURS, startHttpServer, stop } from './common';
+import { OURS, ROOT, startHttpServer, stop } from './common';
 import { PETSTORE, dispatcher, freePort, mcpLoad, measured, startUpstream, summary, type Phase } from './load';
 
 async function main(): Promise<void> {
@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const { child: upstream, base } = await startUpstream();
   const args = ['--api-base-url', base, '--openapi-spec', PETSTORE];
   const servers = {
-    other: await startHttpServer('ours', args, await freePort(), path.join(path.resolve(other), path.relative(path.resolve(__dirname, '..', '..'), OURS))),
+    other: await startHttpServer('ours', args, await freePort(), path.join(path.resolve(other), path.relative(ROOT, OURS))),
     this: await startHttpServer('ours', args, await freePort()),
   };
   const phases: Record<keyof typeof servers, Phase[]> = { other: [], this: [] };

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Agent, request } from 'undici';
 import { ROOT, percentile, tree } from './common';
 
-export const SESSIONS = 20;
+const SESSIONS = 20;
 export const PETSTORE = path.join(ROOT, 'test', 'fixtures', 'openapi', 'petstore-3.0.yaml');
 const UPSTREAM = `
 const http = require('node:http');
