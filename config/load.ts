@@ -180,11 +180,24 @@ export function parseHeaderList(raw: string, source: string): Record<string, str
     const at = pair.indexOf(':');
     const name = at > 0 ? pair.slice(0, at).trim() : '';
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
-      throw new ConfigError(`${source}: expected Name:value pairs separated by commas; '${pair.split(':')[0].trim()}' is not a header name`);
+      throw new ConfigError(`${source}: expected Name:value pairs separated by commas; ${headerHint(pair, ':')}`);
     }
     headers[name] = pair.slice(at + 1).trim();
   }
   return headers;
+}
+
+/**
+ * What was wrong with one `Name<separator>value` entry, without its value (it is often a secret):
+ * only the text before the first separator-like character is shown.
+ */
+export function headerHint(entry: string, separator: ':' | '='): string {
+  const other = separator === ':' ? '=' : ':';
+  // Without any separator the whole entry may be a bare token: nothing of it is shown.
+  if (!entry.includes(separator) && !entry.includes(other)) return `an entry has no '${separator}' between a header name and its value`;
+  const name = entry.trim().split(/[:=\s]/)[0];
+  const swapped = entry.includes(other) && !entry.includes(separator) ? ` (separate name and value with '${separator}', not '${other}')` : '';
+  return name === '' ? `an entry has no header name before '${separator}'${swapped}` : `'${name}' is not followed by '${separator}' and a value, or is not a header name${swapped}`;
 }
 
 function asArray(value: unknown): unknown[] {

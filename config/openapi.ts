@@ -1,13 +1,24 @@
 import { z } from 'zod';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
+/** RFC 9110 token and field-value: what an HTTP header name and value can be. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** `url` with its userinfo (`user:password@`) shown as `***@`: for logs and messages. */
+export function maskCredentials(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i, '$1***@');
+}
 
 /**
  * One entry of `apis`: spec 000's configuration object, less the transport fields, which belong
  * to the server as a whole. Each entry is served by its own api worker.
  */
 export const apiSchema = z.strictObject({
-  apiBaseUrl: z.string({ error: 'apiBaseUrl is required' }).url('apiBaseUrl must be an absolute URL'),
+  apiBaseUrl: z
+    .string({ error: 'apiBaseUrl is required' })
+    .url('apiBaseUrl must be an absolute URL')
+    .regex(/^https?:\/\//i, 'apiBaseUrl must be an http:// or https:// URL'),
   openApiSpec: z.string().min(1).optional(),
   specInputMethod: z.enum(['url', 'file', 'stdin', 'inline']).default('url'),
   name: z.string().min(1).default('openapi-mcp-server'),
@@ -16,7 +27,13 @@ export const apiSchema = z.strictObject({
     .string()
     .regex(/^[a-z0-9-]{1,20}$/, 'namespace must be 1-20 characters of [a-z0-9-]')
     .optional(),
-  headers: z.record(z.string(), z.string()).optional(),
+  /** Sent upstream with every request; checked here, so that a bad one stops the start, not every call. */
+  headers: z
+    .record(
+      z.string().regex(HEADER_NAME, 'a header name must be a token (letters, digits and !#$%&\'*+.^_`|~-)'),
+      z.string().regex(HEADER_VALUE, 'a header value may not hold a line break, a control character or a character beyond Latin-1'),
+    )
+    .optional(),
   toolsMode: z.enum(['all', 'dynamic', 'explicit']).default('all'),
   includeTools: z.array(z.string()).optional(),
   includeTags: z.array(z.string()).optional(),
@@ -30,6 +47,11 @@ export const apiSchema = z.strictObject({
   specCache: z.union([z.string().min(1), z.literal(false)], { error: 'specCache must be a directory path or false' }).optional(),
   requestTimeoutMs: z.number().int().positive().default(30_000),
   maxResponseBytes: z.number().int().positive().default(10 * 1024 * 1024),
+  /**
+   * Bytes one tool result may carry (text and structuredContent); a longer one is cut, saying so.
+   * The MCP SDK's stdio client drops a connection on a message over 10 MiB.
+   */
+  maxResultBytes: z.number().int().min(1024).max(8 * 1024 * 1024).default(2 * 1024 * 1024),
   workers: z.number().int().min(1).max(16).default(1),
   /** Same-origin redirects an upstream request follows; cross-origin ones are never followed. */
   maxRedirects: z.number().int().min(0).max(20).default(5),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { McpvisorError } from '../protocol/errors';
 import { configSchema, type Config, type ConfigInput } from './schema';
 import { didYouMean } from './suggest';
+import { maskCredentials } from './openapi';
 
 /** Raised for any invalid configuration; the message lists every problem, one per line. */
 export class ConfigError extends McpvisorError {
@@ -47,7 +48,7 @@ function received(input: unknown, path: PropertyKey[]): string {
     value = (value as Record<PropertyKey, unknown>)[key];
   }
   if (value === undefined) return ' (missing)';
-  const text = JSON.stringify(value) ?? String(value);
+  const text = JSON.stringify(typeof value === 'string' ? maskCredentials(value) : value) ?? String(value);
   return ` (got ${text.length > 60 ? `${text.slice(0, 57)}...` : text})`;
 }
 

@@ -1,6 +1,9 @@
 import { toErrorInfo, type ErrorInfo } from './errors';
 import type { ToolResult } from './tool';
 
+/** `_meta` key a worker may set on a result to report the upstream HTTP status it got (metrics). */
+export const UPSTREAM_STATUS_META_KEY = 'mcpvisor/upstreamStatus';
+
 /** The `_meta` key under which an error result carries its stable code. */
 export const ERROR_META_KEY = 'mcpvisor/error';
 

@@ -3,6 +3,13 @@ import { McpvisorError, type ErrorInfo } from './errors';
 import type { SupervisorMessage, WorkerMessage } from './messages';
 import type { ToolCall, ToolResult } from './tool';
 
+const deadlineErrors = new WeakSet<Error>();
+
+/** True for the TIMEOUT of a call's own deadline; a worker's TIMEOUT (an upstream's) is not one. */
+export function isDeadlineError(error: unknown): boolean {
+  return error instanceof Error && deadlineErrors.has(error);
+}
+
 export interface RpcCallOptions {
   /** Aborting cancels the call in the worker and rejects with CANCELLED. */
   signal?: AbortSignal;
@@ -89,10 +96,11 @@ export class RpcClient {
           reject(error);
         },
       });
-      timer = setTimeout(
-        () => stop('timeout', new McpvisorError('TIMEOUT', `the call ran past its ${deadlineMs} ms deadline and was stopped`)),
-        deadlineMs,
-      );
+      timer = setTimeout(() => {
+        const error = new McpvisorError('TIMEOUT', `the call ran past its ${deadlineMs} ms deadline and was stopped`);
+        deadlineErrors.add(error);
+        stop('timeout', error);
+      }, deadlineMs);
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#channel.send({ type: 'call', id, call, deadlineMs });
     });

@@ -1,10 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { ERROR_META_KEY } from '../protocol/results';
+import { ERROR_META_KEY, UPSTREAM_STATUS_META_KEY } from '../protocol/results';
 import type { ToolResult } from '../protocol/tool';
 import type { Supervisor } from './supervisor';
-
-/** `_meta` key a worker may set on a result to report the upstream HTTP status it got. */
-export const UPSTREAM_STATUS_META_KEY = 'mcpvisor/upstreamStatus';
 
 /**
  * Prometheus metrics of one supervisor (`GET /metrics`): sessions, calls by tool and outcome, call

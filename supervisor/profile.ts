@@ -8,6 +8,7 @@ import { Supervisor } from './supervisor';
 import { planToolsets } from './toolsets';
 import type { ToolsetPlan } from './toolsets/types';
 import { packageVersion } from '../protocol/version';
+import { maskCredentials } from '../config/openapi';
 
 /**
  * An entry point as a thin profile over the one supervisor: its flags, environment variables and
@@ -159,9 +160,11 @@ export async function runProfile(profile: Profile, argv: string[] = process.argv
 
 /** The config as the debug log shows it: an inline OpenAPI description (up to megabytes) cut short. */
 function forLog(config: Config): Config {
-  const apis = config.apis.map((api) =>
-    api.openApiSpec && api.openApiSpec.length > 200 ? { ...api, openApiSpec: `${api.openApiSpec.slice(0, 200)}... (${api.openApiSpec.length} characters)` } : api,
-  );
+  const apis = config.apis.map((api) => ({
+    ...api,
+    apiBaseUrl: maskCredentials(api.apiBaseUrl),
+    ...(api.openApiSpec && api.openApiSpec.length > 200 ? { openApiSpec: `${api.openApiSpec.slice(0, 200)}... (${api.openApiSpec.length} characters)` } : {}),
+  }));
   return { ...config, apis };
 }
 

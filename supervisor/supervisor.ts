@@ -108,6 +108,13 @@ export class Supervisor {
     return () => this.#sessionCounters.delete(counter);
   }
 
+  /** Live sessions over every transport (`http.maxSessions` bounds them together). */
+  get sessions(): number {
+    let sessions = 0;
+    for (const counter of this.#sessionCounters) sessions += counter();
+    return sessions;
+  }
+
   get draining(): boolean {
     return this.#state === 'draining' || this.#state === 'stopped';
   }
@@ -119,14 +126,13 @@ export class Supervisor {
     if (this.#state === 'created' || this.#state === 'starting') status = 'starting';
     else if (this.draining) status = 'draining';
     else if (required.some((stats) => stats.state === 'failed')) status = 'failed';
-    else if (required.some((stats) => stats.state === 'degraded')) status = 'degraded';
-    let sessions = 0;
-    for (const counter of this.#sessionCounters) sessions += counter();
+    // A pool between a crash and its restart has no worker to serve: not `ok` for a load balancer.
+    else if (required.some((stats) => stats.state === 'degraded' || (stats.state === 'ready' && stats.alive === 0))) status = 'degraded';
     return {
       status,
       uptimeSeconds: Math.round((Date.now() - this.#startedAt) / 1000),
       version: this.config.version ?? packageVersion(),
-      sessions,
+      sessions: this.sessions,
       inFlightCalls: this.#inFlight,
       pools,
     };

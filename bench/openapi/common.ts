@@ -5,7 +5,10 @@ import path from 'node:path';
 import { descendants } from '../../test/helpers/processes';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
-export const GITHUB = path.join(ROOT, 'node_modules', '@octokit', 'openapi', 'generated', 'api.github.com.json');
+const GENERATED = path.join(ROOT, 'node_modules', '@octokit', 'openapi', 'generated');
+export const GITHUB = path.join(GENERATED, 'api.github.com.json');
+/** The same description with every `$ref` written out in place (73 MB). */
+export const GITHUB_DEREF = path.join(GENERATED, 'api.github.com.deref.json');
 export const OURS = path.join(ROOT, 'dist', 'supervisor', 'cli', 'openapi-mcp-server.js');
 export const REFERENCE = path.join(ROOT, 'node_modules', '@ivotoby', 'openapi-mcp-server', 'bin', 'mcp-server.js');
 

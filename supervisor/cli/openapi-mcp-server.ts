@@ -2,7 +2,7 @@
 // First: the api worker starts while the rest of the supervisor loads.
 import './api-worker-spare';
 import { readFileSync } from 'node:fs';
-import type { EnvSpec, FlagSpec } from '../../config/load';
+import { headerHint, type EnvSpec, type FlagSpec } from '../../config/load';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
 import { runProfile, SERVER_FLAGS, type Profile } from '../profile';
 import { isCommand } from './command';
@@ -47,7 +47,7 @@ export function openapiProfile(): Profile {
       const text = String(item);
       const at = text.indexOf('=');
       const name = at > 0 ? text.slice(0, at).trim() : '';
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new ConfigError(`--header: expected Name=value, got '${text.split('=')[0]}'`);
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new ConfigError(`--header: expected Name=value; ${headerHint(text, '=')}`);
       mergeHeaders(input, { [name]: text.slice(at + 1).trim() });
     }
   };

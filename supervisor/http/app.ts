@@ -45,7 +45,12 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
   const perIp = rateLimit(new KeyedRateLimiter(limits.perIpRequestsPerSecond, limits.perIpBurst), clientOf, 'per-client');
   const perSession = rateLimit(
     new KeyedRateLimiter(limits.perSessionRequestsPerSecond, limits.perSessionBurst),
-    (req) => sessionKey(req),
+    // Known sessions only: a bucket per unknown id would let a flood of made-up ids (any length,
+    // answered 404 anyway) hold memory.
+    (req) => {
+      const id = sessionKey(req);
+      return id !== undefined && (streamable.has(id) || legacy.has(id)) ? id : undefined;
+    },
     'per-session',
   );
   // Cheap checks first, so a refused request costs no body parsing.

@@ -16,6 +16,8 @@ export function middleware(check: Check) {
 }
 
 const LOCAL_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+/** An IPv4 literal in 127.0.0.0/8; not a name such as `127.0.0.1.example.com`, which DNS can point anywhere. */
+const LOOPBACK_V4 = /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
 /** A JSON-RPC error body with no id, as transports answer requests they refuse. */
 export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
@@ -26,7 +28,7 @@ export function sendJsonRpcError(res: ServerResponse, status: number, code: numb
 
 /** True for a loopback bind address (then Host headers must be local names too). */
 export function isLoopback(host: string): boolean {
-  return LOCAL_HOSTNAMES.has(host) || /^127\./.test(host);
+  return LOCAL_HOSTNAMES.has(host) || LOOPBACK_V4.test(host);
 }
 
 /**
@@ -47,7 +49,7 @@ export function originGuard(config: HttpConfig): Check {
     }
     if (checkHost && (req.headers.host === undefined || req.headers.host !== lastLocalHost)) {
       const hostname = hostnameOf(req.headers.host);
-      if (hostname === undefined || !(LOCAL_HOSTNAMES.has(hostname) || /^127\./.test(hostname))) {
+      if (hostname === undefined || !(LOCAL_HOSTNAMES.has(hostname) || LOOPBACK_V4.test(hostname))) {
         sendJsonRpcError(res, 403, -32000, `Forbidden: host ${truncate(req.headers.host ?? '(none)')} is not allowed`);
         return false;
       }

@@ -24,13 +24,18 @@ export class LegacySseSessions {
     this.#log = logger.child({ transport: 'sse' });
   }
 
+  /** Whether `id` names a session this endpoint holds. */
+  has(id: string): boolean {
+    return this.#sessions.has(id);
+  }
+
   get size(): number {
     return this.#sessions.size;
   }
 
   async open(_req: Request, res: Response): Promise<void> {
     if (this.#supervisor.draining) return sendJsonRpcError(res, 503, -32000, 'Service Unavailable: the server is shutting down');
-    if (this.#sessions.size >= this.#config.maxSessions) {
+    if (this.#supervisor.sessions >= this.#config.maxSessions) {
       return sendJsonRpcError(res, 503, -32000, `Service Unavailable: the server holds its maximum of ${this.#config.maxSessions} sessions`);
     }
     const transport = new SSEServerTransport('/message', res);

@@ -178,10 +178,16 @@ export class SessionTransport implements Transport {
     stream.res.end(payload);
   }
 
-  /** Ends the POST stream of `requestId` without its answer (the call was cancelled). */
+  /**
+   * Drops `requestId` from its POST without an answer (the call was cancelled); the POST ends
+   * once its other requests (a batch) are answered, their answers kept.
+   */
   closeSSEStream(requestId: RequestId): void {
     const stream = this.#streams.get(requestId);
     if (!stream) return;
+    this.#streams.delete(requestId);
+    stream.open.delete(requestId);
+    if (stream.open.size > 0) return;
     this.#forget(stream);
     this.#flush(stream);
     stream.res.end();

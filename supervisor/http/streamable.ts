@@ -39,6 +39,11 @@ export class StreamableSessions {
     this.#sweeper.unref();
   }
 
+  /** Whether `id` names a session this endpoint holds. */
+  has(id: string): boolean {
+    return this.#sessions.has(id);
+  }
+
   get size(): number {
     return this.#sessions.size;
   }
@@ -109,7 +114,7 @@ export class StreamableSessions {
 
   async #initialize(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     if (this.#supervisor.draining) return sendJsonRpcError(res, 503, -32000, 'Service Unavailable: the server is shutting down');
-    if (this.#sessions.size >= this.#config.maxSessions) {
+    if (this.#supervisor.sessions >= this.#config.maxSessions) {
       return sendJsonRpcError(res, 503, -32000, `Service Unavailable: the server holds its maximum of ${this.#config.maxSessions} sessions`);
     }
     let entry: Entry | undefined;

@@ -6,7 +6,7 @@ import { McpvisorError, toErrorInfo } from '../../protocol/errors';
 import type { SupervisorMessage, WorkerMessage } from '../../protocol/messages';
 import type { Pool, PoolCallOptions, PoolState, PoolStats } from '../../protocol/pool';
 import { errorResult } from '../../protocol/results';
-import { RpcClient } from '../../protocol/rpc';
+import { isDeadlineError, RpcClient } from '../../protocol/rpc';
 import type { ToolCall, ToolResult } from '../../protocol/tool';
 import { announcedTools, type AnnouncedTool } from '../../protocol/tool-text';
 import { killGroup, killTree } from '../../workers/common/kill-tree';
@@ -186,8 +186,9 @@ export class ProcessPool implements Pool {
         },
       });
     } catch (error) {
-      if (error instanceof McpvisorError && error.code === 'TIMEOUT') {
-        // Name the call's whole budget, not what was left of it after queueing.
+      if (isDeadlineError(error)) {
+        // Name the call's whole budget, not what was left of it after queueing. A worker's own
+        // TIMEOUT (an upstream request's) keeps its message.
         return errorResult(new McpvisorError('TIMEOUT', `the call ran past its ${budgetMs} ms deadline and was stopped`));
       }
       return errorResult(error);

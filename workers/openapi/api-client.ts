@@ -30,7 +30,9 @@ const RETRYABLE_AUTH = new Set([401, 403]);
 
 /**
  * Sends requests to one upstream API with undici. Static headers and the provider's headers are
- * added to every request (the provider's win); on 401/403 the provider's `handleAuthError` decides
+ * added to every request (the provider's win over both); credentials in the base URL
+ * (`https://user:password@host`) are sent as Basic auth unless an Authorization header is
+ * configured, and never appear in a URL we report. On 401/403 the provider's `handleAuthError` decides
  * whether to retry, once. Errors: TIMEOUT (our budget), NETWORK_ERROR (DNS, refused, reset; the
  * message carries undici's code), UPSTREAM_ERROR (a thrown `handleAuthError`, a cross-origin
  * redirect, too many redirects), BLOCKED (a URL outside the base), CANCELLED (the caller's signal).
@@ -45,10 +47,15 @@ export class ApiClient {
   #closed = false;
 
   constructor(baseUrl: string, authProvider?: IAuthProvider, headers?: Record<string, string>, options: ApiClientOptions = {}) {
-    this.baseUrl = new URL(baseUrl).href.replace(/\/+$/, '');
+    const base = new URL(baseUrl);
+    const basic = base.username !== '' || base.password !== '' ? `Basic ${Buffer.from(`${decodeURIComponent(base.username)}:${decodeURIComponent(base.password)}`).toString('base64')}` : undefined;
+    base.username = '';
+    base.password = '';
+    this.baseUrl = base.href.replace(/\/+$/, '');
     if (authProvider !== undefined && !isAuthProvider(authProvider)) throw new TypeError('authProvider must implement getAuthHeaders and handleAuthError');
     this.#auth = authProvider;
     this.#headers = lowerKeys(headers ?? {});
+    if (basic !== undefined) this.#headers.authorization ??= basic;
     this.#options = {
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       maxResponseBytes: options.maxResponseBytes ?? 10 * 1024 * 1024,
@@ -120,9 +127,21 @@ export class ApiClient {
     return (this.#dispatcher ??= new (undici().Agent)({ connections: this.#options.connections, keepAliveTimeout: 10_000 }));
   }
 
+  /**
+   * The request's headers, then the configured ones, then the provider's: configured credentials
+   * are never replaced by a tool argument of the same name. Cookies add up, and the body's own
+   * content type stays (a multipart body's is written by undici, with its boundary).
+   */
   async #headersFor(req: BuiltRequest): Promise<Record<string, string>> {
     const fromAuth = this.#auth ? lowerKeys(await this.#auth.getAuthHeaders()) : {};
-    return { ...this.#headers, ...req.headers, ...fromAuth };
+    const headers = { ...req.headers, ...this.#headers, ...fromAuth };
+    const cookies = [this.#headers.cookie, req.headers.cookie].filter((c) => c !== undefined && c !== '');
+    if (cookies.length > 1 && fromAuth.cookie === undefined) headers.cookie = cookies.join('; ');
+    if (req.body !== undefined) {
+      if (req.headers['content-type'] !== undefined) headers['content-type'] = req.headers['content-type'];
+      else if (req.body instanceof FormData) delete headers['content-type'];
+    }
+    return headers;
   }
 
   async #once(req: BuiltRequest, signal: AbortSignal | undefined): Promise<ApiResponse> {

@@ -21,6 +21,8 @@ interface Deps {
   readonly undici: typeof import('undici');
   readonly ajv: { Ajv: typeof import('ajv').default; addFormats: typeof import('ajv-formats').default };
   readonly buildRequest: (options: Record<string, unknown>) => unknown;
+  /** The builder's own OpenAPI 3 parameter builders (one per `in`), to wrap one of them. */
+  readonly oas3ParameterBuilders: Record<string, ParameterBuilder>;
   /** openapi-path-templating's parse module, as the builder requires it. */
   readonly pathTemplateParser: { default: (template: string) => unknown };
 }
@@ -41,6 +43,9 @@ const deps = once((): Deps => {
     get buildRequest() {
       return (require('swagger-client/lib/execute/index.js') as { buildRequest: Deps['buildRequest'] }).buildRequest;
     },
+    get oas3ParameterBuilders() {
+      return require('swagger-client/lib/execute/oas3/parameter-builders.js') as Deps['oas3ParameterBuilders'];
+    },
     get pathTemplateParser() {
       const from = path.dirname(require.resolve('swagger-client/lib/execute/index.js'));
       const entry = require.resolve('openapi-path-templating', { paths: [from] });
@@ -49,6 +54,9 @@ const deps = once((): Deps => {
   };
 });
 
+/** One of swagger-client's parameter builders: writes one parameter's value into `req`. */
+export type ParameterBuilder = (options: { req: { headers?: Record<string, unknown> }; parameter: unknown; value: unknown; [key: string]: unknown }) => void;
+
 export const undici = once(() => deps().undici);
 export const yaml = once(() => require('yaml') as typeof import('yaml'));
 export const ajv = once(() => deps().ajv);
@@ -56,6 +64,7 @@ export const swaggerBuildRequest = once(() => {
   memoise(deps().pathTemplateParser);
   return deps().buildRequest;
 });
+export const oas3ParameterBuilders = once(() => deps().oas3ParameterBuilders);
 
 /** Parses kept; templates repeat (one per operation), values substituted into them rarely do. */
 const PARSE_CACHE_SIZE = 2048;

@@ -81,8 +81,22 @@ function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined,
       if (param === null || typeof param !== 'object' || Array.isArray(param)) throw new Error('a parameter is not an object');
       if (typeof param.name !== 'string' || typeof param.in !== 'string') throw new Error(`a parameter lacks 'name' or 'in'`);
       if (!['path', 'query', 'header', 'cookie', 'body', 'formData'].includes(param.in)) throw new Error(`parameter '${param.name}' has an unknown location '${param.in}'`);
+      if (param.in === 'header' && ignoredHeader(param.name, ctx)) continue;
       merged.set(`${param.in}\u0000${param.name}`, param as RawParameter);
     }
   }
   return [...merged.values()];
+}
+
+/** Headers that say how the message is framed or routed: never an argument's to set. */
+const FRAMING_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection']);
+
+/**
+ * Header parameters left out of tools: the framing headers above, and in OpenAPI 3 `Accept`,
+ * `Content-Type` and `Authorization`, whose definitions the specification says SHALL be ignored
+ * (the request body's media type and the configured auth set them).
+ */
+function ignoredHeader(name: string, ctx: RefContext): boolean {
+  const lower = name.toLowerCase();
+  return FRAMING_HEADERS.has(lower) || (!ctx.root.swagger && (lower === 'accept' || lower === 'content-type' || lower === 'authorization'));
 }

@@ -2,7 +2,7 @@ import { McpvisorError } from '../../protocol/errors';
 import type { ArgumentTarget, BodyInfo } from './input-schema';
 import type { OperationEntry } from './operations';
 import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
-import { swaggerBuildRequest } from './lazy';
+import { oas3ParameterBuilders, swaggerBuildRequest, type ParameterBuilder } from './lazy';
 
 /** A request ready for undici. */
 export interface BuiltRequest {
@@ -50,8 +50,10 @@ export function planSpec(entry: OperationEntry, ctx: RefContext): JsonObject {
   if (content && typeof content === 'object' && !Array.isArray(content)) {
     const types: JsonObject = {};
     for (const [type, media] of Object.entries(content)) {
-      const encoding = followObject(media, ctx)?.encoding;
-      types[type] = encoding === undefined ? {} : { encoding: deref(encoding, ctx) as Json };
+      const followed = followObject(media, ctx);
+      const given = followed?.encoding === undefined ? undefined : (deref(followed.encoding, ctx) as JsonObject);
+      const encoding = /^application\/x-www-form-urlencoded\b/i.test(type) ? formEncoding(followed?.schema, given, ctx) : given;
+      types[type] = encoding === undefined ? {} : { encoding };
     }
     operation.requestBody = { content: types };
   }
@@ -71,6 +73,25 @@ export function planSpec(entry: OperationEntry, ctx: RefContext): JsonObject {
   if (ctx.root.consumes != null) spec.consumes = ctx.root.consumes;
   if (ctx.root.produces != null) spec.produces = ctx.root.produces;
   return spec;
+}
+
+/**
+ * A form body's `encoding` with OpenAPI's default for array properties made explicit: style
+ * `form`, explode true (`tags=a&tags=b`). The builder joins an array without an encoding with
+ * commas (`tags=a,b`), which is explode false. Explicit encodings are kept as written, with
+ * explode defaulting to true for style form, as the specification says.
+ */
+function formEncoding(schema: Json | undefined, given: JsonObject | undefined, ctx: RefContext): JsonObject | undefined {
+  const properties = followObject(followObject(schema, ctx)?.properties, ctx);
+  if (!properties) return given;
+  const out: JsonObject = { ...given };
+  for (const [name, property] of Object.entries(properties)) {
+    const own = followObject(out[name], ctx);
+    const style = typeof own?.style === 'string' ? own.style : 'form';
+    if (own?.explode !== undefined || style !== 'form') continue;
+    if (own !== undefined || followObject(property, ctx)?.type === 'array') out[name] = { ...own, style, explode: true };
+  }
+  return Object.keys(out).length > 0 ? out : given;
 }
 
 /** The object a node or its `$ref` chain leads to; undefined for anything else or a broken ref. */
@@ -103,7 +124,9 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     const target = plan.targets.get(arg);
     if (!target || value === undefined) continue;
     if (target.kind === 'parameter') {
-      if (target.in === 'path' && (value === '.' || value === '..')) throw new McpvisorError('BAD_INPUT', `path argument '${arg}' may not be '.' or '..'`);
+      // An empty segment would call another endpoint (`/items/` for `/items/{id}`), and the
+      // builder then leaves later templates unfilled.
+      if (target.in === 'path' && (value === '' || value === '.' || value === '..')) throw new McpvisorError('BAD_INPUT', `path argument '${arg}' may not be empty, '.' or '..'`);
       if (target.in === 'header' && typeof value === 'string' && !HEADER_VALUE.test(value)) {
         throw new McpvisorError('BAD_INPUT', `header argument '${arg}' has a line break, a control character or a character beyond Latin-1, which HTTP headers cannot carry`);
       }
@@ -115,6 +138,12 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     } else {
       wholeBody = value;
       hasBody = true;
+    }
+  }
+  for (const [arg, target] of plan.targets) {
+    if (target.kind === 'parameter' && target.in === 'path' && parameters[`path.${target.name}`] === undefined && !hasDefault(plan.spec, target.name)) {
+      // A path parameter a description forgot to mark required: the builder would send `{name}`.
+      throw new McpvisorError('BAD_INPUT', `path argument '${arg}' is required`);
     }
   }
   const body = plan.body;
@@ -132,6 +161,7 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       requestContentType: body?.contentType,
       responseContentType: acceptOf(plan.spec),
       baseURL: baseUrl.replace(/\/+$/, ''),
+      ...(plan.spec.swagger ? {} : { parameterBuilders: parameterBuilders() }),
     }) as typeof req;
   } catch (error) {
     throw new McpvisorError('BAD_INPUT', `cannot build the request: ${(error as Error).message}`);
@@ -158,8 +188,43 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     else if (Buffer.isBuffer(req.body)) out = req.body;
     else out = JSON.stringify(req.body);
     if (!headers['content-type']) headers['content-type'] = 'application/json';
+  } else {
+    // No body given (an optional one): a content type without one makes strict servers answer 400.
+    delete headers['content-type'];
   }
   return { method: req.method, url, headers, body: out };
+}
+
+/** Whether the plan's path parameter `name` has a `default` (Swagger 2.0), which the builder uses. */
+function hasDefault(spec: JsonObject, name: string): boolean {
+  for (const methods of Object.values(spec.paths as JsonObject)) {
+    for (const operation of Object.values(methods as JsonObject)) {
+      const parameters = (operation as JsonObject).parameters;
+      if (!Array.isArray(parameters)) continue;
+      for (const p of parameters) {
+        if (isObject(p) && p.in === 'path' && p.name === name && p.default !== undefined) return true;
+      }
+    }
+  }
+  return false;
+}
+
+let builders: Record<string, ParameterBuilder> | undefined;
+
+/**
+ * swagger-client's OpenAPI 3 parameter builders, with its cookie builder made to add to the
+ * `Cookie` header: the builder's own sets it, so of several cookie parameters only the last was sent.
+ */
+function parameterBuilders(): Record<string, ParameterBuilder> {
+  if (builders) return builders;
+  const own = oas3ParameterBuilders();
+  const cookie: ParameterBuilder = (options) => {
+    const before = options.req.headers?.Cookie;
+    own.cookie(options);
+    const after = options.req.headers?.Cookie;
+    if (typeof before === 'string' && before !== '' && after !== before) options.req.headers!.Cookie = `${before}; ${String(after)}`;
+  };
+  return (builders = { ...own, cookie });
 }
 
 const accepts = new WeakMap<JsonObject, string | undefined>();

@@ -15,11 +15,39 @@ const MAX_IMAGE_BYTES = 1024 * 1024;
  * structuredContent. Non-2xx: an `isError` result with code UPSTREAM_ERROR, the status and at
  * most 2,000 characters of the body; 401/403 say "authentication error".
  */
-export function responseToResult(response: ApiResponse): ToolResult {
+export function responseToResult(response: ApiResponse, maxResultBytes = DEFAULT_MAX_RESULT_BYTES): ToolResult {
+  return bounded(toResult(response), maxResultBytes);
+}
+
+/** Default of `maxResultBytes`: what one result may carry (text and structuredContent together). */
+export const DEFAULT_MAX_RESULT_BYTES = 2 * 1024 * 1024;
+
+/**
+ * A result that fits in `maxBytes`. Why: an MCP message is one line on stdio, and the SDK's stdio
+ * client drops the connection on one over 10 MiB; a 5 MiB JSON body, sent as text and again as
+ * structuredContent, ended the session. Over the cap, structuredContent goes first (the text holds
+ * the same data), then the text is cut, saying so.
+ */
+function bounded(result: ToolResult, maxBytes: number): ToolResult {
+  const first = result.content[0];
+  if (first?.type !== 'text' || result.content.length !== 1) return result;
+  const text = first.text;
+  // UTF-8 takes at most 3 bytes per UTF-16 unit, and compact JSON is never longer than pretty.
+  if (text.length * 6 <= maxBytes) return result;
+  const bytes = Buffer.byteLength(text);
+  if (result.structuredContent !== undefined && bytes * 2 <= maxBytes) return result;
+  const { structuredContent: _dropped, ...rest } = result;
+  if (bytes <= maxBytes) return rest;
+  const note = `\n[result cut at ${maxBytes} of ${bytes} bytes: ask for less, with the API's paging or filter parameters if it has them]`;
+  const head = Buffer.from(text).subarray(0, Math.max(0, maxBytes - note.length)).toString('utf8').replace(/\uFFFD$/, '');
+  return { ...rest, content: [{ type: 'text', text: head + note }] };
+}
+
+function toResult(response: ApiResponse): ToolResult {
   const type = (response.headers['content-type'] ?? '').toLowerCase();
   const cut = response.truncated ? `\n[response cut at ${response.body.length} bytes]` : '';
   if (response.status < 200 || response.status >= 300) {
-    const text = response.body.toString('utf8');
+    const text = decode(response.body, type);
     const excerpt = text.length > ERROR_EXCERPT_CHARS ? `${text.slice(0, ERROR_EXCERPT_CHARS)}…` : text;
     const auth = response.status === 401 || response.status === 403 ? 'authentication error: ' : '';
     return errorResult(
@@ -28,7 +56,7 @@ export function responseToResult(response: ApiResponse): ToolResult {
   }
   if (response.body.length === 0) return { content: [{ type: 'text', text: `HTTP ${response.status}` }] };
   if (/json/.test(type) || (type === '' && looksLikeJson(response.body))) {
-    const text = response.body.toString('utf8');
+    const text = decode(response.body, type);
     if (!response.truncated) {
       try {
         const value: unknown = JSON.parse(text);
@@ -41,13 +69,34 @@ export function responseToResult(response: ApiResponse): ToolResult {
     return { content: [{ type: 'text', text: text + cut }] };
   }
   if (type.startsWith('text/') || /xml|yaml|javascript|csv|x-www-form-urlencoded/.test(type)) {
-    return { content: [{ type: 'text', text: response.body.toString('utf8') + cut }] };
+    return { content: [{ type: 'text', text: decode(response.body, type) + cut }] };
   }
   if (type.startsWith('image/') && !response.truncated && response.body.length <= MAX_IMAGE_BYTES) {
     return { content: [{ type: 'image', data: response.body.toString('base64'), mimeType: type.split(';')[0] }] };
   }
   return { content: [{ type: 'text', text: `binary response: ${type || 'unknown type'}, ${response.body.length} bytes${response.truncated ? ' (cut)' : ''}` }] };
 }
+
+/**
+ * The body as text in the charset its content type names (`charset=iso-8859-1`, `shift_jis`…);
+ * UTF-8 when it names none, or one this Node does not know.
+ */
+function decode(body: Buffer, type: string): string {
+  const charset = /;\s*charset="?([^";\s]+)/.exec(type)?.[1];
+  if (charset === undefined || /^utf-?8$/.test(charset)) return body.toString('utf8');
+  let decoder = decoders.get(charset);
+  if (decoder === undefined) {
+    try {
+      decoder = new TextDecoder(charset);
+    } catch {
+      decoder = null;
+    }
+    if (decoders.size < 32) decoders.set(charset, decoder);
+  }
+  return decoder ? decoder.decode(body) : body.toString('utf8');
+}
+
+const decoders = new Map<string, TextDecoder | null>();
 
 function looksLikeJson(body: Buffer): boolean {
   const first = body.subarray(0, 64).toString('utf8').trimStart()[0];

@@ -12,10 +12,11 @@ import type { LoadedSpec, SpecInputMethod } from './load-spec';
 import { createMetaTools, endpointSchema, listEndpoints, requireToolId } from './meta-tools';
 import { collectOperations, type OperationEntry } from './operations';
 import { buildUpstreamRequest } from './request';
-import { responseToResult } from './results';
+import { DEFAULT_MAX_RESULT_BYTES, responseToResult } from './results';
 import { MAX_TOOL_NAME_LENGTH } from './tool-name';
 import { ToolsManager, type EndpointTool } from './tools-manager';
 import { ArgumentValidator } from './validate-args';
+import { UPSTREAM_STATUS_META_KEY } from '../../protocol/results';
 
 /** What one API needs (one entry of `apis[]`, plus what only a library user can give). */
 export interface ApiServiceOptions {
@@ -42,6 +43,8 @@ export interface ApiServiceOptions {
   maxResponseBytes?: number;
   /** Default 5 (same origin only). */
   maxRedirects?: number;
+  /** Bytes one tool result may carry; a longer one is cut, saying so. Default 2 MiB. */
+  maxResultBytes?: number;
   stdin?: NodeJS.ReadableStream;
 }
 
@@ -75,6 +78,7 @@ interface DocumentIndex {
 export class ApiToolService {
   readonly #manager: ToolsManager;
   readonly #client: ApiClient;
+  readonly #maxResultBytes: number;
   readonly #validator = new ArgumentValidator();
   readonly #log: WorkerLogger;
   readonly #prefix: string;
@@ -109,6 +113,7 @@ export class ApiToolService {
     if (options.authProvider && options.headers && Object.keys(options.headers).length > 0) {
       log.warn('both headers and authProvider are set: both are sent, the provider wins on the same header');
     }
+    this.#maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.#client = new ApiClient(options.apiBaseUrl, options.authProvider, options.headers, {
       requestTimeoutMs: options.requestTimeoutMs,
       maxResponseBytes: options.maxResponseBytes,
@@ -199,7 +204,10 @@ export class ApiToolService {
     if (!tool.planSpec) throw new McpvisorError('INTERNAL', `tool ${tool.toolId} has no request plan`);
     const request = buildUpstreamRequest({ spec: tool.planSpec, targets: tool.targets, body: tool.body }, args, this.#client.baseUrl);
     const response = await this.#client.send(request, options);
-    return responseToResult(response);
+    const result = responseToResult(response, this.#maxResultBytes);
+    // For the supervisor's mcpvisor_upstream_responses_total.
+    result._meta = { ...result._meta, [UPSTREAM_STATUS_META_KEY]: response.status };
+    return result;
   }
 
   async #meta(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolResult> {
