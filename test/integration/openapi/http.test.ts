@@ -48,6 +48,19 @@ describe('openapi-mcp-server over HTTP', () => {
       await Promise.all(sessions.map(({ client }) => client.close()));
     }
   });
+
+  test('counts the upstream statuses its calls got in /metrics', async () => {
+    const { client } = await connectHttp(server.mcpUrl);
+    try {
+      await client.callTool({ name: 'show-pet-by-id', arguments: { petId: 'm1' } });
+      await client.callTool({ name: 'show-pet-by-id', arguments: { petId: 'm2' } });
+      const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
+      const count = Number(/^mcpvisor_upstream_responses_total\{tool="show-pet-by-id",status="200"\} (\d+)$/m.exec(text)?.[1]);
+      expect(count).toBeGreaterThanOrEqual(2);
+    } finally {
+      await client.close();
+    }
+  });
 });
 
 describe('real descriptions', () => {

@@ -94,6 +94,20 @@ describe('openapi-mcp-server over stdio', () => {
   test('never writes header values to its logs', () => {
     expect(conn.stderr()).not.toContain(SECRET);
   });
+
+  test('sends credentials of the base URL as Basic auth, and shows them nowhere', async () => {
+    const withUser = upstream.url.replace('http://', `http://bot:${SECRET}@`);
+    const other = await connectStdio('openapi-mcp-server', ['--api-base-url', `${withUser}/v1`, '--openapi-spec', path.join(FIXTURES, 'collisions.yaml'), '--debug'], ENV);
+    try {
+      const { result, sent } = await call(other, 'get-usrs', {});
+      expect(sent!.headers.authorization).toBe(`Basic ${Buffer.from(`bot:${SECRET}`).toString('base64')}`);
+      expect(JSON.stringify(result)).not.toContain(SECRET);
+      expect(other.stderr()).toContain('http://***@127.0.0.1');
+      expect(other.stderr()).not.toContain(SECRET);
+    } finally {
+      await other.close();
+    }
+  });
 });
 
 describe('openapi-mcp-server errors and limits', () => {
@@ -119,10 +133,17 @@ describe('openapi-mcp-server errors and limits', () => {
         '  /hang:', '    get:', '      operationId: hang', '      responses: {"200": {description: ok}}',
         '  /text:', '    get:', '      operationId: getText', '      responses: {"200": {description: ok}}',
         '  /big/{n}:', '    get:', '      operationId: getBig', '      parameters: [{name: n, in: path, required: true, schema: {type: integer}}]', '      responses: {"200": {description: ok}}',
+        '  /json/{n}:', '    get:', '      operationId: getJson', '      parameters: [{name: n, in: path, required: true, schema: {type: integer}}]', '      responses: {"200": {description: ok}}',
+        '  /latin1:', '    get:', '      operationId: getLatin1', '      responses: {"200": {description: ok}}',
       ].join('\n'),
     );
     const config = path.join(dir, 'config.json');
     writeFileSync(config, JSON.stringify({ apis: [{ apiBaseUrl: upstream.url, openApiSpec: spec, requestTimeoutMs: 500, maxResponseBytes: 1000 }] }));
+    // A second API without the 1000-byte cap, for results past maxResultBytes.
+    writeFileSync(
+      path.join(dir, 'big.json'),
+      JSON.stringify({ apis: [{ apiBaseUrl: upstream.url, openApiSpec: spec, namespace: 'big', maxResponseBytes: 8 * 1024 * 1024 }, { apiBaseUrl: upstream.url, openApiSpec: spec, namespace: 'small', maxResultBytes: 4096 }] }),
+    );
     const conn = await connectStdio('openapi-mcp-server', ['--config', config], ENV);
     try {
       const notFound = await call(conn, 'get-status', { code: 404 });
@@ -133,6 +154,9 @@ describe('openapi-mcp-server errors and limits', () => {
       const slow = await call(conn, 'hang', {});
       expect(slow.result.isError).toBe(true);
       expect(errorCodeOf(slow.result)).toBe('TIMEOUT');
+      // The upstream's own timeout, not the call's larger deadline.
+      expect(textOf(slow.result)).toMatch(/^TIMEOUT: the upstream request timed out after 500 ms \(GET http:\/\/127\.0\.0\.1:\d+\/hang\)$/);
+      expect(textOf((await call(conn, 'get-latin-1', {})).result)).toBe('h\u00e9');
       expect(textOf((await call(conn, 'get-text', {})).result)).toBe('plain words');
       // A body past maxResponseBytes (streamed, no length given) is cut, and the worker lives on.
       const big = await call(conn, 'get-big', { n: 50_000 });
@@ -141,6 +165,26 @@ describe('openapi-mcp-server errors and limits', () => {
       expect(textOf((await call(conn, 'get-text', {})).result)).toBe('plain words');
     } finally {
       await conn.close();
+    }
+    // 6 MB of JSON: as text and structuredContent it was a 12 MB line, past the SDK stdio
+    // client's 10 MiB, which closed the session. Now cut at maxResultBytes (2 MiB by default).
+    const both = await connectStdio('mcpvisor', ['--config', path.join(dir, 'big.json')], ENV);
+    try {
+      const big = await call(both, 'big-get-json', { n: 6 * 1024 * 1024 });
+      expect(big.result.isError).toBeUndefined();
+      expect(big.result.structuredContent).toBeUndefined();
+      const text = textOf(big.result);
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(2 * 1024 * 1024);
+      expect(text).toMatch(/^\{\n {2}"data": "xxx/);
+      expect(text).toMatch(/\n\[result cut at 2097152 of \d+ bytes: ask for less/);
+      const small = await call(both, 'small-get-json', { n: 3000 });
+      // Text and structuredContent would pass 4096 bytes together: the text alone, whole.
+      expect(small.result.structuredContent).toBeUndefined();
+      expect(JSON.parse(textOf(small.result))).toEqual({ data: 'x'.repeat(3000) });
+      // The session lives on.
+      expect(textOf((await call(both, 'big-get-text', {})).result)).toBe('plain words');
+    } finally {
+      await both.close();
     }
   });
 

@@ -109,6 +109,36 @@ describe('pool supervision', () => {
     await transport.close();
   });
 
+  it('keeps the answers of a batch when one of its calls is cancelled', async () => {
+    const { transport } = await connectHttp(server.mcpUrl);
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId! };
+    const file = marker();
+    const batch = fetch(server.mcpUrl, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 60_000, marker: file } } },
+        { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 300 } } },
+      ]),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const cancel = await fetch(server.mcpUrl, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } }) });
+    expect(cancel.status).toBe(202);
+    const body = await Promise.race([batch.then((res) => res.text()), new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 10_000))]);
+    // As JSON (the batch answered at once) or as SSE events (headers sent earlier).
+    type Answer = { id: number; result?: Result };
+    const answers: Answer[] = /^\s*[[{]/.test(body)
+      ? [JSON.parse(body)].flat()
+      : body
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => JSON.parse(line.slice(5)) as Answer);
+    expect(answers.map((answer) => answer.id)).toEqual([8]);
+    expect(answers[0].result?.isError).toBeUndefined();
+    expect(await eventually(() => readMarker(file).startsWith('cancelled'))).toBe(true);
+    await transport.close();
+  });
+
   it('cancels the call in the worker when the client drops the HTTP request it was waiting on', async () => {
     const { transport } = await connectHttp(server.mcpUrl);
     const file = marker();
@@ -273,6 +303,28 @@ describe('pool limits and restart intensity', () => {
     expect(await eventually(async () => textOf(await call(client, 'echo', { text: 'back' })) === 'back')).toBe(true);
     await client.close();
     await server.stop();
+  });
+
+  it('reports degraded in /health while a pool has no live worker, before its restart', async () => {
+    const server = await startHttp('mcpvisor', [
+      '--config',
+      writeConfig(fixtureConfig({ thread: false, root: { pools: { restart: { maxRestarts: 5, windowMs: 60_000, backoffBaseMs: 3000, backoffMaxMs: 3000 } } } })),
+    ]);
+    const { client } = await connectHttp(server.mcpUrl);
+    try {
+      expect((await fetch(`${server.baseUrl}/health`)).status).toBe(200);
+      expect(errorCodeOf(await call(client, 'crash'))).toBe('WORKER_CRASHED');
+      const health = await fetch(`${server.baseUrl}/health`);
+      const body = (await health.json()) as { status: string; pools: Array<{ state: string; alive: number }> };
+      expect(body.pools[0]).toMatchObject({ state: 'ready', alive: 0 });
+      expect(health.status).toBe(503);
+      expect(body.status).toBe('degraded');
+      // Once restarted, ok again.
+      expect(await eventually(async () => (await fetch(`${server.baseUrl}/health`)).status === 200, 10_000)).toBe(true);
+    } finally {
+      await client.close();
+      await server.stop();
+    }
   });
 
   it('refuses to start when a worker fails to initialise, with its reason', async () => {

@@ -1,4 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { request } from 'node:http';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
@@ -122,12 +123,59 @@ describe('limits', () => {
     await server.stop();
   });
 
-  it('refuses new sessions past maxSessions with 503', async () => {
+  it('refuses new sessions past maxSessions with 503, counting both transports together', async () => {
     const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: { maxSessions: 2 } } }))]);
-    const statuses = [];
-    for (let i = 0; i < 3; i++) statuses.push((await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: INIT })).status);
-    expect(statuses).toEqual([200, 200, 503]);
-    await server.stop();
+    try {
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: INIT })).status);
+      expect(statuses).toEqual([200, 200, 503]);
+      const legacy = await fetch(`${server.baseUrl}/sse`);
+      await legacy.body?.cancel();
+      expect(legacy.status).toBe(503);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('keeps no per-session bucket for session ids it does not hold: made-up ids get 404, never 429', async () => {
+    const server = await startHttp('mcpvisor', [
+      '--config',
+      writeConfig(fixtureConfig({ thread: false, root: { http: { rateLimit: { perSessionRequestsPerSecond: 1, perSessionBurst: 2 } } } })),
+    ]);
+    try {
+      const statuses = [];
+      for (let i = 0; i < 5; i++) statuses.push((await fetch(server.mcpUrl, { headers: { accept: 'text/event-stream', 'mcp-session-id': 'made-up-'.padEnd(4000, 'x') } })).status);
+      expect(statuses).toEqual([404, 404, 404, 404, 404]);
+      // A real session still has its limit.
+      const { transport } = await connectHttp(server.mcpUrl);
+      const ping = JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'ping' });
+      const own = [];
+      for (let i = 0; i < 3; i++) own.push((await fetch(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-03-26' }, body: ping })).status);
+      expect(own).toContain(429);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('takes only IPv4 loopback literals as loopback Host names, not names that start like one', async () => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))]);
+    const post = (host: string) => new Promise<number>((resolve, reject) => {
+      const url = new URL(server.mcpUrl);
+      const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...HEADERS, host } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end(INIT);
+    });
+    try {
+      expect(await post('127.0.0.1.evil.example')).toBe(403);
+      expect(await post('127.0.0.1.nip.io:8080')).toBe(403);
+      expect(await post('127.0.0.2')).toBe(200);
+      expect(await post(`localhost:${new URL(server.mcpUrl).port}`)).toBe(200);
+    } finally {
+      await server.stop();
+    }
   });
 });
 

@@ -97,6 +97,36 @@ describe('ApiClient', () => {
   });
 });
 
+describe('ApiClient headers', () => {
+  test('configured headers win over request headers of the same name, and cookies add up', async () => {
+    const client = new ApiClient(upstream.url, undefined, { 'X-Api-Key': 'configured', Cookie: 'session=s1' });
+    const got = await client.send({ method: 'GET', url: `${upstream.url}/echo`, headers: { 'x-api-key': 'from-argument', cookie: 'c1=a' } });
+    const echo = JSON.parse(got.body.toString()).echo;
+    expect(echo.headers['x-api-key']).toBe('configured');
+    expect(echo.headers.cookie).toBe('session=s1; c1=a');
+    await client.close();
+  });
+
+  test('sends credentials of the base URL as Basic auth and never shows them', async () => {
+    const withUser = upstream.url.replace('http://', 'http://ad%40min:pa%3Ass@');
+    const client = new ApiClient(`${withUser}/v1`);
+    expect(client.baseUrl).toBe(`${upstream.url}/v1`);
+    const got = await client.request('GET', '/users');
+    const echo = JSON.parse(got.body.toString()).echo;
+    expect(echo.headers.authorization).toBe(`Basic ${Buffer.from('ad@min:pa:ss').toString('base64')}`);
+    await client.close();
+    // A configured Authorization header is kept.
+    const configured = new ApiClient(`${withUser}/v1`, undefined, { Authorization: 'Bearer t' });
+    expect(JSON.parse((await configured.request('GET', '/users')).body.toString()).echo.headers.authorization).toBe('Bearer t');
+    await configured.close();
+    const refused = new ApiClient('http://user:secret-pw@127.0.0.1:9/v1');
+    const error = await rejection(refused.request('GET', '/x'));
+    expect(error).toMatchObject({ code: 'NETWORK_ERROR' });
+    expect(String((error as Error).message)).not.toContain('secret-pw');
+    await refused.close();
+  });
+});
+
 describe('results', () => {
   const response = (status: number, type: string, body: Buffer | string): ApiResponse => ({ status, headers: type ? { 'content-type': type } : {}, body: Buffer.from(body), truncated: false, url: 'http://x/' });
   test('turn JSON into pretty text plus structuredContent', () => {
@@ -107,6 +137,27 @@ describe('results', () => {
     expect(responseToResult(response(200, 'text/plain', 'hi')).content).toEqual([{ type: 'text', text: 'hi' }]);
     expect(responseToResult(response(200, 'application/octet-stream', Buffer.alloc(10))).content[0]).toEqual({ type: 'text', text: 'binary response: application/octet-stream, 10 bytes' });
     expect(responseToResult(response(204, '', '')).content[0]).toEqual({ type: 'text', text: 'HTTP 204' });
+  });
+  test('decode text in the charset the response names', () => {
+    expect(responseToResult(response(200, 'text/plain; charset=iso-8859-1', Buffer.from([0x68, 0xe9]))).content).toEqual([{ type: 'text', text: 'h\u00e9' }]);
+    expect(responseToResult(response(200, 'text/plain; charset="Shift_JIS"', Buffer.from([0x82, 0xa0]))).content).toEqual([{ type: 'text', text: '\u3042' }]);
+    expect(responseToResult(response(200, 'text/plain; charset=no-such-charset', 'caf\u00e9')).content).toEqual([{ type: 'text', text: 'caf\u00e9' }]);
+  });
+  test('stay within maxResultBytes: structuredContent goes first, then the text is cut, saying so', () => {
+    const json = JSON.stringify({ data: 'x'.repeat(3000) });
+    const both = responseToResult(response(200, 'application/json', json), 10_000);
+    expect(both.structuredContent).toEqual({ data: 'x'.repeat(3000) });
+    const textOnly = responseToResult(response(200, 'application/json', json), 4_000);
+    expect(textOnly.structuredContent).toBeUndefined();
+    expect(JSON.parse((textOnly.content[0] as { text: string }).text)).toEqual({ data: 'x'.repeat(3000) });
+    const cut = responseToResult(response(200, 'application/json', json), 2_000);
+    const text = (cut.content[0] as { text: string }).text;
+    expect(cut.structuredContent).toBeUndefined();
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(2_000);
+    expect(text).toMatch(/\n\[result cut at 2000 of \d+ bytes: ask for less/);
+    const multibyte = responseToResult(response(200, 'text/plain', '\u00e9'.repeat(3000)), 2_000);
+    expect(Buffer.byteLength((multibyte.content[0] as { text: string }).text)).toBeLessThanOrEqual(2_000);
+    expect((multibyte.content[0] as { text: string }).text).not.toContain('\ufffd');
   });
   test('make HTTP errors isError results with the status and a bounded excerpt', () => {
     const result = responseToResult(response(500, 'application/json', 'e'.repeat(10_000)));

@@ -52,4 +52,30 @@ describe('openapi-mcp-server flags and environment variables', () => {
     expect(() => load(['--api-base-url', 'https://a.example', '--spec-input-method', 'stdin'])).toThrow(/needs --transport http/);
     expect(() => load(['--api-base-url', 'https://a.example', '--transport', 'sse', '--openapi-spec', 'x'])).toThrow(/transport must be stdio or http/);
   });
+
+  test('refuse at start what every call would fail on: a bad header value, a base URL that is not http(s)', () => {
+    const base = ['--api-base-url', 'https://a.example', '--openapi-spec', 'x'];
+    const error = (argv: string[], env: Record<string, string> = {}) => {
+      try {
+        load(argv, env);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      throw new Error('no error');
+    };
+    expect(error([...base, '--header', 'X-Key=abc\u2713secret'])).toMatch(/apis\.0\.headers\.X-Key: a header value may not hold/);
+    expect(error([...base, '--header', 'X-Key=abc\u2713secret'])).not.toContain('secret');
+    expect(error([...base], { API_HEADERS: 'X-Key:line\r\nbreak-secret' })).not.toContain('secret');
+    expect(error(['--api-base-url', 'ftp://files.example', '--openapi-spec', 'x'])).toMatch(/apiBaseUrl must be an http:\/\/ or https:\/\/ URL/);
+    expect(error(['--api-base-url', 'ftp://user:pw-secret@files.example', '--openapi-spec', 'x'])).toContain('ftp://***@files.example');
+    expect(error(['--api-base-url', 'ftp://user:pw-secret@files.example', '--openapi-spec', 'x'])).not.toContain('pw-secret');
+  });
+
+  test('name a malformed header entry without echoing its value', () => {
+    const base = ['--api-base-url', 'https://a.example', '--openapi-spec', 'x'];
+    expect(() => load([...base, '--headers', 'Authorization=Bearer tok-secret'])).toThrow("--headers: expected Name:value pairs separated by commas; 'Authorization' is not followed by ':' and a value, or is not a header name (separate name and value with ':', not '=')");
+    expect(() => load([...base, '--header', 'Authorization: Bearer tok-secret'])).toThrow(/--header: expected Name=value; 'Authorization' .*not ':'/);
+    expect(() => load([...base, '--header', 'tok-secret'])).toThrow("--header: expected Name=value; an entry has no '=' between a header name and its value");
+    expect(() => load(base, { API_HEADERS: 'Bearer tok-secret' })).toThrow(/^API_HEADERS: .*an entry has no ':'/);
+  });
 });

@@ -111,6 +111,44 @@ describe('buildUpstreamRequest', () => {
   });
 });
 
+describe('buildUpstreamRequest at the edges', () => {
+  test('refuses an empty path argument, and a path parameter left out, instead of calling another URL', async () => {
+    const build = await builder('edges.yaml');
+    expect(build('DELETE::users__---user__keys__---key', { user: 'u', key: 'k' }).url).toBe(`${BASE}/users/u/keys/k`);
+    expect(() => build('DELETE::users__---user__keys__---key', { user: '', key: 'k' })).toThrow("path argument 'user' may not be empty, '.' or '..'");
+    expect(() => build('DELETE::users__---user__keys__---key', { user: 'u', key: '' })).toThrow(expect.objectContaining({ code: 'BAD_INPUT' }));
+    expect(() => build('GET::things__---id', {})).toThrow("path argument 'id' is required");
+    expect(build('GET::things__---id', { id: 't' }).url).toBe(`${BASE}/things/t`);
+  });
+
+  test('sends every cookie parameter, and no content type without a body', async () => {
+    const build = await builder('edges.yaml');
+    expect(build('GET::session', { c1: 'a', c2: 'b' }).headers.cookie).toBe('c1=a; c2=b');
+    expect(build('GET::session', { c2: 'b' }).headers.cookie).toBe('c2=b');
+    const empty = build('POST::notes', {});
+    expect(empty.body).toBeUndefined();
+    expect(empty.headers['content-type']).toBeUndefined();
+    const note = build('POST::notes', { text: 't' });
+    expect(note.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(note.body as string)).toEqual({ text: 't' });
+  });
+
+  test('explodes form-urlencoded arrays by default, and keeps an explicit explode: false', async () => {
+    const build = await builder('edges.yaml');
+    const req = build('POST::tags', { tags: ['a', 'b'], ids: [1, 2], name: 'n m' });
+    expect(new URLSearchParams(req.body as string).getAll('tags')).toEqual(['a', 'b']);
+    expect(req.body).toContain('ids=1,2');
+    expect(req.body).toContain('name=n%20m');
+  });
+
+  test('leaves framing headers, and OpenAPI 3 Accept, Content-Type and Authorization, out of the tool', async () => {
+    const spec = await loadSpec({ openApiSpec: path.join(FIXTURES, 'edges.yaml') });
+    const manager = new ToolsManager({}, spec);
+    manager.generateTools();
+    expect(Object.keys(manager.getToolById('GET::session')!.inputSchema.properties ?? {}).sort()).toEqual(['X-Api-Key', 'c1', 'c2']);
+  });
+});
+
 describe('checkUrl', () => {
   test('refuses another origin or a path outside the base', () => {
     expect(() => checkUrl('http://other:8080/api/v1/x', BASE)).toThrow(expect.objectContaining({ code: 'BLOCKED' }));
