@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
@@ -132,6 +133,31 @@ describe('limits', () => {
       const legacy = await fetch(`${server.baseUrl}/sse`);
       await legacy.body?.cancel();
       expect(legacy.status).toBe(503);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('closes a connection that trickles its headers soon after headersTimeoutMs', async () => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: { headersTimeoutMs: 1000, requestTimeoutMs: 2000 } } }))]);
+    try {
+      const url = new URL(server.mcpUrl);
+      const socket = connect(Number(url.port), url.hostname);
+      const started = Date.now();
+      const line = 'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ';
+      let sent = 0;
+      // One byte every 100 ms, never ending the headers; bounded by the 10 s wait below.
+      const drip = setInterval(() => socket.writable && socket.write(line[sent++ % line.length]), 100);
+      const closedAfter = await new Promise<number>((resolve) => {
+        socket.on('close', () => resolve(Date.now() - started));
+        socket.on('error', () => undefined);
+        setTimeout(() => resolve(-1), 10_000);
+      });
+      clearInterval(drip);
+      socket.destroy();
+      // Node checks on connectionsCheckingInterval (30 s by default); now a tenth of the timeout.
+      expect(closedAfter).toBeGreaterThanOrEqual(900);
+      expect(closedAfter).toBeLessThan(6000);
     } finally {
       await server.stop();
     }
