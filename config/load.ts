@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, validateConfig, type Config, type ConfigInput } from './validate';
 import { didYouMean } from './suggest';
+import { HEADER_NAME } from '../protocol/http-headers';
 
 export type ValueKind = 'string' | 'int' | 'bool' | 'list' | 'headers';
 
@@ -179,7 +180,7 @@ export function parseHeaderList(raw: string, source: string): Record<string, str
     if (pair.trim() === '') continue;
     const at = pair.indexOf(':');
     const name = at > 0 ? pair.slice(0, at).trim() : '';
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+    if (!HEADER_NAME.test(name)) {
       throw new ConfigError(`${source}: expected Name:value pairs separated by commas; ${headerHint(pair, ':')}`);
     }
     headers[name] = pair.slice(at + 1).trim();

@@ -1,9 +1,7 @@
 import { z } from 'zod';
+import { HEADER_NAME, HEADER_VALUE } from '../protocol/http-headers';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
-/** RFC 9110 token and field-value: what an HTTP header name and value can be. */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /** `url` with its userinfo (`user:password@`) shown as `***@`: for logs and messages. */
 export function maskCredentials(url: string): string {

@@ -6,6 +6,7 @@ import { headerHint, type EnvSpec, type FlagSpec } from '../../config/load';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
 import { runProfile, SERVER_FLAGS, type Profile } from '../profile';
 import { isCommand } from './command';
+import { HEADER_NAME } from '../../protocol/http-headers';
 
 type ApiInput = NonNullable<ConfigInput['apis']>[number];
 const HTTP_METHOD = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/;
@@ -47,7 +48,7 @@ export function openapiProfile(): Profile {
       const text = String(item);
       const at = text.indexOf('=');
       const name = at > 0 ? text.slice(0, at).trim() : '';
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new ConfigError(`--header: expected Name=value; ${headerHint(text, '=')}`);
+      if (!HEADER_NAME.test(name)) throw new ConfigError(`--header: expected Name=value; ${headerHint(text, '=')}`);
       mergeHeaders(input, { [name]: text.slice(at + 1).trim() });
     }
   };

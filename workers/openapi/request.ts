@@ -3,6 +3,7 @@ import type { ArgumentTarget, BodyInfo } from './input-schema';
 import type { OperationEntry } from './operations';
 import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
 import { oas3ParameterBuilders, swaggerBuildRequest, type ParameterBuilder } from './lazy';
+import { HEADER_VALUE } from '../../protocol/http-headers';
 
 /** A request ready for undici. */
 export interface BuiltRequest {
@@ -104,8 +105,6 @@ function followObject(node: Json | undefined, ctx: RefContext): JsonObject | und
   }
 }
 
-/** What an HTTP header value can carry (RFC 9110 field-value): a line break would end it early. */
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
  * Builds the upstream request from validated arguments with swagger-client's `buildRequest`
