@@ -107,7 +107,7 @@ async function bundleWorkerDeps() {
   const contents = [
     'module.exports = {',
     "  get undici() { return require('undici'); },",
-    "  get ajv() { return { Ajv: require('ajv').default, addFormats: require('ajv-formats').default }; },",
+    "  get ajv() { return { Ajv: require('ajv/dist/2020').default, addFormats: require('ajv-formats').default }; },",
     "  get buildRequest() { return require('swagger-client/lib/execute/index.js').buildRequest; },",
     "  get oas3ParameterBuilders() { return require('swagger-client/lib/execute/oas3/parameter-builders.js'); },",
     `  get pathTemplateParser() { return require(${JSON.stringify(parser)}); },`,

@@ -1,4 +1,5 @@
-import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { default as Ajv } from 'ajv/dist/2020';
 import { McpvisorError } from '../protocol/errors';
 import type { Pool } from '../protocol/pool';
 import { errorResult } from '../protocol/results';
@@ -106,11 +107,13 @@ export class Catalogue {
 
   #compile(entry: Entry): ValidateFunction {
     const ajv = (this.#ajv ??= createAjv());
+    const schema = entry.tool.descriptor.inputSchema;
     try {
-      return ajv.compile(entry.tool.descriptor.inputSchema);
+      return ajv.compile(schema);
     } catch {
-      // A schema ajv cannot compile must not make the tool unusable: the worker validates too.
-      return ajv.compile({ type: 'object' });
+      // A schema ajv cannot compile must not make the tool unusable (the worker validates too):
+      // its required arguments are still checked.
+      return ajv.compile({ type: 'object', ...(Array.isArray(schema.required) ? { required: schema.required } : {}) });
     }
   }
 
@@ -159,7 +162,9 @@ export function describeErrors(errors: ErrorObject[]): string {
 
 /** ajv with formats, loaded on the first call rather than at startup. */
 function createAjv(): Ajv {
-  const { Ajv: AjvClass } = require('ajv') as typeof import('ajv');
+  // JSON Schema 2020-12: MCP's default dialect for tool schemas, and OpenAPI 3.1's (prefixItems,
+  // dependentRequired, unevaluatedProperties); the draft-07 subset of 3.0 and 2.0 means the same.
+  const AjvClass = (require('ajv/dist/2020') as typeof import('ajv/dist/2020')).default;
   const addFormats = require('ajv-formats') as typeof import('ajv-formats');
   // Schemas are not checked against the JSON Schema meta-schema: compiling that validator cost ~50 ms
   // of the first call (warmUp 70 -> 21 ms without it), and a schema ajv cannot compile falls back to

@@ -48,8 +48,10 @@ export class StaticAuthProvider implements IAuthProvider {
  */
 export function isAuthError(error: unknown): boolean {
   if (!error || typeof error !== 'object') return false;
-  const e = error as { status?: unknown; statusCode?: unknown; response?: { status?: unknown } };
-  const status = e.status ?? e.statusCode ?? e.response?.status;
+  const e = error as { status?: unknown; statusCode?: unknown; response?: { status?: unknown }; data?: { status?: unknown; auth?: unknown } };
+  // `data`: our own McpvisorError for a failed retry or a thrown handleAuthError (api-client.ts).
+  if (e.data?.auth === true) return true;
+  const status = e.status ?? e.statusCode ?? e.response?.status ?? e.data?.status;
   return status === 401 || status === 403;
 }
 

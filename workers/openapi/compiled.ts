@@ -105,7 +105,7 @@ export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boo
     packageVersion: packageVersion(),
     openapiVersion: spec.version,
     isSwagger2: spec.isSwagger2,
-    paths: Object.keys(spec.root.paths as JsonObject).length,
+    paths: Object.keys(spec.root.paths as JsonObject).filter((key) => key.startsWith('/')).length,
     operations: tools.length,
     tools,
     warnings,

@@ -180,7 +180,16 @@ function parameterSchema(param: RawParameter, ctx: RefContext, onProblem?: (mess
   return normalise(out);
 }
 
-/** OpenAPI 3.0 `nullable` → a type list; drops keywords a JSON Schema validator misreads. */
+/**
+ * OpenAPI's schema dialect as plain JSON Schema, so that the validator enforces every keyword
+ * instead of refusing to compile the whole schema (which left a tool unchecked):
+ * - 3.0 `nullable` → a type list;
+ * - 3.0 `exclusiveMinimum: true` with `minimum` → the number form (`exclusiveMinimum: 0`);
+ * - `oneOf` with a `discriminator` → `anyOf`: the discriminator picks one schema, and plain
+ *   oneOf refused a Dog that a looser Cat schema also matched;
+ * - a `pattern` JavaScript cannot compile (`(?i)…`) is left out: a client could not use it either;
+ * - keywords a JSON Schema validator misreads (`xml`, `externalDocs`, `x-…`) are dropped.
+ */
 function normalise(schema: Json): Json {
   if (schema === null || typeof schema !== 'object') return schema;
   if (Array.isArray(schema)) return schema.map(normalise);
@@ -195,7 +204,30 @@ function normalise(schema: Json): Json {
     if (typeof out.type === 'string') out.type = [out.type, 'null'];
     else if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
   }
+  for (const [exclusive, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+    if (typeof out[exclusive] !== 'boolean') continue;
+    if (out[exclusive] === true && typeof out[bound] === 'number') {
+      out[exclusive] = out[bound];
+      delete out[bound];
+    } else {
+      delete out[exclusive];
+    }
+  }
+  if (schema.discriminator !== undefined && Array.isArray(out.oneOf) && out.anyOf === undefined) {
+    out.anyOf = out.oneOf;
+    delete out.oneOf;
+  }
+  if (typeof out.pattern === 'string' && !compilesInJs(out.pattern)) delete out.pattern;
   return out;
+}
+
+function compilesInJs(pattern: string): boolean {
+  try {
+    new RegExp(pattern, 'u');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function describe(schema: Json, description: string | undefined, where: string | undefined): Json {

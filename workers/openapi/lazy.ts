@@ -19,7 +19,8 @@ function once<T>(load: () => T): () => T {
 /** The exports of dist/workers/openapi/deps.bundle.js: each part is initialised on first read. */
 interface Deps {
   readonly undici: typeof import('undici');
-  readonly ajv: { Ajv: typeof import('ajv').default; addFormats: typeof import('ajv-formats').default };
+  /** Ajv for JSON Schema 2020-12. */
+  readonly ajv: { Ajv: typeof import('ajv/dist/2020').default; addFormats: typeof import('ajv-formats').default };
   readonly buildRequest: (options: Record<string, unknown>) => unknown;
   /** The builder's own OpenAPI 3 parameter builders (one per `in`), to wrap one of them. */
   readonly oas3ParameterBuilders: Record<string, ParameterBuilder>;
@@ -36,7 +37,7 @@ const deps = once((): Deps => {
     },
     get ajv() {
       return {
-        Ajv: (require('ajv') as { default: Deps['ajv']['Ajv'] }).default,
+        Ajv: (require('ajv/dist/2020') as { default: Deps['ajv']['Ajv'] }).default,
         addFormats: (require('ajv-formats') as { default: Deps['ajv']['addFormats'] }).default,
       };
     },

@@ -35,6 +35,12 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
   const out: OperationEntry[] = [];
   const paths = ctx.root.paths as JsonObject;
   for (const [path, rawItem] of Object.entries(paths)) {
+    // The Paths Object may carry `x-…` extensions; anything else not starting with `/` is no path.
+    if (path.startsWith('x-')) continue;
+    if (!path.startsWith('/')) {
+      onSkip(path, 'a path must start with /');
+      continue;
+    }
     let item: JsonObject;
     try {
       const followed = follow(rawItem, ctx).value;

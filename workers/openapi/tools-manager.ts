@@ -155,7 +155,7 @@ export class ToolsManager {
     const applied = Boolean(f.includeTools?.length || f.includeTags?.length || f.includeResources?.length || f.includeOperations?.length || (f.toolsMode ?? 'all') !== 'all');
     return {
       endpointTools: this.#filtered.length,
-      paths: this.#paths ?? Object.keys((this.#ctx.root.paths ?? {}) as object).length,
+      paths: this.#paths ?? Object.keys((this.#ctx.root.paths ?? {}) as object).filter((key) => key.startsWith('/')).length,
       operations: this.#all.length,
       filtering: {
         applied,

@@ -1,4 +1,5 @@
-import type { default as AjvClass, ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { default as AjvClass } from 'ajv/dist/2020';
 import { ajv } from './lazy';
 import { McpvisorError } from '../../protocol/errors';
 import type { JsonObjectSchema } from '../../protocol/tool';
@@ -11,7 +12,7 @@ import type { JsonObjectSchema } from '../../protocol/tool';
  */
 export class ArgumentValidator {
   #ajvInstance?: AjvClass;
-  #compiled = new Map<string, ValidateFunction | null>();
+  #compiled = new Map<string, ValidateFunction>();
 
   #ajv(): AjvClass {
     if (!this.#ajvInstance) {
@@ -32,7 +33,8 @@ export class ArgumentValidator {
 
   /**
    * Throws BAD_INPUT naming each offending argument (at most 5 problems listed). `key` identifies
-   * the schema in the cache (the tool ID). A schema ajv cannot compile is not enforced.
+   * the schema in the cache (the tool ID). Of a schema ajv cannot compile, only `required` is
+   * enforced. JSON Schema 2020-12 (lazy.ts): OpenAPI 3.1's dialect and MCP's default.
    */
   check(key: string, schema: JsonObjectSchema, args: Record<string, unknown>): void {
     if (args === null || typeof args !== 'object' || Array.isArray(args)) {
@@ -49,11 +51,13 @@ export class ArgumentValidator {
       try {
         validate = this.#ajv().compile(schema);
       } catch {
-        validate = null;
+        // Not compilable (normalise in input-schema.ts removes the known causes): at least the
+        // required arguments are checked.
+        validate = this.#ajv().compile({ type: 'object', ...(Array.isArray(schema.required) ? { required: schema.required } : {}) });
       }
       this.#compiled.set(key, validate);
     }
-    if (validate && !validate(args)) {
+    if (!validate(args)) {
       const problems = (validate.errors ?? []).slice(0, 5).map(describeError);
       throw new McpvisorError('BAD_INPUT', `invalid arguments: ${problems.join('; ')}`, { data: { errors: problems } });
     }

@@ -64,6 +64,8 @@ describe('ApiClient', () => {
     const thrower = new ApiClient(upstream.url, new TokenProvider('throw'));
     const error = await rejection(thrower.request('GET', '/auth'));
     expect(error).toMatchObject({ code: 'UPSTREAM_ERROR', message: 'authentication error (HTTP 401): token expired: log in again' });
+    // spec 000: isAuthError is true for an authentication error, our own included.
+    expect(isAuthError(error)).toBe(true);
     await Promise.all([no.close(), thrower.close()]);
   });
 

@@ -92,6 +92,59 @@ describe('calls', () => {
     await s.close();
   });
 
+  test('enforce every keyword of OpenAPI schemas: 3.0 exclusive bounds, discriminated oneOf, 3.1 (JSON Schema 2020-12)', async () => {
+    const openapi30 = JSON.stringify({
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: {
+        '/payments': {
+          post: {
+            operationId: 'pay',
+            requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['amount', 'currency'], properties: { amount: { type: 'number', minimum: 0, exclusiveMinimum: true }, currency: { type: 'string', enum: ['USD', 'EUR'] }, ref: { type: 'string', pattern: '(?i)^abc$' } } } } } },
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+        '/pets': {
+          post: {
+            operationId: 'addPet',
+            requestBody: { content: { 'application/json': { schema: { oneOf: [{ $ref: '#/components/schemas/Dog' }, { $ref: '#/components/schemas/Cat' }], discriminator: { propertyName: 'petType' } } } } },
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+        'x-internal': { get: { operationId: 'hidden', responses: { '200': { description: 'ok' } } } },
+      },
+      components: {
+        schemas: {
+          Dog: { type: 'object', required: ['petType'], properties: { petType: { type: 'string' }, bark: { type: 'boolean' } } },
+          Cat: { type: 'object', required: ['petType'], properties: { petType: { type: 'string' } } },
+        },
+      },
+    });
+    const { s, names } = await service({ specInputMethod: 'inline', openApiSpec: openapi30 });
+    expect(names).not.toContain('hidden');
+    expect(s.getStats().openapi.paths).toBe(2);
+    const before = upstream.requests.length;
+    await expect(s.handle('pay', {})).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining("'amount' is required") });
+    await expect(s.handle('pay', { amount: 'lots', currency: 'XXX' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringMatching(/'amount' must be number.*'currency' must be one of/) });
+    await expect(s.handle('pay', { amount: 0, currency: 'USD' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'amount' must be > 0" });
+    expect(upstream.requests.length).toBe(before);
+    expect((await s.handle('pay', { amount: 1, currency: 'USD', ref: 'ABC' })).isError).toBeUndefined();
+    expect((await s.handle('add-pet', { body: { petType: 'Dog', bark: true } })).isError).toBeUndefined();
+    await expect(s.handle('add-pet', { body: { bark: true } })).rejects.toMatchObject({ code: 'BAD_INPUT' });
+    await s.close();
+
+    const openapi31 = JSON.stringify({
+      openapi: '3.1.0',
+      info: { title: 't', version: '1' },
+      paths: { '/points': { post: { operationId: 'addPoint', requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { point: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false }, range: { type: 'object', properties: { min: { type: 'number' }, max: { type: 'number' } }, dependentRequired: { min: ['max'] } } } } } } }, responses: { '200': { description: 'ok' } } } } },
+    });
+    const v31 = await service({ specInputMethod: 'inline', openApiSpec: openapi31 });
+    expect((await v31.s.handle('add-point', { point: ['a', 1], range: { min: 1, max: 2 } })).isError).toBeUndefined();
+    await expect(v31.s.handle('add-point', { point: ['a', 1, 2] })).rejects.toMatchObject({ code: 'BAD_INPUT' });
+    await expect(v31.s.handle('add-point', { range: { min: 1 } })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining('max') });
+    await v31.s.close();
+  });
+
   test('send the request and return JSON as text plus structuredContent', async () => {
     const { s } = await service({ headers: { 'X-Api-Key': 'secret' } });
     const result = await s.handle('show-pet-by-id', { petId: 'a b' });
