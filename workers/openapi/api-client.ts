@@ -32,8 +32,8 @@ const RETRYABLE_AUTH = new Set([401, 403]);
  * Sends requests to one upstream API with undici. Static headers and the provider's headers are
  * added to every request (the provider's win over both); credentials in the base URL
  * (`https://user:password@host`) are sent as Basic auth unless an Authorization header is
- * configured, and never appear in a URL we report. On 401/403 the provider's `handleAuthError` decides
- * whether to retry, once. Errors: TIMEOUT (our budget), NETWORK_ERROR (DNS, refused, reset; the
+ * configured, and never appear in a URL we report. On 401/403 the provider's `handleAuthError`
+ * decides whether to retry, once. Errors: TIMEOUT (our budget), NETWORK_ERROR (DNS, refused, reset; the
  * message carries undici's code), UPSTREAM_ERROR (a thrown `handleAuthError`, a cross-origin
  * redirect, too many redirects), BLOCKED (a URL outside the base), CANCELLED (the caller's signal).
  */
@@ -48,7 +48,8 @@ export class ApiClient {
 
   constructor(baseUrl: string, authProvider?: IAuthProvider, headers?: Record<string, string>, options: ApiClientOptions = {}) {
     const base = new URL(baseUrl);
-    const basic = base.username !== '' || base.password !== '' ? `Basic ${Buffer.from(`${decodeURIComponent(base.username)}:${decodeURIComponent(base.password)}`).toString('base64')}` : undefined;
+    const credentials = `${decoded(base.username)}:${decoded(base.password)}`;
+    const basic = credentials === ':' ? undefined : `Basic ${Buffer.from(credentials).toString('base64')}`;
     base.username = '';
     base.password = '';
     this.baseUrl = base.href.replace(/\/+$/, '');
@@ -238,6 +239,15 @@ function flatHeaders(headers: Record<string, string | string[] | undefined>): Re
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
   return out;
+}
+
+/** A percent-encoded part of a URL, decoded; as it is when its encoding is broken (`%zz`). */
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }
 
 function lowerKeys(headers: Record<string, string>): Record<string, string> {
