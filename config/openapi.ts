@@ -19,6 +19,8 @@ export const apiSchema = z.strictObject({
     .regex(/^https?:\/\//i, 'apiBaseUrl must be an http:// or https:// URL'),
   openApiSpec: z.string().min(1).optional(),
   specInputMethod: z.enum(['url', 'file', 'stdin', 'inline']).default('url'),
+  /** What inline content is called in messages (openapi-mcp-server sets `standard input`). */
+  specSource: z.string().min(1).max(200).optional(),
   name: z.string().min(1).default('openapi-mcp-server'),
   version: z.string().min(1).default('1.0.0'),
   namespace: z

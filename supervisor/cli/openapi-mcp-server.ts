@@ -92,7 +92,7 @@ export function openapiProfile(): Profile {
         } catch (error) {
           throw new ConfigError(`cannot read the OpenAPI spec from standard input: ${(error as Error).message}`);
         }
-        return { ...config, apis: [{ ...first, specInputMethod: 'inline', openApiSpec: text }, ...config.apis.slice(1)] };
+        return { ...config, apis: [{ ...first, specInputMethod: 'inline', openApiSpec: text, specSource: 'standard input' }, ...config.apis.slice(1)] };
       }
       if (first.openApiSpec === undefined) {
         throw new ConfigError('no OpenAPI description given: use --openapi-spec <path or URL> (or OPENAPI_SPEC_PATH), or --spec-input-method stdin with --transport http');

@@ -11,6 +11,8 @@ export type SpecInputMethod = 'url' | 'file' | 'stdin' | 'inline';
 export interface LoadSpecOptions {
   /** Path, URL or inline content. */
   openApiSpec?: string;
+  /** What inline content is called in messages; default `inline content`. */
+  specSource?: string;
   /** Default `url`; a `url` value that is not http(s) is read as a file path. */
   specInputMethod?: SpecInputMethod;
   /** Budget of each download, ms; default 30,000. */
@@ -79,7 +81,7 @@ export async function readSpecText(options: LoadSpecOptions): Promise<SpecText> 
   const where = specLocation(options);
   switch (where.kind) {
     case 'inline':
-      return { text: where.text, source: 'inline content' };
+      return { text: where.text, source: options.specSource ?? 'inline content' };
     case 'stdin':
       return { text: await readStream(options.stdin ?? process.stdin, options.maxBytes ?? 200 * 1024 * 1024), source: 'standard input' };
     case 'url':

@@ -22,6 +22,8 @@ import { UPSTREAM_STATUS_META_KEY } from '../../protocol/results';
 export interface ApiServiceOptions {
   apiBaseUrl: string;
   openApiSpec?: string;
+  /** What inline content is called in messages; default `inline content`. */
+  specSource?: string;
   specInputMethod?: SpecInputMethod;
   namespace?: string;
   headers?: Record<string, string>;
@@ -133,6 +135,7 @@ export class ApiToolService {
     const start = await loadCompiled(
       {
         openApiSpec: options.openApiSpec,
+        specSource: options.specSource,
         specInputMethod: options.specInputMethod,
         stdin: options.stdin,
         specCache: options.specCache,

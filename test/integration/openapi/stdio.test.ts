@@ -198,5 +198,10 @@ describe('openapi-mcp-server errors and limits', () => {
     const nothing = spawnBin('openapi-mcp-server', ['--api-base-url', upstream.url], ENV);
     expect(await nothing.exited).toBe(2);
     expect(nothing.stderr()).toContain('no OpenAPI description given');
+    // A description piped on standard input is named so, not "inline content".
+    const piped = spawnBin('openapi-mcp-server', ['--api-base-url', upstream.url, '--spec-input-method', 'stdin', '--transport', 'http', '--port', '0'], ENV);
+    piped.child.stdin!.end('garbage: [');
+    expect(await piped.exited).toBe(1);
+    expect(piped.stderr()).toContain('invalid OpenAPI specification format in standard input');
   });
 });
