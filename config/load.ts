@@ -196,9 +196,12 @@ export function headerHint(entry: string, separator: ':' | '='): string {
   const other = separator === ':' ? '=' : ':';
   // Without any separator the whole entry may be a bare token: nothing of it is shown.
   if (!entry.includes(separator) && !entry.includes(other)) return `an entry has no '${separator}' between a header name and its value`;
+  // Shown only when it reads like a header name (letters and hyphens): a token with `=` padding
+  // would otherwise show up to its padding.
   const name = entry.trim().split(/[:=\s]/)[0];
+  const shown = /^[A-Za-z]+(-[A-Za-z]+)*$/.test(name) ? `'${name}'` : 'an entry';
   const swapped = entry.includes(other) && !entry.includes(separator) ? ` (separate name and value with '${separator}', not '${other}')` : '';
-  return name === '' ? `an entry has no header name before '${separator}'${swapped}` : `'${name}' is not followed by '${separator}' and a value, or is not a header name${swapped}`;
+  return name === '' ? `an entry has no header name before '${separator}'${swapped}` : `${shown} is not followed by '${separator}' and a value, or is not a header name${swapped}`;
 }
 
 function asArray(value: unknown): unknown[] {

@@ -3,9 +3,13 @@ import { HEADER_NAME, HEADER_VALUE } from '../protocol/http-headers';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 
-/** `url` with its userinfo (`user:password@`) shown as `***@`: for logs and messages. */
-export function maskCredentials(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i, '$1***@');
+/**
+ * `url` with its userinfo (`user:password@`, up to the authority's last `@`) shown as `***@`: for
+ * logs. `loose` (for echoing a value that is not a valid URL): everything from the scheme to the
+ * last `@` of the text, since a password with `/` or `#` breaks the URL's own structure.
+ */
+export function maskCredentials(url: string, loose = false): string {
+  return url.replace(loose ? /^([a-z][a-z0-9+.-]*:\/\/).*@/is : /^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@');
 }
 
 /**

@@ -48,7 +48,7 @@ function received(input: unknown, path: PropertyKey[]): string {
     value = (value as Record<PropertyKey, unknown>)[key];
   }
   if (value === undefined) return ' (missing)';
-  const text = JSON.stringify(typeof value === 'string' ? maskCredentials(value) : value) ?? String(value);
+  const text = JSON.stringify(typeof value === 'string' ? maskCredentials(value, true) : value) ?? String(value);
   return ` (got ${text.length > 60 ? `${text.slice(0, 57)}...` : text})`;
 }
 

@@ -1,6 +1,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { default as Ajv } from 'ajv/dist/2020';
 import { McpvisorError } from '../protocol/errors';
+import { lenientRegExp } from '../protocol/lenient-regexp';
 import type { Pool } from '../protocol/pool';
 import { errorResult } from '../protocol/results';
 import type { ToolDescriptor, ToolResult } from '../protocol/tool';
@@ -33,6 +34,8 @@ export class Catalogue {
   #entries = new Map<string, Entry>();
   #listed: ToolDescriptor[] | undefined;
   #ajv: Ajv | undefined;
+  /** For schemas of older drafts that 2020-12 refuses; made when one comes. */
+  #draft07: Ajv | undefined;
 
   /** Adds a pool's tools; names are `<namespace>-<name>` when a namespace is given. */
   register(pool: Pool, options: { namespace?: string; callTimeoutMs: number; beforeCall?: BeforeCall }): void {
@@ -111,6 +114,12 @@ export class Catalogue {
     try {
       return ajv.compile(schema);
     } catch {
+      // Older drafts' forms 2020-12 refuses (a tuple as `items: [...]`, which zod-to-json-schema
+      // writes for custom toolsets; draft-04's boolean exclusiveMinimum): ajv's draft-07 class.
+    }
+    try {
+      return (this.#draft07 ??= createAjv('draft-07')).compile(schema);
+    } catch {
       // A schema ajv cannot compile must not make the tool unusable (the worker validates too):
       // its required arguments are still checked.
       return ajv.compile({ type: 'object', ...(Array.isArray(schema.required) ? { required: schema.required } : {}) });
@@ -161,15 +170,16 @@ export function describeErrors(errors: ErrorObject[]): string {
 }
 
 /** ajv with formats, loaded on the first call rather than at startup. */
-function createAjv(): Ajv {
+function createAjv(draft: '2020-12' | 'draft-07' = '2020-12'): Ajv {
   // JSON Schema 2020-12: MCP's default dialect for tool schemas, and OpenAPI 3.1's (prefixItems,
-  // dependentRequired, unevaluatedProperties); the draft-07 subset of 3.0 and 2.0 means the same.
-  const AjvClass = (require('ajv/dist/2020') as typeof import('ajv/dist/2020')).default;
+  // dependentRequired, unevaluatedProperties); the api worker's schemas (input-schema.ts) are
+  // written for it. draft-07: for older schemas 2020-12 refuses (#compile).
+  const AjvClass = draft === '2020-12' ? (require('ajv/dist/2020') as typeof import('ajv/dist/2020')).default : (require('ajv') as { default: typeof import('ajv/dist/2020').default }).default;
   const addFormats = require('ajv-formats') as typeof import('ajv-formats');
   // Schemas are not checked against the JSON Schema meta-schema: compiling that validator cost ~50 ms
   // of the first call (warmUp 70 -> 21 ms without it), and a schema ajv cannot compile falls back to
-  // any object (#compile).
-  const ajv = new AjvClass({ strict: false, allErrors: false, coerceTypes: false, validateFormats: true, validateSchema: false });
+  // its required arguments (#compile).
+  const ajv = new AjvClass({ strict: false, allErrors: false, coerceTypes: false, validateFormats: true, validateSchema: false, code: { regExp: lenientRegExp } });
   addFormats.default(ajv);
   return ajv;
 }

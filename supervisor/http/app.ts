@@ -132,7 +132,7 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
   return new Promise((resolve, reject) => {
     // Node checks the two timeouts below on this period (30 s by default), which let a slow client
     // hold its socket up to 30 s past them: a tenth of the shorter one keeps them near their word.
-    const connectionsCheckingInterval = Math.max(250, Math.min(config.headersTimeoutMs, config.requestTimeoutMs) / 10);
+    const connectionsCheckingInterval = Math.max(250, Math.floor(Math.min(config.headersTimeoutMs, config.requestTimeoutMs) / 10));
     const server = createServer({ connectionsCheckingInterval }, (req, res) => {
       const path = req.url === undefined ? '' : req.url.split('?', 1)[0];
       if (path !== config.endpointPath) return app(req, res);

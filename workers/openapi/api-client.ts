@@ -30,7 +30,7 @@ const RETRYABLE_AUTH = new Set([401, 403]);
 
 /**
  * Sends requests to one upstream API with undici. Static headers and the provider's headers are
- * added to every request (the provider's win over both); credentials in the base URL
+ * added to every request (the provider's win over both, see #headersFor); credentials in the base URL
  * (`https://user:password@host`) are sent as Basic auth unless an Authorization header is
  * configured, and never appear in a URL we report. On 401/403 the provider's `handleAuthError`
  * decides whether to retry, once. Errors: TIMEOUT (our budget), NETWORK_ERROR (DNS, refused, reset; the
@@ -130,14 +130,15 @@ export class ApiClient {
 
   /**
    * The request's headers, then the configured ones, then the provider's: configured credentials
-   * are never replaced by a tool argument of the same name. Cookies add up, and the body's own
-   * content type stays (a multipart body's is written by undici, with its boundary).
+   * are never replaced by a tool argument of the same name. Two exceptions: cookies of all three
+   * add up (of one name, the later source's), and the body's own content type stays (a multipart
+   * body's is written by undici, with its boundary).
    */
   async #headersFor(req: BuiltRequest): Promise<Record<string, string>> {
     const fromAuth = this.#auth ? lowerKeys(await this.#auth.getAuthHeaders()) : {};
     const headers = { ...req.headers, ...this.#headers, ...fromAuth };
-    const cookies = [this.#headers.cookie, req.headers.cookie].filter((c) => c !== undefined && c !== '');
-    if (cookies.length > 1 && fromAuth.cookie === undefined) headers.cookie = cookies.join('; ');
+    const cookie = joinCookies([req.headers.cookie, this.#headers.cookie, fromAuth.cookie]);
+    if (cookie !== undefined) headers.cookie = cookie;
     if (req.body !== undefined) {
       if (req.headers['content-type'] !== undefined) headers['content-type'] = req.headers['content-type'];
       else if (req.body instanceof FormData) delete headers['content-type'];
@@ -239,6 +240,20 @@ function flatHeaders(headers: Record<string, string | string[] | undefined>): Re
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
   return out;
+}
+
+/** `Cookie` headers as one: each `name=value` pair once, a later header's pair replacing an earlier one of its name. */
+function joinCookies(headers: Array<string | undefined>): string | undefined {
+  const given = headers.filter((header): header is string => header !== undefined && header !== '');
+  if (given.length < 2) return given[0];
+  const pairs = new Map<string, string>();
+  for (const header of given) {
+    for (const pair of header.split(';')) {
+      const trimmed = pair.trim();
+      if (trimmed !== '') pairs.set(trimmed.split('=', 1)[0], trimmed);
+    }
+  }
+  return [...pairs.values()].join('; ');
 }
 
 /** A percent-encoded part of a URL, decoded; as it is when its encoding is broken (`%zz`). */

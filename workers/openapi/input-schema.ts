@@ -173,7 +173,7 @@ function parameterSchema(param: RawParameter, ctx: RefContext, onProblem?: (mess
   }
   // Swagger 2.0: the schema keywords sit on the parameter itself.
   const out: JsonObject = {};
-  for (const key of ['type', 'format', 'items', 'enum', 'default', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'uniqueItems', 'multipleOf']) {
+  for (const key of ['type', 'format', 'items', 'enum', 'default', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'uniqueItems', 'multipleOf']) {
     if (param[key] !== undefined) out[key] = deref(param[key], ctx, onProblem) as Json;
   }
   if (out.type === 'file') out.type = 'string';
@@ -187,7 +187,8 @@ function parameterSchema(param: RawParameter, ctx: RefContext, onProblem?: (mess
  * - 3.0 `exclusiveMinimum: true` with `minimum` → the number form (`exclusiveMinimum: 0`);
  * - `oneOf` with a `discriminator` → `anyOf`: the discriminator picks one schema, and plain
  *   oneOf refused a Dog that a looser Cat schema also matched;
- * - a `pattern` JavaScript cannot compile (`(?i)…`) is left out: a client could not use it either;
+ * - a `pattern` JavaScript cannot compile (`(?i)…`) is left out: a client could not use it either
+ *   (one that compiles only without the `u` flag, such as `\-` outside a class, is kept);
  * - keywords a JSON Schema validator misreads (`xml`, `externalDocs`, `x-…`) are dropped.
  */
 function normalise(schema: Json): Json {
@@ -196,6 +197,11 @@ function normalise(schema: Json): Json {
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'nullable' || key === 'discriminator' || key === 'xml' || key === 'externalDocs' || key.startsWith('x-')) continue;
+    // Values, not schemas: kept as written.
+    if (LITERAL_KEYWORDS.has(key)) {
+      out[key] = value;
+      continue;
+    }
     out[key] = key === 'properties' && value && typeof value === 'object' && !Array.isArray(value)
       ? Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, normalise(inner)]))
       : typeof value === 'object' ? normalise(value) : value;
@@ -221,13 +227,19 @@ function normalise(schema: Json): Json {
   return out;
 }
 
+const LITERAL_KEYWORDS = new Set(['enum', 'const', 'default', 'example', 'examples']);
+
+/** Whether JavaScript compiles `pattern`, with the `u` flag or, as validate-args.ts falls back to, without. */
 function compilesInJs(pattern: string): boolean {
-  try {
-    new RegExp(pattern, 'u');
-    return true;
-  } catch {
-    return false;
+  for (const flags of ['u', '']) {
+    try {
+      new RegExp(pattern, flags);
+      return true;
+    } catch {
+      // next
+    }
   }
+  return false;
 }
 
 function describe(schema: Json, description: string | undefined, where: string | undefined): Json {

@@ -89,7 +89,8 @@ function formEncoding(schema: Json | undefined, given: JsonObject | undefined, c
   for (const [name, property] of Object.entries(properties)) {
     const own = followObject(out[name], ctx);
     const style = typeof own?.style === 'string' ? own.style : 'form';
-    if (own?.explode !== undefined || style !== 'form') continue;
+    // An explicit contentType (a JSON-encoded part) only applies while style and explode are unset.
+    if (own?.explode !== undefined || style !== 'form' || (own?.contentType !== undefined && own.style === undefined)) continue;
     if (own !== undefined || followObject(property, ctx)?.type === 'array') out[name] = { ...own, style, explode: true };
   }
   return Object.keys(out).length > 0 ? out : given;
@@ -140,7 +141,7 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     }
   }
   for (const [arg, target] of plan.targets) {
-    if (target.kind === 'parameter' && target.in === 'path' && parameters[`path.${target.name}`] === undefined && !hasDefault(plan.spec, target.name)) {
+    if (target.kind === 'parameter' && target.in === 'path' && parameters[`path.${target.name}`] == null && !hasDefault(plan.spec, target.name)) {
       // A path parameter a description forgot to mark required: the builder would send `{name}`.
       throw new McpvisorError('BAD_INPUT', `path argument '${arg}' is required`);
     }

@@ -23,24 +23,44 @@ export function responseToResult(response: ApiResponse, maxResultBytes = DEFAULT
 export const DEFAULT_MAX_RESULT_BYTES = 2 * 1024 * 1024;
 
 /**
- * A result that fits in `maxBytes`. Why: an MCP message is one line on stdio, and the SDK's stdio
- * client drops the connection on one over 10 MiB; a 5 MiB JSON body, sent as text and again as
- * structuredContent, ended the session. Over the cap, structuredContent goes first (the text holds
- * the same data), then the text is cut, saying so.
+ * A result that fits in `maxBytes`, counted as it is written on the wire (JSON-escaped UTF-8).
+ * Why: an MCP message is one line on stdio, and the SDK's stdio client drops the connection on one
+ * over 10 MiB; a 5 MiB JSON body, sent as text and again as structuredContent, ended the session.
+ * Over the cap, structuredContent goes first (the text holds the same data), then the text is
+ * cut, saying so; an image too large is summarised.
  */
 function bounded(result: ToolResult, maxBytes: number): ToolResult {
   const first = result.content[0];
-  if (first?.type !== 'text' || result.content.length !== 1) return result;
+  if (result.content.length !== 1 || first === undefined) return result;
+  if (first.type === 'image') {
+    if (first.data.length <= maxBytes) return result;
+    const size = Buffer.byteLength(first.data, 'base64');
+    return { ...result, content: [{ type: 'text', text: `image response: ${first.mimeType}, ${size} bytes, over maxResultBytes (${maxBytes}) as base64` }] };
+  }
+  if (first.type !== 'text') return result;
   const text = first.text;
-  // UTF-8 takes at most 3 bytes per UTF-16 unit, and compact JSON is never longer than pretty.
-  if (text.length * 6 <= maxBytes) return result;
-  const bytes = Buffer.byteLength(text);
-  if (result.structuredContent !== undefined && bytes * 2 <= maxBytes) return result;
+  // JSON writes a UTF-16 unit as at most 6 bytes, and compact JSON is never longer than pretty.
+  if (text.length * 6 * (result.structuredContent === undefined ? 1 : 2) <= maxBytes) return result;
+  const bytes = wireBytes(text);
+  if (result.structuredContent !== undefined && bytes + wireBytes(JSON.stringify(result.structuredContent)) <= maxBytes) return result;
   const { structuredContent: _dropped, ...rest } = result;
   if (bytes <= maxBytes) return rest;
   const note = `\n[result cut at ${maxBytes} of ${bytes} bytes: ask for less, with the API's paging or filter parameters if it has them]`;
-  const head = Buffer.from(text).subarray(0, Math.max(0, maxBytes - note.length)).toString('utf8').replace(/\uFFFD$/, '');
+  const budget = maxBytes - wireBytes(note);
+  // Escapes make the written size grow faster than the text: shrink until the head fits.
+  let head = utf8Head(text, budget);
+  for (let size = wireBytes(head); size > budget; size = wireBytes(head)) head = utf8Head(head, Math.floor((Buffer.byteLength(head) * budget) / size) - 8);
   return { ...rest, content: [{ type: 'text', text: head + note }] };
+}
+
+/** Bytes of `text` as a JSON string on the wire, quotes left out. */
+function wireBytes(text: string): number {
+  return Buffer.byteLength(JSON.stringify(text)) - 2;
+}
+
+/** The longest start of `text` of at most `bytes` bytes of UTF-8, never a character cut in two. */
+function utf8Head(text: string, bytes: number): string {
+  return Buffer.from(text).subarray(0, Math.max(0, bytes)).toString('utf8').replace(/\uFFFD$/, '');
 }
 
 function toResult(response: ApiResponse): ToolResult {

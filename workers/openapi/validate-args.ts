@@ -2,6 +2,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { default as AjvClass } from 'ajv/dist/2020';
 import { ajv } from './lazy';
 import { McpvisorError } from '../../protocol/errors';
+import { lenientRegExp } from '../../protocol/lenient-regexp';
 import type { JsonObjectSchema } from '../../protocol/tool';
 
 /**
@@ -17,7 +18,7 @@ export class ArgumentValidator {
   #ajv(): AjvClass {
     if (!this.#ajvInstance) {
       const { Ajv, addFormats } = ajv();
-      this.#ajvInstance = new Ajv({ strict: false, allErrors: true, validateSchema: false, logger: false, coerceTypes: false });
+      this.#ajvInstance = new Ajv({ strict: false, allErrors: true, validateSchema: false, logger: false, coerceTypes: false, code: { regExp: lenientRegExp } });
       addFormats(this.#ajvInstance);
     }
     return this.#ajvInstance;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs, constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { McpvisorError } from '../../protocol/errors';
 
@@ -31,9 +32,9 @@ export interface DirEntry {
  * (writing through it would create its target). With `followLast: false` the last component is
  * not resolved (deleteFile removes a link itself, which is inside).
  *
- * Raises BAD_INPUT for an empty path, BLOCKED for an escape. A race in which another process
- * swaps a directory for a symlink between this check and the operation is not covered; commands
- * run under the sandbox cannot reach outside the workspace to prepare one.
+ * Raises BAD_INPUT for an empty path, BLOCKED for an escape. The path returned is checked, not
+ * pinned: a sandboxed command can swap one of its directories for a symlink to anywhere (a link's
+ * target is only a string) before the operation. So confined operations go through pinnedDir.
  */
 export async function resolvePath(input: string, options: FileToolOptions, followLast = true): Promise<string> {
   if (typeof input !== 'string' || input.length === 0) throw new McpvisorError('BAD_INPUT', 'path must be a non-empty string');
@@ -73,12 +74,56 @@ export async function resolvePath(input: string, options: FileToolOptions, follo
   return followLast ? resolved : path.join(resolved, path.basename(absolute));
 }
 
+/**
+ * The directory `dir` (a path resolvePath returned), opened by walking from the workspace one
+ * component at a time, each opened through its parent's descriptor and never through a symlink.
+ * What the caller then does through `at(handle, name)` happens in that very directory, whatever
+ * a concurrent command renames or swaps meanwhile (the race resolvePath alone left open). A
+ * component that became a symlink is refused (BLOCKED); with `create`, missing ones are made.
+ */
+async function pinnedDir(dir: string, input: string, options: FileToolOptions, create = false): Promise<FileHandle> {
+  const relative = path.relative(options.workspace, dir);
+  if (relative.startsWith('..') || path.isAbsolute(relative)) throw new McpvisorError('BLOCKED', `${input}: outside the workspace ${options.workspace}`, { data: { path: input } });
+  let handle = await fs.open(options.workspace, DIRECTORY).catch((error) => {
+    throw fileError(error, input);
+  });
+  try {
+    for (const name of relative === '' ? [] : relative.split(path.sep)) {
+      const next = at(handle, name);
+      if (create) await fs.mkdir(next).catch((error: NodeJS.ErrnoException) => (error.code === 'EEXIST' ? undefined : Promise.reject(error)));
+      const child = await fs.open(next, DIRECTORY | constants.O_NOFOLLOW);
+      await handle.close();
+      handle = child;
+    }
+    return handle;
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') {
+      throw new McpvisorError('BLOCKED', `${input}: a directory of the path was replaced while the tool ran; sandbox mode confines file tools to the workspace ${options.workspace}`, { data: { path: input } });
+    }
+    throw fileError(error, input);
+  }
+}
+
+const DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY;
+
+/** `name` inside the directory open as `dir`, as a path the kernel resolves through that descriptor. */
+function at(dir: FileHandle, name: string): string {
+  return `/proc/self/fd/${dir.fd}/${name}`;
+}
+
 /** Reads a text file. BAD_INPUT for a directory, a binary file (NUL bytes) or one over `maxReadBytes`. */
 export async function readTextFile(input: string, options: FileToolOptions): Promise<{ path: string; content: string; sizeBytes: number; modified: string }> {
   const file = await resolvePath(input, options);
-  const handle = await fs.open(file, options.confined ? constants.O_RDONLY | constants.O_NOFOLLOW : constants.O_RDONLY).catch((error) => {
-    throw fileError(error, input);
-  });
+  // Non-blocking: opening a FIFO would otherwise wait for a writer, holding a thread of the pool
+  // every file tool shares. Regular files read the same either way.
+  const flags = constants.O_RDONLY | constants.O_NONBLOCK;
+  const dir = options.confined && file !== options.workspace ? await pinnedDir(path.dirname(file), input, options) : undefined;
+  const handle = await fs.open(dir ? at(dir, path.basename(file)) : file, options.confined ? flags | constants.O_NOFOLLOW : flags)
+    .catch((error) => {
+      throw fileError(error, input);
+    })
+    .finally(() => dir?.close());
   try {
     const stat = await handle.stat();
     if (stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is a directory; use listDir`);
@@ -105,34 +150,46 @@ export async function readTextFile(input: string, options: FileToolOptions): Pro
  */
 export async function writeTextFile(input: string, content: string, options: FileToolOptions): Promise<{ path: string; bytesWritten: number; created: boolean }> {
   const file = await resolvePath(input, options);
-  const dir = path.dirname(file);
+  if (file === options.workspace) throw new McpvisorError('BAD_INPUT', `${input} is a directory`);
+  const name = path.basename(file);
+  let dir: FileHandle | undefined;
+  if (options.confined) dir = await pinnedDir(path.dirname(file), input, options, true);
+  else {
+    await fs.mkdir(path.dirname(file), { recursive: true }).catch((error) => {
+      throw fileError(error, input);
+    });
+  }
+  const inDir = (leaf: string) => (dir ? at(dir, leaf) : path.join(path.dirname(file), leaf));
+  const temp = inDir(`.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const data = Buffer.from(content, 'utf8');
   let mode: number | undefined;
   try {
-    const stat = await fs.stat(file);
-    if (stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is a directory`);
-    mode = stat.mode & 0o7777;
-  } catch (error) {
-    if (error instanceof McpvisorError) throw error;
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw fileError(error, input);
-  }
-  await fs.mkdir(dir, { recursive: true }).catch((error) => {
-    throw fileError(error, input);
-  });
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const data = Buffer.from(content, 'utf8');
-  try {
-    const handle = await fs.open(temp, 'wx', mode ?? 0o666);
     try {
-      await handle.writeFile(data);
-      if (mode !== undefined) await handle.chmod(mode);
-      await handle.sync();
-    } finally {
-      await handle.close();
+      const stat = await (dir ? fs.lstat(inDir(name)) : fs.stat(file));
+      if (stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is a directory`);
+      if (stat.isSymbolicLink()) throw new McpvisorError('BLOCKED', `${input}: became a symlink while the tool ran; sandbox mode confines file tools to the workspace ${options.workspace}`, { data: { path: input } });
+      // Kept, except set-user-ID and set-group-ID: the file is written by the server's user.
+      mode = stat.mode & 0o1777;
+    } catch (error) {
+      if (error instanceof McpvisorError) throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw fileError(error, input);
     }
-    await fs.rename(temp, file);
-  } catch (error) {
-    await fs.rm(temp, { force: true }).catch(() => undefined);
-    throw fileError(error, input);
+    try {
+      const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode ?? 0o666);
+      try {
+        await handle.writeFile(data);
+        if (mode !== undefined) await handle.chmod(mode);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await fs.rename(temp, inDir(name));
+    } catch (error) {
+      await fs.rm(temp, { force: true }).catch(() => undefined);
+      throw fileError(error, input);
+    }
+  } finally {
+    await dir?.close();
   }
   return { path: file, bytesWritten: data.length, created: mode === undefined };
 }
@@ -140,13 +197,20 @@ export async function writeTextFile(input: string, content: string, options: Fil
 /** Deletes a file (a symlink is removed itself). BAD_INPUT for a directory; NOT_FOUND when missing. */
 export async function deleteFile(input: string, options: FileToolOptions): Promise<{ path: string; deleted: true }> {
   const file = await resolvePath(input, options, false);
-  const stat = await fs.lstat(file).catch((error) => {
-    throw fileError(error, input);
-  });
-  if (stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is a directory; deleteFile removes files only`);
-  await fs.unlink(file).catch((error) => {
-    throw fileError(error, input);
-  });
+  if (file === options.workspace) throw new McpvisorError('BAD_INPUT', `${input} is a directory; deleteFile removes files only`);
+  const dir = options.confined ? await pinnedDir(path.dirname(file), input, options) : undefined;
+  const target = dir ? at(dir, path.basename(file)) : file;
+  try {
+    const stat = await fs.lstat(target).catch((error) => {
+      throw fileError(error, input);
+    });
+    if (stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is a directory; deleteFile removes files only`);
+    await fs.unlink(target).catch((error) => {
+      throw fileError(error, input);
+    });
+  } finally {
+    await dir?.close();
+  }
   return { path: file, deleted: true };
 }
 
@@ -157,14 +221,24 @@ export async function listDirectory(input: string, options: FileToolOptions): Pr
     throw fileError(error, input);
   });
   if (!stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is not a directory`);
-  const names = (await fs.readdir(dir).catch((error) => {
+  const pinned = options.confined ? await pinnedDir(dir, input, options) : undefined;
+  const where = pinned ? `/proc/self/fd/${pinned.fd}` : dir;
+  try {
+    return await listPinned(where, dir, input, options);
+  } finally {
+    await pinned?.close();
+  }
+}
+
+async function listPinned(where: string, dir: string, input: string, options: FileToolOptions): Promise<{ path: string; entries: DirEntry[]; total: number; truncated: boolean }> {
+  const names = (await fs.readdir(where).catch((error) => {
     throw fileError(error, input);
   })).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const kept = names.slice(0, options.maxListEntries);
   const entries = await Promise.all(
     kept.map(async (name): Promise<DirEntry> => {
       try {
-        const entry = await fs.lstat(path.join(dir, name));
+        const entry = await fs.lstat(path.join(where, name));
         const type = entry.isFile() ? 'file' : entry.isDirectory() ? 'directory' : entry.isSymbolicLink() ? 'symlink' : 'other';
         return { name, type, sizeBytes: entry.size, modified: entry.mtime.toISOString() };
       } catch {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants, lstatSync, readlinkSync } from 'node:fs';
+import { accessSync, constants, lstatSync, readdirSync, readlinkSync } from 'node:fs';
 
 /** The Debian package that provides `bwrap`; named in every refusal. */
 export const SANDBOX_PACKAGE = 'bubblewrap';
@@ -27,8 +27,13 @@ export interface SandboxState {
 
 /** Top-level system directories, bound read-only when they are directories, recreated when symlinks (merged /usr). */
 const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt'];
-/** Files hidden behind empty ones even though /etc is visible: password hashes. */
-const HIDDEN_FILES = ['/etc/shadow', '/etc/gshadow'];
+/**
+ * Files hidden behind empty ones even though /etc is visible: password hashes and their backups
+ * (the sandbox runs as the server's user, which may be root and so read them), and the host's SSH
+ * private keys (found at start); directories of private keys are covered by an empty tmpfs.
+ */
+const HIDDEN_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-', '/etc/security/opasswd'];
+const HIDDEN_DIRS = ['/etc/ssl/private'];
 const PATH_INSIDE = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 let systemMounts: string[] | undefined;
@@ -45,9 +50,22 @@ function systemMountArgs(): string[] {
       // Not on this system.
     }
   }
-  for (const file of HIDDEN_FILES) {
+  let hostKeys: string[] = [];
+  try {
+    hostKeys = readdirSync('/etc/ssh').filter((name) => /^ssh_host_.*_key$/.test(name)).map((name) => `/etc/ssh/${name}`);
+  } catch {
+    // No SSH server here.
+  }
+  for (const file of [...HIDDEN_FILES, ...hostKeys]) {
     try {
       if (lstatSync(file).isFile()) args.push('--ro-bind', '/dev/null', file);
+    } catch {
+      // Not there.
+    }
+  }
+  for (const dir of HIDDEN_DIRS) {
+    try {
+      if (lstatSync(dir).isDirectory()) args.push('--tmpfs', dir);
     } catch {
       // Not there.
     }

@@ -100,13 +100,18 @@ describe('ApiClient', () => {
 });
 
 describe('ApiClient headers', () => {
-  test('configured headers win over request headers of the same name, and cookies add up', async () => {
+  test('configured headers win over request headers of the same name, and cookies add up (a configured one wins by name)', async () => {
     const client = new ApiClient(upstream.url, undefined, { 'X-Api-Key': 'configured', Cookie: 'session=s1' });
-    const got = await client.send({ method: 'GET', url: `${upstream.url}/echo`, headers: { 'x-api-key': 'from-argument', cookie: 'c1=a' } });
+    const got = await client.send({ method: 'GET', url: `${upstream.url}/echo`, headers: { 'x-api-key': 'from-argument', cookie: 'c1=a; session=from-argument' } });
     const echo = JSON.parse(got.body.toString()).echo;
     expect(echo.headers['x-api-key']).toBe('configured');
-    expect(echo.headers.cookie).toBe('session=s1; c1=a');
+    expect(echo.headers.cookie).toBe('c1=a; session=s1');
     await client.close();
+    // An auth provider's cookies add up too; of one name, the provider's is sent.
+    const provided = new ApiClient(upstream.url, new StaticAuthProvider({ Cookie: 'token=t; session=from-provider' }), { Cookie: 'session=s1' });
+    const withProvider = await provided.send({ method: 'GET', url: `${upstream.url}/echo`, headers: { cookie: 'c1=a; c2=b' } });
+    expect(JSON.parse(withProvider.body.toString()).echo.headers.cookie).toBe('c1=a; c2=b; session=from-provider; token=t');
+    await provided.close();
   });
 
   test('sends credentials of the base URL as Basic auth and never shows them', async () => {
@@ -157,6 +162,13 @@ describe('results', () => {
     expect(cut.structuredContent).toBeUndefined();
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(2_000);
     expect(text).toMatch(/\n\[result cut at 2000 of \d+ bytes: ask for less/);
+    // Counted as written: a control character is six bytes of JSON.
+    const controls = responseToResult(response(200, 'text/plain', '\u0001'.repeat(3000)), 2_000);
+    const written = JSON.stringify((controls.content[0] as { text: string }).text).length - 2;
+    expect(written).toBeLessThanOrEqual(2_000);
+    expect(written).toBeGreaterThan(1_500);
+    const image = responseToResult(response(200, 'image/png', Buffer.alloc(3000, 1)), 2_000);
+    expect(image.content[0]).toEqual({ type: 'text', text: 'image response: image/png, 3000 bytes, over maxResultBytes (2000) as base64' });
     const multibyte = responseToResult(response(200, 'text/plain', '\u00e9'.repeat(3000)), 2_000);
     expect(Buffer.byteLength((multibyte.content[0] as { text: string }).text)).toBeLessThanOrEqual(2_000);
     expect((multibyte.content[0] as { text: string }).text).not.toContain('\ufffd');

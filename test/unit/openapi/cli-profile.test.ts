@@ -69,6 +69,9 @@ describe('openapi-mcp-server flags and environment variables', () => {
     expect(error(['--api-base-url', 'ftp://files.example', '--openapi-spec', 'x'])).toMatch(/apiBaseUrl must be an http:\/\/ or https:\/\/ URL/);
     expect(error(['--api-base-url', 'ftp://user:pw-secret@files.example', '--openapi-spec', 'x'])).toContain('ftp://***@files.example');
     expect(error(['--api-base-url', 'ftp://user:pw-secret@files.example', '--openapi-spec', 'x'])).not.toContain('pw-secret');
+    // A password with `#` or `/` breaks the URL: still nothing of it is shown.
+    expect(error(['--api-base-url', 'https://admin:s3#cret@api.example', '--openapi-spec', 'x'])).not.toContain('cret');
+    expect(error(['--api-base-url', 'https://admin:pa/ss-secret@api.example', '--openapi-spec', 'x'])).not.toContain('secret');
   });
 
   test('name a malformed header entry without echoing its value', () => {
@@ -77,5 +80,7 @@ describe('openapi-mcp-server flags and environment variables', () => {
     expect(() => load([...base, '--header', 'Authorization: Bearer tok-secret'])).toThrow(/--header: expected Name=value; 'Authorization' .*not ':'/);
     expect(() => load([...base, '--header', 'tok-secret'])).toThrow("--header: expected Name=value; an entry has no '=' between a header name and its value");
     expect(() => load(base, { API_HEADERS: 'Bearer tok-secret' })).toThrow(/^API_HEADERS: .*an entry has no ':'/);
+    // A bare base64 token with its `=` padding: nothing of it either.
+    expect(() => load(base, { API_HEADERS: 'c2stbGl2ZS0xMjM0NTY3ODkw/abc+de==' })).toThrow("API_HEADERS: expected Name:value pairs separated by commas; an entry is not followed by ':' and a value, or is not a header name (separate name and value with ':', not '=')");
   });
 });

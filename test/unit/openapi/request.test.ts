@@ -118,6 +118,7 @@ describe('buildUpstreamRequest at the edges', () => {
     expect(() => build('DELETE::users__---user__keys__---key', { user: '', key: 'k' })).toThrow("path argument 'user' may not be empty, '.' or '..'");
     expect(() => build('DELETE::users__---user__keys__---key', { user: 'u', key: '' })).toThrow(expect.objectContaining({ code: 'BAD_INPUT' }));
     expect(() => build('GET::things__---id', {})).toThrow("path argument 'id' is required");
+    expect(() => build('GET::things__---id', { id: null })).toThrow("path argument 'id' is required");
     expect(build('GET::things__---id', { id: 't' }).url).toBe(`${BASE}/things/t`);
   });
 
@@ -139,6 +140,8 @@ describe('buildUpstreamRequest at the edges', () => {
     expect(new URLSearchParams(req.body as string).getAll('tags')).toEqual(['a', 'b']);
     expect(req.body).toContain('ids=1,2');
     expect(req.body).toContain('name=n%20m');
+    // A part with its own contentType stays JSON-encoded.
+    expect(build('POST::tags', { meta: { a: 1 } }).body).toBe(`meta=${encodeURIComponent('{"a":1}')}`);
   });
 
   test('leaves framing headers, and OpenAPI 3 Accept, Content-Type and Authorization, out of the tool', async () => {

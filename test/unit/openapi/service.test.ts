@@ -100,7 +100,7 @@ describe('calls', () => {
         '/payments': {
           post: {
             operationId: 'pay',
-            requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['amount', 'currency'], properties: { amount: { type: 'number', minimum: 0, exclusiveMinimum: true }, currency: { type: 'string', enum: ['USD', 'EUR'] }, ref: { type: 'string', pattern: '(?i)^abc$' } } } } } },
+            requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['amount', 'currency'], properties: { amount: { type: 'number', minimum: 0, exclusiveMinimum: true }, currency: { type: 'string', enum: ['USD', 'EUR'] }, ref: { type: 'string', pattern: '(?i)^abc$' }, month: { type: 'string', pattern: '^\\d{4}\\-\\d{2}$' }, kind: { enum: [{ 'x-kind': 'a', nullable: true }] } } } } } },
             responses: { '200': { description: 'ok' } },
           },
         },
@@ -129,6 +129,9 @@ describe('calls', () => {
     await expect(s.handle('pay', { amount: 0, currency: 'USD' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'amount' must be > 0" });
     expect(upstream.requests.length).toBe(before);
     expect((await s.handle('pay', { amount: 1, currency: 'USD', ref: 'ABC' })).isError).toBeUndefined();
+    // A pattern valid without the u flag only is enforced; enum values are kept as written.
+    expect((await s.handle('pay', { amount: 1, currency: 'USD', month: '2024-05', kind: { 'x-kind': 'a', nullable: true } })).isError).toBeUndefined();
+    await expect(s.handle('pay', { amount: 1, currency: 'USD', month: '2024_05' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining("'month'") });
     expect((await s.handle('add-pet', { body: { petType: 'Dog', bark: true } })).isError).toBeUndefined();
     await expect(s.handle('add-pet', { body: { bark: true } })).rejects.toMatchObject({ code: 'BAD_INPUT' });
     await s.close();

@@ -1,4 +1,5 @@
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, chmodSync, existsSync, realpathSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { deleteFile, listDirectory, readTextFile, resolvePath, writeTextFile, type FileToolOptions } from '../../../workers/shell/file-tools';
@@ -142,5 +143,59 @@ describe('listDir', () => {
     writeFileSync(path.join(ws, 'f'), '');
     await expect(listDirectory('f', confined)).rejects.toMatchObject({ code: 'BAD_INPUT', message: 'f is not a directory' });
     await expect(listDirectory('none', confined)).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'none: no such file or directory' });
+  });
+});
+
+describe('a directory swapped for a symlink while the tools run (sandbox mode)', () => {
+  test('never reads, writes or deletes outside the workspace', async () => {
+    writeFileSync(path.join(outside, 'victim.txt'), 'keep me');
+    mkdirSync(path.join(ws, 'd'));
+    writeFileSync(path.join(ws, 'd', 'secret.txt'), 'inside');
+    writeFileSync(path.join(ws, 'd', 'victim.txt'), 'inside victim');
+    // Another process (a sandboxed command would do the same) swaps ws/d between the directory
+    // and a symlink to `outside`, for 3 s.
+    const swapper = spawn(process.execPath, [
+      '-e',
+      `const fs = require('fs'); const d = process.argv[1], real = d + '.real', out = process.argv[2];
+       fs.renameSync(d, real);
+       for (const end = Date.now() + 3000; Date.now() < end; ) {
+         try { fs.symlinkSync(out, d); fs.unlinkSync(d); fs.renameSync(real, d); fs.renameSync(d, real); } catch {}
+       }
+       try { fs.unlinkSync(d); } catch {}
+       try { fs.renameSync(real, d); } catch {}`,
+      path.join(ws, 'd'),
+      outside,
+    ]);
+    const done = new Promise((resolve) => swapper.on('exit', resolve));
+    let stop = false;
+    void done.then(() => (stop = true));
+    const read: string[] = [];
+    for (let i = 0; !stop && i < 100_000; i++) {
+      await writeTextFile(`d/new-${i}.txt`, 'model content', confined).catch(() => undefined);
+      await readTextFile('d/secret.txt', confined).then((r) => read.push(r.content), () => undefined);
+      await deleteFile('d/victim.txt', confined).catch(() => undefined);
+    }
+    await done;
+    expect(readdirSync(outside).sort()).toEqual(['secret.txt', 'victim.txt']);
+    expect(readFileSync(path.join(outside, 'victim.txt'), 'utf8')).toBe('keep me');
+    expect(read.filter((content) => content !== 'inside')).toEqual([]);
+  }, 20_000);
+});
+
+describe('special files and modes', () => {
+  test('readFile refuses a FIFO at once instead of waiting for a writer', async () => {
+    expect(spawnSync('mkfifo', [path.join(ws, 'pipe')]).status).toBe(0);
+    const outcome = await Promise.race([
+      readTextFile('pipe', confined).then(() => 'read', (error: { code?: string }) => error.code),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5000)),
+    ]);
+    expect(outcome).toBe('BAD_INPUT');
+  });
+
+  test('writeFile keeps a file mode but drops set-user-ID and set-group-ID', async () => {
+    writeFileSync(path.join(ws, 'tool'), 'old');
+    chmodSync(path.join(ws, 'tool'), 0o6755);
+    await writeTextFile('tool', 'new', confined);
+    expect(statSync(path.join(ws, 'tool')).mode & 0o7777).toBe(0o755);
   });
 });
