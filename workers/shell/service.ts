@@ -14,6 +14,9 @@ import { probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, type SandboxOpt
 import { getSystemInfo, listProcesses } from './system-info';
 import { MAX_COMMAND_CHARS, SHELL_TOOLS } from './tools';
 
+/** Linux's limit on one argument (MAX_ARG_STRLEN, 32 pages), less its terminating NUL. */
+const MAX_COMMAND_BYTES = 128 * 1024 - 1;
+
 /** Time the worker keeps for itself before the supervisor's deadline, so its own answer arrives first. */
 const DEADLINE_MARGIN_MS = 1000;
 /** Output past which a full garbage collection follows the reply (bytes). */
@@ -70,6 +73,10 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     const command = args.command;
     if (typeof command !== 'string' || command.trim() === '') throw new McpvisorError('BAD_INPUT', 'command must be a non-empty string');
     if (command.length > MAX_COMMAND_CHARS) throw new McpvisorError('BAD_INPUT', `command is ${command.length} characters, over the limit of ${MAX_COMMAND_CHARS}`);
+    // A cold start passes the command as an argument, which Linux caps at 128 KiB: 100,000
+    // characters of `€` are 300 KB of UTF-8, and failed with E2BIG when no warm sandbox was free.
+    const bytes = Buffer.byteLength(command);
+    if (bytes > MAX_COMMAND_BYTES) throw new McpvisorError('BAD_INPUT', `command is ${bytes} bytes of UTF-8, over the limit of ${MAX_COMMAND_BYTES} (an argument's on Linux)`);
     const blocked = findBlockedPattern(command);
     if (blocked) {
       counters.blocked++;

@@ -35,6 +35,13 @@ describe.each([
     for (const n of [1, 2, 3]) expect(await eventually(() => processesMatching(`sleep ${mark + n}`).length === 0, 3000)).toBe(true);
   });
 
+  test('refuses a command over 128 KiB of UTF-8 with a clear error, however few its characters', async () => {
+    const result = await call(server, 'exec', { command: `echo ${'\u20ac'.repeat(50_000)}` });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/^BAD_INPUT: command is 150005 bytes of UTF-8, over the limit of 131071/);
+    expect(textOf(await call(server, 'exec', { command: `echo ${'\u20ac'.repeat(1000)} | wc -c` }))).toContain('3001');
+  });
+
   test('a command that reads stdin gets end of file at once', async () => {
     const result = await call(server, 'exec', { command: 'cat; echo "cat exited $?"' });
     expect(result.structuredContent).toMatchObject({ stdout: 'cat exited 0\n', timedOut: false });
