@@ -126,6 +126,10 @@ describe('ApiClient headers', () => {
     const configured = new ApiClient(`${withUser}/v1`, undefined, { Authorization: 'Bearer t' });
     expect(JSON.parse((await configured.request('GET', '/users')).body.toString()).echo.headers.authorization).toBe('Bearer t');
     await configured.close();
+    // Broken percent-encoding in the credentials: sent as written, not a failed start.
+    const broken = new ApiClient(upstream.url.replace('http://', 'http://a%zz:b@'));
+    expect(JSON.parse((await broken.request('GET', '/users')).body.toString()).echo.headers.authorization).toBe(`Basic ${Buffer.from('a%zz:b').toString('base64')}`);
+    await broken.close();
     const refused = new ApiClient('http://user:secret-pw@127.0.0.1:9/v1');
     const error = await rejection(refused.request('GET', '/x'));
     expect(error).toMatchObject({ code: 'NETWORK_ERROR' });

@@ -136,6 +136,16 @@ describe('calls', () => {
     await expect(s.handle('add-pet', { body: { bark: true } })).rejects.toMatchObject({ code: 'BAD_INPUT' });
     await s.close();
 
+    const swagger = JSON.stringify({
+      swagger: '2.0',
+      info: { title: 't', version: '1' },
+      paths: { '/items': { get: { operationId: 'listItems', parameters: [{ name: 'limit', in: 'query', type: 'integer', minimum: 0, exclusiveMinimum: true }], responses: { '200': { description: 'ok' } } } } },
+    });
+    const v2 = await service({ specInputMethod: 'inline', openApiSpec: swagger });
+    await expect(v2.s.handle(v2.names[0], { limit: 0 })).rejects.toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'limit' must be > 0" });
+    expect((await v2.s.handle(v2.names[0], { limit: 1 })).isError).toBeUndefined();
+    await v2.s.close();
+
     const openapi31 = JSON.stringify({
       openapi: '3.1.0',
       info: { title: 't', version: '1' },
