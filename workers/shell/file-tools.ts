@@ -91,16 +91,18 @@ async function pinnedDir(dir: string, input: string, options: FileToolOptions, c
     for (const name of relative === '' ? [] : relative.split(path.sep)) {
       const next = at(handle, name);
       if (create) await fs.mkdir(next).catch((error: NodeJS.ErrnoException) => (error.code === 'EEXIST' ? undefined : Promise.reject(error)));
-      const child = await fs.open(next, DIRECTORY | constants.O_NOFOLLOW);
+      const child = await fs.open(next, DIRECTORY | constants.O_NOFOLLOW).catch(async (error: NodeJS.ErrnoException) => {
+        // A symlink gives ENOTDIR here, as a file does: only the symlink is an escape attempt.
+        const swapped = error.code === 'ELOOP' || (error.code === 'ENOTDIR' && (await fs.lstat(next).then((s) => s.isSymbolicLink(), () => false)));
+        if (!swapped) throw error;
+        throw new McpvisorError('BLOCKED', `${input}: a directory of the path was replaced by a symlink while the tool ran; sandbox mode confines file tools to the workspace ${options.workspace}`, { data: { path: input } });
+      });
       await handle.close();
       handle = child;
     }
     return handle;
   } catch (error) {
     await handle.close().catch(() => undefined);
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') {
-      throw new McpvisorError('BLOCKED', `${input}: a directory of the path was replaced while the tool ran; sandbox mode confines file tools to the workspace ${options.workspace}`, { data: { path: input } });
-    }
     throw fileError(error, input);
   }
 }

@@ -199,3 +199,9 @@ describe('special files and modes', () => {
     expect(statSync(path.join(ws, 'tool')).mode & 0o7777).toBe(0o755);
   });
 });
+
+test('a file where a directory should be is a plain error, not an escape', async () => {
+  writeFileSync(path.join(ws, 'plain'), 'x');
+  await expect(writeTextFile('plain/x.txt', 'y', confined)).rejects.toMatchObject({ code: 'BAD_INPUT' });
+  await expect(readTextFile('plain/x.txt', confined)).rejects.toMatchObject({ code: 'BAD_INPUT' });
+});
