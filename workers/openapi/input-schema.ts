@@ -1,6 +1,7 @@
 import type { JsonObjectSchema } from '../../protocol/tool';
 import type { OperationEntry, RawParameter } from './operations';
 import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
+import { lenientRegExp } from '../../protocol/lenient-regexp';
 
 /** Where one argument of a tool goes in the upstream request. */
 export type ArgumentTarget =
@@ -229,17 +230,14 @@ function normalise(schema: Json): Json {
 
 const LITERAL_KEYWORDS = new Set(['enum', 'const', 'default', 'example', 'examples']);
 
-/** Whether JavaScript compiles `pattern`, with the `u` flag or, as validate-args.ts falls back to, without. */
+/** Whether `pattern` compiles as the validators compile it (protocol/lenient-regexp.ts). */
 function compilesInJs(pattern: string): boolean {
-  for (const flags of ['u', '']) {
-    try {
-      new RegExp(pattern, flags);
-      return true;
-    } catch {
-      // next
-    }
+  try {
+    lenientRegExp(pattern, 'u');
+    return true;
+  } catch {
+    return false;
   }
-  return false;
 }
 
 function describe(schema: Json, description: string | undefined, where: string | undefined): Json {
