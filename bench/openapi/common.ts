@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { descendants } from '../../test/helpers/processes';
@@ -15,20 +15,6 @@ export const REFERENCE = path.join(ROOT, 'node_modules', '@ivotoby', 'openapi-mc
 /** Every pid of the tree under `pid`, itself included (from /proc). */
 export function tree(pid: number): number[] {
   return [pid, ...descendants(pid)];
-}
-
-/** Sum over the process tree of each process's peak RSS (VmHWM), in MB. */
-export function peakRssMb(pid: number): number {
-  let kb = 0;
-  for (const p of tree(pid)) {
-    try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
-      if (m) kb += Number(m[1]);
-    } catch {
-      // gone
-    }
-  }
-  return kb / 1024;
 }
 
 export function percentile(values: number[], p: number): number {
