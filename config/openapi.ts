@@ -20,7 +20,9 @@ export const apiSchema = z.strictObject({
   apiBaseUrl: z
     .string({ error: 'apiBaseUrl is required' })
     .url('apiBaseUrl must be an absolute URL')
-    .regex(/^https?:\/\//i, 'apiBaseUrl must be an http:// or https:// URL'),
+    .regex(/^https?:\/\//i, 'apiBaseUrl must be an http:// or https:// URL')
+    // A fragment is never sent: every call would go to the base URL itself, path and query lost.
+    .refine((url) => !url.includes('#'), 'apiBaseUrl may not have a #fragment (a query such as ?api-version=1 is kept on every call)'),
   openApiSpec: z.string().min(1).optional(),
   specInputMethod: z.enum(['url', 'file', 'stdin', 'inline']).default('url'),
   /** What inline content is called in messages (openapi-mcp-server sets `standard input`). */

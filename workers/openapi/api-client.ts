@@ -4,6 +4,7 @@ import { McpvisorError } from '../../protocol/errors';
 import { isAuthProvider, type IAuthProvider } from './auth';
 import type { BuiltRequest } from './request';
 import { checkUrl } from './request';
+import { decodeContent } from './content-coding';
 
 /** Limits of upstream requests. */
 export interface ApiClientOptions {
@@ -20,6 +21,8 @@ export interface ApiClientOptions {
 /** An upstream answer, body cut at the cap. */
 export interface ApiResponse {
   status: number;
+  /** The method of the request answered (a 303 turns POST into GET). */
+  method: string;
   headers: Record<string, string>;
   body: Buffer;
   truncated: boolean;
@@ -48,6 +51,7 @@ export class ApiClient {
 
   constructor(baseUrl: string, authProvider?: IAuthProvider, headers?: Record<string, string>, options: ApiClientOptions = {}) {
     const base = new URL(baseUrl);
+    if (base.hash !== '') throw new McpvisorError('BAD_INPUT', 'the API base URL may not have a #fragment: calls would lose their path');
     const credentials = `${decoded(base.username)}:${decoded(base.password)}`;
     const basic = credentials === ':' ? undefined : `Basic ${Buffer.from(credentials).toString('base64')}`;
     base.username = '';
@@ -70,7 +74,7 @@ export class ApiClient {
    * into a JSON body otherwise. `path` is relative to the base URL.
    */
   async request(method: string, path: string, params?: Record<string, unknown>, headers?: Record<string, string>, options: { signal?: AbortSignal } = {}): Promise<ApiResponse> {
-    const url = new URL(`${this.baseUrl}/${path.replace(/^\/+/, '')}`);
+    const url = this.#urlFor(path);
     const upper = method.toUpperCase();
     let body: string | undefined;
     const hs: Record<string, string> = lowerKeys(headers ?? {});
@@ -111,7 +115,7 @@ export class ApiClient {
   /** True when the base URL answers at all (any HTTP status); false on network errors. */
   async testConnection(options: { signal?: AbortSignal } = {}): Promise<boolean> {
     try {
-      await this.#once({ method: 'HEAD', url: `${this.baseUrl}/`, headers: {} }, options.signal);
+      await this.#once({ method: 'HEAD', url: this.#urlFor('').href, headers: {} }, options.signal);
       return true;
     } catch {
       return false;
@@ -121,6 +125,16 @@ export class ApiClient {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#dispatcher?.close();
+  }
+
+  /** `path` under the base URL, the base's own query (`?api-version=1`) first. */
+  #urlFor(path: string): URL {
+    const base = new URL(this.baseUrl);
+    const search = base.search;
+    base.search = '';
+    const url = new URL(`${base.href.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`);
+    if (search !== '') url.search = url.search === '' ? search : `${search}&${url.search.slice(1)}`;
+    return url;
   }
 
   #agent(): Dispatcher {
@@ -175,7 +189,8 @@ export class ApiClient {
             throw new McpvisorError('UPSTREAM_ERROR', `HTTP ${res.statusCode}: redirected to another origin (${next.origin}); not followed so credentials stay with the API`, { data: { status: res.statusCode } });
           }
           if (hop >= this.#options.maxRedirects) throw new McpvisorError('UPSTREAM_ERROR', `more than ${this.#options.maxRedirects} redirects`, { data: { status: res.statusCode } });
-          if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+          // 303: GET, but a HEAD stays a HEAD (RFC 9110 15.4.4).
+          if ((res.statusCode === 303 && method !== 'HEAD') || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
             method = 'GET';
             body = undefined;
             delete headers['content-type'];
@@ -186,11 +201,16 @@ export class ApiClient {
         // A declared length within the cap (undici holds the server to it): read in one go, which
         // costs less than iterating the stream; otherwise count while reading.
         const declared = Number(res.headers['content-length']);
-        const { body: data, truncated } =
+        let { body: data, truncated } =
           declared >= 0 && declared <= this.#options.maxResponseBytes
             ? { body: Buffer.from(await res.body.arrayBuffer()), truncated: false }
             : await readCapped(res.body, this.#options.maxResponseBytes);
-        return { status: res.statusCode, headers: flatHeaders(res.headers), body: data, truncated, url };
+        const answered = flatHeaders(res.headers);
+        if (answered['content-encoding'] !== undefined && data.length > 0) {
+          ({ body: data, truncated } = await decodeContent(data, answered['content-encoding'], this.#options.maxResponseBytes, truncated));
+          delete answered['content-encoding'];
+        }
+        return { status: res.statusCode, method, headers: answered, body: data, truncated, url };
       }
     } catch (error) {
       if (error instanceof McpvisorError) throw error;

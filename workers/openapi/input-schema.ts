@@ -1,6 +1,7 @@
 import type { JsonObjectSchema } from '../../protocol/tool';
 import type { OperationEntry, RawParameter } from './operations';
 import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
+import { asBase64Argument, isBinarySchema } from './binary';
 import { lenientRegExp } from '../../protocol/lenient-regexp';
 
 /** Where one argument of a tool goes in the upstream request. */
@@ -21,6 +22,10 @@ export interface BodyInfo {
   swaggerBodyName?: string;
   /** Swagger 2.0 formData parameters. */
   swaggerForm?: boolean;
+  /** Multipart properties given as base64 and sent as file parts (binary.ts). */
+  binaryProperties?: string[];
+  /** The whole body is given as base64 and sent as bytes (binary.ts). */
+  binaryBody?: boolean;
 }
 
 export interface InputSchemaResult {
@@ -125,13 +130,19 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
       for (const [name, propSchema] of Object.entries(props)) {
         if (propSchema && typeof propSchema === 'object' && (propSchema as JsonObject).readOnly === true) continue;
         const arg = claim(name, [`body_${name}`]);
-        properties[arg] = describe(propSchema, undefined, arg === name ? undefined : `request body property '${name}'`);
+        const binary = body.contentType === 'multipart/form-data' && isBinaryArgument(propSchema);
+        if (binary) (body.binaryProperties ??= []).push(name);
+        properties[arg] = describe(binary ? asBase64Argument(propSchema as JsonObject) : propSchema, undefined, arg === name ? undefined : `request body property '${name}'`);
         targets.set(arg, { kind: 'bodyProperty', name });
         if (body.required && bodyRequired.has(name)) required.push(arg);
       }
     } else {
       const arg = claim('body', ['request_body']);
-      properties[arg] = describe(schema, bodyDescription ?? `request body (${body.contentType}), sent as it is`, undefined);
+      body.binaryBody = !/json|x-www-form-urlencoded|multipart\//i.test(body.contentType) && isBinarySchema(schema) ? true : undefined;
+      if (!body.binaryBody) delete body.binaryBody;
+      properties[arg] = body.binaryBody
+        ? describe(asBase64Argument(schema), bodyDescription ?? `request body (${body.contentType}), sent as the decoded bytes`, undefined)
+        : describe(schema, bodyDescription ?? `request body (${body.contentType}), sent as it is`, undefined);
       targets.set(arg, { kind: 'body' });
       if (body.required) required.push(arg);
     }
@@ -140,6 +151,11 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
   const inputSchema: JsonObjectSchema = { type: 'object', properties: properties as Record<string, unknown> };
   if (required.length > 0) inputSchema.required = required;
   return { inputSchema, targets, body };
+}
+
+/** A binary schema, or an array of them (several files in one part name). */
+function isBinaryArgument(schema: Json): boolean {
+  return isBinarySchema(schema) || (schema !== null && typeof schema === 'object' && !Array.isArray(schema) && schema.type === 'array' && isBinarySchema(schema.items));
 }
 
 /** The properties of an object schema (with allOf merged), or undefined when it is not one. */
@@ -177,7 +193,8 @@ function parameterSchema(param: RawParameter, ctx: RefContext, onProblem?: (mess
   for (const key of ['type', 'format', 'items', 'enum', 'default', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'uniqueItems', 'multipleOf']) {
     if (param[key] !== undefined) out[key] = deref(param[key], ctx, onProblem) as Json;
   }
-  if (out.type === 'file') out.type = 'string';
+  // A file upload: bytes, given as base64 (binary.ts).
+  if (out.type === 'file') Object.assign(out, { type: 'string', format: 'binary' });
   return normalise(out);
 }
 

@@ -4,6 +4,8 @@ import type { OperationEntry } from './operations';
 import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
 import { oas3ParameterBuilders, swaggerBuildRequest, type ParameterBuilder } from './lazy';
 import { HEADER_VALUE } from '../../protocol/http-headers';
+import { explodedCookie, needsOwnQuery, serializeQuery, type StyledParameter } from './serialize';
+import { bytesOf, fileOf, partType } from './binary';
 
 /** A request ready for undici. */
 export interface BuiltRequest {
@@ -53,7 +55,7 @@ export function planSpec(entry: OperationEntry, ctx: RefContext): JsonObject {
     for (const [type, media] of Object.entries(content)) {
       const followed = followObject(media, ctx);
       const given = followed?.encoding === undefined ? undefined : (deref(followed.encoding, ctx) as JsonObject);
-      const encoding = /^application\/x-www-form-urlencoded\b/i.test(type) ? formEncoding(followed?.schema, given, ctx) : given;
+      const encoding = /^(application\/x-www-form-urlencoded|multipart\/form-data)\b/i.test(type) ? formEncoding(followed?.schema, given, ctx) : given;
       types[type] = encoding === undefined ? {} : { encoding };
     }
     operation.requestBody = { content: types };
@@ -80,7 +82,8 @@ export function planSpec(entry: OperationEntry, ctx: RefContext): JsonObject {
  * A form body's `encoding` with OpenAPI's default for array properties made explicit: style
  * `form`, explode true (`tags=a&tags=b`). The builder joins an array without an encoding with
  * commas (`tags=a,b`), which is explode false. Explicit encodings are kept as written, with
- * explode defaulting to true for style form, as the specification says.
+ * explode defaulting to true for style form, as the specification says. For multipart bodies the
+ * same setting makes the builder send one part per item (RFC 7578 4.3), not one joined part.
  */
 function formEncoding(schema: Json | undefined, given: JsonObject | undefined, ctx: RefContext): JsonObject | undefined {
   const properties = followObject(followObject(schema, ctx)?.properties, ctx);
@@ -116,8 +119,10 @@ function followObject(node: Json | undefined, ctx: RefContext): JsonObject | und
  * throws BAD_INPUT. Errors of the builder (a missing required parameter) are BAD_INPUT.
  */
 export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unknown>, baseUrl: string): BuiltRequest {
+  const { builderSpec, ownQuery } = builderPlan(plan.spec);
   const parameters: Record<string, unknown> = {};
   const bodyProps: Record<string, unknown> = {};
+  const query: string[] = [];
   let wholeBody: unknown;
   let hasBody = false;
   for (const [arg, value] of Object.entries(args)) {
@@ -130,13 +135,19 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       if (target.in === 'header' && typeof value === 'string' && !HEADER_VALUE.test(value)) {
         throw new McpvisorError('BAD_INPUT', `header argument '${arg}' has a line break, a control character or a character beyond Latin-1, which HTTP headers cannot carry`);
       }
-      parameters[`${target.in}.${target.name}`] = value;
+      const own = target.in === 'query' ? ownQuery.get(target.name) : undefined;
+      if (own) {
+        const pairs = withMalformedAs(arg, () => serializeQuery(own, value));
+        if (pairs !== undefined) query.push(pairs);
+      } else {
+        parameters[`${target.in}.${target.name}`] = value;
+      }
     }
     else if (target.kind === 'bodyProperty') {
-      bodyProps[target.name] = value;
+      bodyProps[target.name] = plan.body?.binaryProperties?.includes(target.name) ? fileOf(arg, target.name, value, partType(plan.spec, plan.body.contentType, target.name)) : value;
       hasBody = true;
     } else {
-      wholeBody = value;
+      wholeBody = plan.body?.binaryBody ? bytesOf(arg, value) : value;
       hasBody = true;
     }
   }
@@ -147,26 +158,28 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     }
   }
   const body = plan.body;
-  const requestBody = body?.shape === 'whole' ? wholeBody : hasBody ? bodyProps : undefined;
+  // A required body is sent even when none of its (optional) properties was given: `{}`.
+  const requestBody = body?.shape === 'whole' ? wholeBody : hasBody || body?.required ? bodyProps : undefined;
   if (body?.swaggerBodyName !== undefined && requestBody !== undefined) parameters[`body.${body.swaggerBodyName}`] = requestBody;
   if (body?.swaggerForm) for (const [name, value] of Object.entries(bodyProps)) parameters[`formData.${name}`] = value;
+  const base = parsedBase(baseUrl);
 
   let req: { url: string; method: string; headers: Record<string, string>; body?: unknown };
   try {
     req = swaggerBuildRequest()({
-      spec: plan.spec,
+      spec: builderSpec,
       operationId: 'op',
       parameters,
       requestBody: plan.spec.swagger ? undefined : requestBody,
       requestContentType: body?.contentType,
       responseContentType: acceptOf(plan.spec),
-      baseURL: baseUrl.replace(/\/+$/, ''),
+      baseURL: base.origin + base.path,
       ...(plan.spec.swagger ? {} : { parameterBuilders: parameterBuilders() }),
     }) as typeof req;
   } catch (error) {
     throw new McpvisorError('BAD_INPUT', `cannot build the request: ${(error as Error).message}`);
   }
-  const url = checkUrl(req.url, baseUrl);
+  const url = checkUrl(withQuery(req.url, base.search, query), baseUrl);
 
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers ?? {})) {
@@ -188,6 +201,10 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     else if (Buffer.isBuffer(req.body)) out = req.body;
     else out = JSON.stringify(req.body);
     if (!headers['content-type']) headers['content-type'] = 'application/json';
+  } else if (body?.shape === 'whole' && hasBody && wholeBody === null && /json/i.test(body.contentType)) {
+    // A nullable body given as null: the JSON literal, which the builder drops.
+    out = 'null';
+    headers['content-type'] = body.contentType;
   } else {
     // No body given (an optional one): a content type without one makes strict servers answer 400.
     delete headers['content-type'];
@@ -213,14 +230,17 @@ let builders: Record<string, ParameterBuilder> | undefined;
 
 /**
  * swagger-client's OpenAPI 3 parameter builders, with its cookie builder made to add to the
- * `Cookie` header: the builder's own sets it, so of several cookie parameters only the last was sent.
+ * `Cookie` header (the builder's own sets it, so of several cookie parameters only the last was
+ * sent) and exploded array and object cookies written as pairs (serialize.ts).
  */
 function parameterBuilders(): Record<string, ParameterBuilder> {
   if (builders) return builders;
   const own = oas3ParameterBuilders();
   const cookie: ParameterBuilder = (options) => {
     const before = options.req.headers?.Cookie;
-    own.cookie(options);
+    const exploded = explodedCookie(options.parameter as StyledParameter, options.value);
+    if (exploded === undefined) own.cookie(options);
+    else (options.req.headers ??= {}).Cookie = exploded;
     const after = options.req.headers?.Cookie;
     if (typeof before === 'string' && before !== '' && after !== before) options.req.headers!.Cookie = `${before}; ${String(after)}`;
   };
@@ -270,13 +290,70 @@ export function checkUrl(url: string, baseUrl: string): string {
   return target.href;
 }
 
-/** The last base URL parsed: a worker has one, checked twice per call. */
-let lastBase: { url: string; origin: string; path: string } | undefined;
+/** The last base URL parsed: a worker has one, read twice per call. */
+let lastBase: { url: string; origin: string; path: string; search: string } | undefined;
 
-function parsedBase(baseUrl: string): { origin: string; path: string } {
+/** A base URL's origin, path (no trailing slash) and query (`?api-version=1`, or ''). */
+function parsedBase(baseUrl: string): { origin: string; path: string; search: string } {
   if (lastBase?.url !== baseUrl) {
     const base = new URL(baseUrl);
-    lastBase = { url: baseUrl, origin: base.origin, path: base.pathname.replace(/\/+$/, '') };
+    lastBase = { url: baseUrl, origin: base.origin, path: base.pathname.replace(/\/+$/, ''), search: base.search };
   }
   return lastBase;
+}
+
+/**
+ * `url` with the base URL's own query first (an Azure-style `?api-version=…`; the builder, given
+ * the base without it, would have put the operation's path inside it), then the builder's query,
+ * then the parameters serialised here.
+ */
+function withQuery(url: string, baseSearch: string, own: string[]): string {
+  if (baseSearch === '' && own.length === 0) return url;
+  const at = url.indexOf('?');
+  const parts = [baseSearch.slice(1), at < 0 ? '' : url.slice(at + 1), ...own].filter((part) => part !== '');
+  return `${at < 0 ? url : url.slice(0, at)}${parts.length > 0 ? `?${parts.join('&')}` : ''}`;
+}
+
+const builderPlans = new WeakMap<JsonObject, { builderSpec: JsonObject; ownQuery: Map<string, StyledParameter> }>();
+
+/**
+ * What the builder gets of a plan: its spec without the query parameters serialize.ts writes
+ * (allowReserved, space- and pipe-delimited), which come back as `ownQuery`, by name. Made once
+ * per plan.
+ */
+function builderPlan(spec: JsonObject): { builderSpec: JsonObject; ownQuery: Map<string, StyledParameter> } {
+  let made = builderPlans.get(spec);
+  if (made) return made;
+  const ownQuery = new Map<string, StyledParameter>();
+  const paths: JsonObject = {};
+  for (const [route, methods] of Object.entries(spec.paths as JsonObject)) {
+    const kept: JsonObject = {};
+    for (const [method, operation] of Object.entries(methods as JsonObject)) {
+      const parameters = (operation as JsonObject).parameters;
+      if (spec.swagger || !Array.isArray(parameters)) {
+        kept[method] = operation;
+        continue;
+      }
+      const builderParameters = parameters.filter((p) => {
+        if (!isObject(p) || p.in !== 'query' || !needsOwnQuery(p as unknown as StyledParameter)) return true;
+        ownQuery.set(p.name as string, p as unknown as StyledParameter);
+        return false;
+      });
+      kept[method] = { ...(operation as JsonObject), parameters: builderParameters };
+    }
+    paths[route] = kept;
+  }
+  made = { builderSpec: ownQuery.size === 0 ? spec : { ...spec, paths }, ownQuery };
+  builderPlans.set(spec, made);
+  return made;
+}
+
+/** `serialize` run; a lone surrogate (which no URL can carry) is BAD_INPUT naming the argument. */
+function withMalformedAs<T>(arg: string, serialize: () => T): T {
+  try {
+    return serialize();
+  } catch (error) {
+    if (error instanceof URIError) throw new McpvisorError('BAD_INPUT', `argument '${arg}' has a lone UTF-16 surrogate, which a URL cannot carry`);
+    throw error;
+  }
 }

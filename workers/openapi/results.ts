@@ -16,7 +16,33 @@ const MAX_IMAGE_BYTES = 1024 * 1024;
  * most 2,000 characters of the body; 401/403 say "authentication error".
  */
 export function responseToResult(response: ApiResponse, maxResultBytes = DEFAULT_MAX_RESULT_BYTES): ToolResult {
-  return bounded(toResult(response), maxResultBytes);
+  return withHeaders(bounded(toResult(response), maxResultBytes, response.truncated ? response.body.length : undefined), response);
+}
+
+/** Response headers a caller needs besides the body: where a made thing is, the next page, when to retry. */
+const SHOWN_HEADERS = ['location', 'content-location', 'link', 'retry-after', 'content-range'];
+/** Characters of the headers block. */
+const MAX_HEADER_CHARS = 2_000;
+
+/**
+ * A 2xx result with a second text block of the response headers that carry meaning beyond the
+ * body (SHOWN_HEADERS: `Link` paging, `Location` of a created thing); for HEAD, whose answer is
+ * only headers, all of them but `Set-Cookie`. An error result names `Retry-After` in its message.
+ * Decision: a block of its own, so the first block stays the body as it came (JSON that parses).
+ */
+function withHeaders(result: ToolResult, response: ApiResponse): ToolResult {
+  const names = response.method === 'HEAD' ? Object.keys(response.headers).filter((name) => name !== 'set-cookie') : SHOWN_HEADERS;
+  const lines = names.filter((name) => response.headers[name] !== undefined).map((name) => `${name}: ${response.headers[name]}`);
+  if (lines.length === 0) return result;
+  if (result.isError) {
+    const retry = response.headers['retry-after'];
+    const first = result.content[0];
+    if (retry === undefined || first?.type !== 'text') return result;
+    return { ...result, content: [{ type: 'text', text: `${first.text} [retry-after: ${retry}]` }, ...result.content.slice(1)] };
+  }
+  let text = `response headers (HTTP ${response.status}):\n${lines.join('\n')}`;
+  if (text.length > MAX_HEADER_CHARS) text = `${text.slice(0, MAX_HEADER_CHARS)}…`;
+  return { ...result, content: [...result.content, { type: 'text', text }] };
 }
 
 /** Default of `maxResultBytes`: what one result may carry (text and structuredContent together). */
@@ -29,7 +55,7 @@ export const DEFAULT_MAX_RESULT_BYTES = 2 * 1024 * 1024;
  * Over the cap, structuredContent goes first (the text holds the same data), then the text is
  * cut, saying so; an image too large is summarised.
  */
-function bounded(result: ToolResult, maxBytes: number): ToolResult {
+function bounded(result: ToolResult, maxBytes: number, responseCut?: number): ToolResult {
   const first = result.content[0];
   if (result.content.length !== 1 || first === undefined) return result;
   if (first.type === 'image') {
@@ -45,7 +71,8 @@ function bounded(result: ToolResult, maxBytes: number): ToolResult {
   if (result.structuredContent !== undefined && bytes + wireBytes(JSON.stringify(result.structuredContent)) <= maxBytes) return result;
   const { structuredContent: _dropped, ...rest } = result;
   if (bytes <= maxBytes) return rest;
-  const note = `\n[result cut at ${maxBytes} of ${bytes} bytes: ask for less, with the API's paging or filter parameters if it has them]`;
+  const received = responseCut === undefined ? '' : ` (the response itself was cut at ${responseCut} bytes, maxResponseBytes)`;
+  const note = `\n[result cut at ${maxBytes} of ${bytes} bytes${received}: ask for less, with the API's paging or filter parameters if it has them]`;
   const budget = maxBytes - wireBytes(note);
   // Escapes make the written size grow faster than the text: shrink until the head fits.
   let head = utf8Head(text, budget);
@@ -76,7 +103,8 @@ function toResult(response: ApiResponse): ToolResult {
   }
   if (response.body.length === 0) return { content: [{ type: 'text', text: `HTTP ${response.status}` }] };
   if (/json/.test(type) || (type === '' && looksLikeJson(response.body))) {
-    const text = decode(response.body, type);
+    // A byte order mark may start JSON text (RFC 8259 8.1): read past it.
+    const text = decode(response.body, type).replace(/^\uFEFF/, '');
     if (!response.truncated) {
       try {
         const value: unknown = JSON.parse(text);
@@ -88,7 +116,7 @@ function toResult(response: ApiResponse): ToolResult {
     }
     return { content: [{ type: 'text', text: text + cut }] };
   }
-  if (type.startsWith('text/') || /xml|yaml|javascript|csv|x-www-form-urlencoded/.test(type)) {
+  if (type.startsWith('text/') || /xml|yaml|javascript|csv|x-www-form-urlencoded/.test(type) || (type === '' && looksLikeText(response.body))) {
     return { content: [{ type: 'text', text: decode(response.body, type) + cut }] };
   }
   if (type.startsWith('image/') && !response.truncated && response.body.length <= MAX_IMAGE_BYTES) {
@@ -117,6 +145,17 @@ function decode(body: Buffer, type: string): string {
 }
 
 const decoders = new Map<string, TextDecoder | null>();
+
+/** An untyped body that is UTF-8 without control characters other than tab and line breaks. */
+function looksLikeText(body: Buffer): boolean {
+  try {
+    // `stream`: a character cut at 64 KiB is not an error.
+    const head = new TextDecoder('utf-8', { fatal: true }).decode(body.subarray(0, 64 * 1024), { stream: true });
+    return !/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(head);
+  } catch {
+    return false; // not UTF-8: binary
+  }
+}
 
 function looksLikeJson(body: Buffer): boolean {
   const first = body.subarray(0, 64).toString('utf8').trimStart()[0];

@@ -63,10 +63,15 @@ describe('openapi-mcp-server over stdio', () => {
     const form = (await call(conn, 'send-form', { a: 'x&y', b: 2 })).sent!;
     expect(form.headers['content-type']).toBe('application/x-www-form-urlencoded');
     expect(form.body).toBe('a=x%26y&b=2');
-    const file = (await call(conn, 'send-file', { name: 'n1', file: 'file body' })).sent!;
+    // A binary property comes as base64 and goes as a file part of the decoded bytes.
+    const file = (await call(conn, 'send-file', { name: 'n1', file: Buffer.from('file body').toString('base64') })).sent!;
     expect(file.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
     expect(file.body).toContain('name="name"');
-    expect(file.body).toContain('file body');
+    expect(file.body).toMatch(/name="file"; filename="file"\r\nContent-Type: application\/octet-stream\r\n\r\nfile body\r\n/);
+    const notBase64 = await call(conn, 'send-file', { name: 'n1', file: 'not base64!' });
+    expect(notBase64.result.isError).toBe(true);
+    expect(notBase64.count).toBe(0);
+    expect(JSON.stringify(notBase64.result.content)).toContain("argument 'file' must be base64");
   });
 
   test('refuses bad arguments before any upstream request, naming them', async () => {

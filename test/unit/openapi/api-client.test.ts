@@ -138,8 +138,72 @@ describe('ApiClient headers', () => {
   });
 });
 
+describe('ApiClient: codings, redirects, base URLs', () => {
+  test('decodes gzip, deflate (zlib or raw), br and stacked codings; refuses one it does not know, naming it', async () => {
+    const client = new ApiClient(upstream.url);
+    for (const codings of ['gzip', 'deflate', 'raw-deflate', 'br', 'gzip,br']) {
+      const got = await client.request('GET', `/coded/${codings}`);
+      expect(got.headers['content-encoding']).toBeUndefined();
+      expect(JSON.parse(got.body.toString()).echo.url).toBe(`/coded/${codings}`);
+    }
+    expect(await rejection(client.request('GET', '/coded/zstd'))).toMatchObject({ code: 'UPSTREAM_ERROR', message: expect.stringContaining("encoded with 'zstd'") });
+    await client.close();
+  });
+
+  test('caps what a small compressed body decodes to at maxResponseBytes', async () => {
+    const client = new ApiClient(upstream.url, undefined, undefined, { maxResponseBytes: 1024 * 1024 });
+    const got = await client.request('GET', '/coded/gzip?bomb');
+    expect(got.body.length).toBe(1024 * 1024);
+    expect(got.truncated).toBe(true);
+    await client.close();
+  });
+
+  test('a HEAD redirected with 303 stays a HEAD; a POST becomes a GET', async () => {
+    const client = new ApiClient(upstream.url);
+    const before = upstream.requests.length;
+    expect((await client.request('HEAD', '/see-other')).method).toBe('HEAD');
+    expect((await client.request('POST', '/see-other', { a: 1 })).method).toBe('GET');
+    expect(upstream.requests.slice(before).map((r) => `${r.method} ${r.url}`)).toEqual(['HEAD /see-other', 'HEAD /echo?after=303', 'POST /see-other', 'GET /echo?after=303']);
+    await client.close();
+  });
+
+  test('keeps the query of the base URL on every request, and refuses a fragment', async () => {
+    const client = new ApiClient(`${upstream.url}/v1?api-version=2024`);
+    const got = await client.request('GET', '/users', { page: 2 });
+    expect(JSON.parse(got.body.toString()).echo.url).toBe('/v1/users?api-version=2024&page=2');
+    const before = upstream.requests.length;
+    expect(await client.testConnection()).toBe(true);
+    expect(upstream.requests[before].url).toBe('/v1/?api-version=2024');
+    await client.close();
+    expect(() => new ApiClient(`${upstream.url}/v1#frag`)).toThrow('may not have a #fragment');
+  });
+});
+
 describe('results', () => {
-  const response = (status: number, type: string, body: Buffer | string): ApiResponse => ({ status, headers: type ? { 'content-type': type } : {}, body: Buffer.from(body), truncated: false, url: 'http://x/' });
+  const response = (status: number, type: string, body: Buffer | string, more: Partial<ApiResponse> = {}): ApiResponse => ({ status, method: 'GET', headers: type ? { 'content-type': type } : {}, body: Buffer.from(body), truncated: false, url: 'http://x/', ...more });
+  test('read JSON past a byte order mark, and an untyped body that is text as text', () => {
+    expect(responseToResult(response(200, 'application/json', '\ufeff{"a":1}')).structuredContent).toEqual({ a: 1 });
+    expect(responseToResult(response(200, '', 'plain words\n')).content).toEqual([{ type: 'text', text: 'plain words\n' }]);
+    expect(responseToResult(response(200, '', Buffer.from([0, 1, 2, 0xff]))).content[0]).toEqual({ type: 'text', text: 'binary response: unknown type, 4 bytes' });
+  });
+  test('add the headers that carry meaning in a block of their own; all but Set-Cookie for HEAD; Retry-After in errors', () => {
+    const headers = { 'content-type': 'application/json', location: '/things/7', link: '</things?page=2>; rel="next"', 'set-cookie': 'sid=secret', etag: '"e"' };
+    const created = responseToResult(response(201, 'application/json', '{"id":7}', { headers }));
+    expect(created.structuredContent).toEqual({ id: 7 });
+    expect(JSON.parse((created.content[0] as { text: string }).text)).toEqual({ id: 7 });
+    expect(created.content[1]).toEqual({ type: 'text', text: 'response headers (HTTP 201):\nlocation: /things/7\nlink: </things?page=2>; rel="next"' });
+    const head = responseToResult(response(200, '', '', { method: 'HEAD', headers }));
+    expect((head.content[1] as { text: string }).text).toContain('etag: "e"');
+    expect((head.content[1] as { text: string }).text).not.toContain('secret');
+    expect(responseToResult(response(200, 'application/json', '{}')).content).toHaveLength(1);
+    const busy = responseToResult(response(429, 'text/plain', 'slow down', { headers: { 'content-type': 'text/plain', 'retry-after': '30' } }));
+    expect(busy.isError).toBe(true);
+    expect((busy.content[0] as { text: string }).text).toBe('UPSTREAM_ERROR: HTTP 429: slow down [retry-after: 30]');
+  });
+  test('say when a result cut for maxResultBytes came from a response already cut', () => {
+    const cut = responseToResult(response(200, 'text/plain', 'x'.repeat(5000), { truncated: true }), 2_000);
+    expect((cut.content[0] as { text: string }).text).toMatch(/\[result cut at 2000 of \d+ bytes \(the response itself was cut at 5000 bytes, maxResponseBytes\)/);
+  });
   test('turn JSON into pretty text plus structuredContent', () => {
     expect(responseToResult(response(200, 'application/json', '{"a":1}'))).toEqual({ content: [{ type: 'text', text: '{\n  "a": 1\n}' }], structuredContent: { a: 1 } });
     expect(responseToResult(response(200, 'application/json', '[1]')).structuredContent).toEqual({ result: [1] });

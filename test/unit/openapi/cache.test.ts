@@ -75,7 +75,7 @@ const CALLS: Record<string, Array<[string, Record<string, unknown>]>> = {
     ['replace-items', { body: ['x', 'y'] }],
     ['set-count', { body: 12 }],
     ['send-form', { a: 'x&y', b: 2 }],
-    ['send-file', { name: 'n1', file: 'file body' }],
+    ['send-file', { name: 'n1', file: Buffer.from('file body').toString('base64') }],
   ],
   'petstore-3.0.yaml': [
     ['lst-pets', { limit: 2 }],

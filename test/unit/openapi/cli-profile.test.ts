@@ -67,6 +67,7 @@ describe('openapi-mcp-server flags and environment variables', () => {
     expect(error([...base, '--header', 'X-Key=abc\u2713secret'])).not.toContain('secret');
     expect(error([...base], { API_HEADERS: 'X-Key:line\r\nbreak-secret' })).not.toContain('secret');
     expect(error(['--api-base-url', 'ftp://files.example', '--openapi-spec', 'x'])).toMatch(/apiBaseUrl must be an http:\/\/ or https:\/\/ URL/);
+    expect(error(['--api-base-url', 'https://api.example/v1#frag', '--openapi-spec', 'x'])).toMatch(/apiBaseUrl may not have a #fragment/);
     expect(error(['--api-base-url', 'ftp://user:pw-secret@files.example', '--openapi-spec', 'x'])).toContain('ftp://***@files.example');
     expect(error(['--api-base-url', 'ftp://user:pw-secret@files.example', '--openapi-spec', 'x'])).not.toContain('pw-secret');
     // A password with `#` or `/` breaks the URL: still nothing of it is shown.

@@ -47,10 +47,13 @@ describe('buildUpstreamRequest', () => {
     const build = await builder('collisions.yaml');
     const form = build('POST::forms', { a: 'x y', b: 2 });
     expect(form).toMatchObject({ body: 'a=x%20y&b=2', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-    const multipart = build('POST::files', { name: 'n', file: 'content' });
+    const multipart = build('POST::files', { name: 'n', file: Buffer.from('content').toString('base64') });
     expect(multipart.body).toBeInstanceOf(FormData);
     expect(multipart.headers['content-type']).toBeUndefined();
     expect((multipart.body as FormData).get('name')).toBe('n');
+    const file = (multipart.body as FormData).get('file') as File;
+    expect(file).toBeInstanceOf(File);
+    expect(Buffer.from(await file.arrayBuffer()).toString()).toBe('content');
   });
 
   test('applies query style and explode, cookies and Swagger 2.0 collection formats', async () => {
@@ -149,6 +152,82 @@ describe('buildUpstreamRequest at the edges', () => {
     const manager = new ToolsManager({}, spec);
     manager.generateTools();
     expect(Object.keys(manager.getToolById('GET::session')!.inputSchema.properties ?? {}).sort()).toEqual(['X-Api-Key', 'c1', 'c2']);
+  });
+});
+
+describe('buildUpstreamRequest: what swagger-client serialises wrongly', () => {
+  test('allowReserved keeps reserved characters and percent-encoded triples, and still encodes #, [, ] and the rest', async () => {
+    const build = await builder('serialization.yaml');
+    const query = (args: Record<string, unknown>) => new URL(build('GET::search', args).url).search;
+    expect(query({ q: 'C#', page: 2 })).toBe('?page=2&q=C%23');
+    expect(query({ q: 'issue #42 a/b?c=d&e+f' })).toBe('?q=issue%20%2342%20a/b?c=d&e+f');
+    expect(query({ q: '%41 100% [x] é' })).toBe('?q=%41%20100%25%20%5Bx%5D%20%C3%A9');
+    expect(() => build('GET::search', { q: 'bad \ud800' })).toThrow("argument 'q' has a lone UTF-16 surrogate");
+  });
+
+  test('space- and pipe-delimited parameters use their separators, for arrays and objects', async () => {
+    const build = await builder('serialization.yaml');
+    const query = (args: Record<string, unknown>) => new URL(build('GET::search', args).url).search;
+    expect(query({ spaced: { R: 100, G: 200 } })).toBe('?spaced=R%20100%20G%20200');
+    expect(query({ piped: ['a b', 'c'] })).toBe('?piped=a%20b%7Cc');
+    expect(query({ pipedObject: { R: 1, B: 2 } })).toBe('?pipedObject=R%7C1%7CB%7C2');
+    expect(query({ piped: [] })).toBe('');
+  });
+
+  test('explodes array and object cookies into pairs, explode being form style\'s default', async () => {
+    const build = await builder('serialization.yaml');
+    expect(build('GET::search', { color: ['blue', 'black'] }).headers.cookie).toBe('color=blue; color=black');
+    expect(build('GET::search', { rgb: { R: 100, G: 200 } }).headers.cookie).toBe('R=100; G=200');
+    expect(build('GET::search', { flat: ['a', 'b'], color: ['x y'] }).headers.cookie).toBe('color=x%20y; flat=a%2Cb');
+  });
+
+  test('sends a required body whose properties were all left out as {}, and a nullable body given as null', async () => {
+    const build = await builder('serialization.yaml');
+    const empty = build('POST::things', {});
+    expect(empty.headers['content-type']).toBe('application/json');
+    expect(empty.body).toBe('{}');
+    const nothing = build('PUT::nullable', { body: null });
+    expect(nothing.headers['content-type']).toBe('application/json');
+    expect(nothing.body).toBe('null');
+  });
+
+  test('multipart: one part per array item, binary properties as file parts from base64, and refuses what is not base64', async () => {
+    const build = await builder('serialization.yaml');
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    const form = build('POST::upload', { tags: ['a,b', 'c'], file: b64('\u0000\u00ffbytes'), images: [b64('one'), b64('two')], note: 'n' }).body as FormData;
+    expect(form.getAll('tags')).toEqual(['a,b', 'c']);
+    const file = form.get('file') as File;
+    expect([file.name, file.type]).toEqual(['file', 'application/octet-stream']);
+    expect(Buffer.from(await file.arrayBuffer())).toEqual(Buffer.from('\u0000\u00ffbytes'));
+    const images = form.getAll('images') as File[];
+    expect(images.map((image) => image.type)).toEqual(['image/png', 'image/png']);
+    expect(await Promise.all(images.map(async (image) => Buffer.from(await image.arrayBuffer()).toString()))).toEqual(['one', 'two']);
+    expect(() => build('POST::upload', { file: 'not base64!' })).toThrow("argument 'file' must be base64");
+    // Swagger 2.0 `type: file` form parameters too.
+    const legacy = (await builder('swagger-2.0.json'))('POST::uploads__---kind', { kind: 'k', note: 'n', file: b64('2.0 bytes') }).body as FormData;
+    expect(legacy.get('note')).toBe('n');
+    expect(Buffer.from(await (legacy.get('file') as File).arrayBuffer()).toString()).toBe('2.0 bytes');
+    expect(() => build('POST::upload', { images: [b64('ok'), '???'] })).toThrow("argument 'images[1]' must be base64");
+  });
+
+  test('an application/octet-stream body is given as base64 and sent as its bytes; the input schema says so', async () => {
+    const build = await builder('serialization.yaml');
+    const blob = build('PUT::blob', { body: Buffer.from([0, 1, 254, 255]).toString('base64') });
+    expect(blob.headers['content-type']).toBe('application/octet-stream');
+    expect(blob.body).toEqual(Buffer.from([0, 1, 254, 255]));
+    const spec = await loadSpec({ openApiSpec: path.join(FIXTURES, 'serialization.yaml') });
+    const manager = new ToolsManager({}, spec);
+    manager.generateTools();
+    expect(manager.getToolById('PUT::blob')!.inputSchema.properties!.body).toMatchObject({ type: 'string', contentEncoding: 'base64' });
+    expect(manager.getToolById('POST::upload')!.inputSchema.properties!.images).toMatchObject({ type: 'array', items: { type: 'string', contentEncoding: 'base64' } });
+  });
+
+  test('keeps the query of a base URL, before the operation\'s', async () => {
+    const spec = { openapi: '3.0.3', paths: { '/items/{id}': { get: { operationId: 'op', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }, { name: 'q', in: 'query', schema: { type: 'string' } }] } } } };
+    const targets = new Map([['id', { kind: 'parameter', in: 'path', name: 'id' }], ['q', { kind: 'parameter', in: 'query', name: 'q' }]] as const);
+    const plan = { spec, targets: new Map(targets) };
+    expect(buildUpstreamRequest(plan, { id: '7', q: 'x' }, `${BASE}?api-version=2024-01`).url).toBe(`${BASE}/items/7?api-version=2024-01&q=x`);
+    expect(buildUpstreamRequest(plan, { id: '7' }, `${BASE}/?api-version=2024-01`).url).toBe(`${BASE}/items/7?api-version=2024-01`);
   });
 });
 

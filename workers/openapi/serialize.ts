@@ -1,0 +1,94 @@
+/**
+ * OpenAPI 3 parameter serialisations that swagger-client's builder gets wrong, done here instead
+ * (request.ts decides which parameters come here; every other one goes through the builder):
+ * - query parameters with `allowReserved: true`: the builder leaves `#` raw, so the rest of the
+ *   query became a fragment (`q=C#` sent `?q=C`), and it encodes the `%` of a percent-encoded
+ *   triple again. Here: RFC 6570 reserved expansion, except `#`, `[` and `]`, which a query may
+ *   not hold (OpenAPI 3.0.4 / 3.1.1, Parameter Object).
+ * - `spaceDelimited` and `pipeDelimited` query parameters: the builder joins an object's keys and
+ *   values with commas. Here: the separator of the style, `%20` or `%7C` (a raw `|` is refused by
+ *   strict servers such as Tomcat).
+ * - exploded cookie parameters (style form; explode defaults to true there): the builder wrote
+ *   `color=color%3Dblue%26color%3Dblack`. Here: one cookie pair per item, `color=blue; color=black`,
+ *   and an object's keys as cookie names.
+ */
+
+/** The parts of a Parameter Object these functions read. */
+export interface StyledParameter {
+  name: string;
+  style?: string;
+  explode?: boolean;
+  allowReserved?: boolean;
+  allowEmptyValue?: boolean;
+}
+
+const SEPARATORS: Record<string, string> = { form: ',', spaceDelimited: '%20', pipeDelimited: '%7C' };
+
+/** Whether swagger-client's builder would serialise this query parameter wrongly. */
+export function needsOwnQuery(parameter: StyledParameter & { content?: unknown }): boolean {
+  if (parameter.content !== undefined) return false;
+  return parameter.allowReserved === true || parameter.style === 'spaceDelimited' || parameter.style === 'pipeDelimited';
+}
+
+/**
+ * One query parameter as `name=value` pairs joined with `&`, or undefined when nothing is sent
+ * (no value, an empty array or object, or an empty string without `allowEmptyValue`).
+ */
+export function serializeQuery(parameter: StyledParameter, value: unknown): string | undefined {
+  const style = parameter.style ?? 'form';
+  const explode = parameter.explode ?? style === 'form';
+  const encode = parameter.allowReserved ? encodeReserved : encodeStrict;
+  const name = encodeStrict(parameter.name);
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object') {
+    const text = String(value);
+    if (text === '' && !parameter.allowEmptyValue) return undefined;
+    return `${name}=${encode(text)}`;
+  }
+  const separator = SEPARATORS[style] ?? ',';
+  if (Array.isArray(value)) {
+    if (value.length === 0) return undefined;
+    if (explode) return value.map((item) => `${name}=${encode(text(item))}`).join('&');
+    return `${name}=${value.map((item) => encode(text(item))).join(separator)}`;
+  }
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+  if (entries.length === 0) return undefined;
+  if (style === 'deepObject') return entries.map(([key, v]) => `${name}%5B${encodeStrict(key)}%5D=${encode(text(v))}`).join('&');
+  if (explode) return entries.map(([key, v]) => `${encodeStrict(key)}=${encode(text(v))}`).join('&');
+  return `${name}=${entries.flatMap(([key, v]) => [encode(key), encode(text(v))]).join(separator)}`;
+}
+
+/**
+ * The cookie pairs of an exploded array or object cookie parameter (`a=1; a=2`, or one pair per
+ * key), or undefined when the builder's own serialisation is right (a primitive, explode false,
+ * or `content`).
+ */
+export function explodedCookie(parameter: StyledParameter & { content?: unknown }, value: unknown): string | undefined {
+  if (parameter.content !== undefined || value === null || typeof value !== 'object') return undefined;
+  if ((parameter.style ?? 'form') !== 'form' || parameter.explode === false) return undefined;
+  const pairs = Array.isArray(value) ? value.map((item) => [parameter.name, item] as const) : Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+  if (pairs.length === 0) return undefined;
+  return pairs.map(([key, v]) => `${encodeStrict(key)}=${encodeStrict(text(v))}`).join('; ');
+}
+
+/** A value as the builder writes one: objects and arrays inside a value as JSON. */
+function text(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/** Everything but RFC 3986's unreserved characters percent-encoded, as UTF-8. */
+export function encodeStrict(value: string): string {
+  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/**
+ * RFC 6570 reserved expansion (`{+var}`): unreserved and reserved characters and percent-encoded
+ * triples as they are, everything else encoded; `#`, `[` and `]` encoded too, as a query cannot
+ * hold them.
+ */
+export function encodeReserved(value: string): string {
+  return value.replace(/%[0-9A-Fa-f]{2}|[A-Za-z0-9\-._~:/?@!$&'()*+,;=]+|[^]/gu, (part) => (KEPT.test(part) ? part : encodeURIComponent(part)));
+}
+
+const KEPT = /^(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9\-._~:/?@!$&'()*+,;=]+)$/;
