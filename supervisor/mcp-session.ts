@@ -4,7 +4,6 @@ import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/t
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { McpvisorError } from '../protocol/errors';
-import { errorResult } from '../protocol/results';
 import type { ToolResult } from '../protocol/tool';
 import type { Logger } from './logger';
 import type { Supervisor } from './supervisor';
@@ -66,7 +65,7 @@ export function createSession(options: SessionOptions): Session {
   /** One call; `controller` is registered under `requestId` while it runs. */
   async function callTool(name: string, args: Record<string, unknown> | undefined, requestId: RequestId, controller: AbortController): Promise<ToolResult> {
     if (running.size >= options.maxConcurrentCalls) {
-      return errorResult(new McpvisorError('BUSY', `this session already runs ${options.maxConcurrentCalls} calls; wait for one to finish`), name);
+      return supervisor.refuse(name, new McpvisorError('BUSY', `this session already runs ${options.maxConcurrentCalls} calls; wait for one to finish`));
     }
     running.set(requestId, controller);
     const started = Date.now();

@@ -88,9 +88,7 @@ export class Supervisor {
 
   /** Routes a call; throws only UNKNOWN_TOOL (a protocol error), everything else is a result. */
   async call(name: string, args: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ToolResult> {
-    if (this.#state !== 'running') {
-      return errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down and takes no new calls'), name);
-    }
+    if (this.#state !== 'running') return this.refuse(name, new McpvisorError('SHUTTING_DOWN', 'the server is shutting down and takes no new calls'));
     this.#inFlight++;
     const started = performance.now();
     try {
@@ -100,6 +98,13 @@ export class Supervisor {
     } finally {
       this.#inFlight--;
     }
+  }
+
+  /** A call refused before it reached a pool (a session's own limit, shutdown), as a result, counted in /metrics. */
+  refuse(name: string, error: McpvisorError): ToolResult {
+    const result = errorResult(error, name);
+    this.#metrics?.observe(name, result, 0);
+    return result;
   }
 
   /** Transports report their live sessions through a counter. */

@@ -193,15 +193,25 @@ export class SessionTransport implements Transport {
     stream.res.end();
   }
 
+  /**
+   * Ends the session. A request still running gets a JSON-RPC error on its POST (ConnectionClosed,
+   * -32000): a POST ended with no answer left an SDK client waiting for its own timeout.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     for (const stream of new Set(this.#streams.values())) {
+      const unanswered: JSONRPCMessage[] = [...stream.open].map((id) => ({ jsonrpc: '2.0', id, error: { code: -32000, message: 'the session was closed before this request was answered' } }));
       this.#forget(stream);
-      if (!stream.res.writableEnded) {
-        this.#flush(stream);
-        stream.res.end();
+      if (stream.res.writableEnded) continue;
+      if (stream.res.headersSent) {
+        stream.res.end(unanswered.map(sseEvent).join(''));
+        continue;
       }
+      const all = [...stream.held, ...unanswered];
+      const payload = stream.batch ? `[${all.map(serializeMessage).join(',')}]` : serializeMessage(all[0]);
+      stream.res.writeHead(200, { ...this.#headers('application/json'), 'content-length': Buffer.byteLength(payload) });
+      stream.res.end(payload);
     }
     this.onclose?.();
   }

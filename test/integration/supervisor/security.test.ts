@@ -119,6 +119,18 @@ describe('limits', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(5000) } } }),
     });
     expect(big.status).toBe(413);
+    // Bodies still being uploaded when the 413 is written: the client reads it (no reset), every time.
+    const statuses: number[] = [];
+    for (const size of [2_000_000, 6_000_000, 6_000_000, 6_000_000]) {
+      const res = await fetch(server.mcpUrl, {
+        method: 'POST',
+        headers: { ...HEADERS, 'mcp-session-id': transport.sessionId! },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(size) } } }),
+      });
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([413, 413, 413, 413]);
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'small' } }))).toBe('small');
     await client.close();
     await server.stop();
@@ -222,5 +234,20 @@ describe('metrics', () => {
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
     await client.close();
     await server.stop();
+  });
+
+  it('counts calls a session refuses for its own limit', async () => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: { maxConcurrentCallsPerSession: 2 } } }))]);
+    try {
+      const { client } = await connectHttp(server.mcpUrl);
+      const results = await Promise.all(Array.from({ length: 4 }, () => client.callTool({ name: 'sleep', arguments: { ms: 300 } })));
+      expect(results.filter((r) => r.isError).length).toBe(2);
+      const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
+      expect(text).toMatch(/^mcpvisor_tool_calls_total\{tool="sleep",outcome="BUSY"\} 2$/m);
+      expect(text).toMatch(/^mcpvisor_tool_calls_total\{tool="sleep",outcome="ok"\} 2$/m);
+      await client.close();
+    } finally {
+      await server.stop();
+    }
   });
 });
