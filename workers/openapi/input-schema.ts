@@ -118,8 +118,14 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
   }
 
   if (body) {
-    const schema = normalise(bodySchema ?? {}) as JsonObject;
-    const props = objectProperties(schema);
+    let schema = normalise(bodySchema ?? {}) as JsonObject;
+    let props = objectProperties(schema);
+    if (!/json|x-www-form-urlencoded|multipart\//i.test(body.contentType) && (props || schema.type === 'array')) {
+      // An XML or CSV body described by an object or array schema: there is no serialiser for
+      // it here, and JSON under that label is wrong data. The caller writes the document.
+      schema = { type: 'string', description: `the ${body.contentType} document, sent as written` };
+      props = undefined;
+    }
     if (props && !body.swaggerForm && body.contentType !== 'application/x-www-form-urlencoded' && body.contentType !== 'multipart/form-data' && Object.keys(props).length === 0) {
       body.shape = 'whole';
     } else if (!props) {

@@ -222,6 +222,13 @@ describe('buildUpstreamRequest: what swagger-client serialises wrongly', () => {
     expect(manager.getToolById('POST::upload')!.inputSchema.properties!.images).toMatchObject({ type: 'array', items: { type: 'string', contentEncoding: 'base64' } });
   });
 
+  test('an XML body described by an object schema is one string argument, sent as written', async () => {
+    const build = await builder('serialization.yaml');
+    const xml = build('POST::xml', { body: '<thing><name>n</name></thing>' });
+    expect(xml.headers['content-type']).toBe('application/xml');
+    expect(xml.body).toBe('<thing><name>n</name></thing>');
+  });
+
   test('keeps the query of a base URL, before the operation\'s', async () => {
     const spec = { openapi: '3.0.3', paths: { '/items/{id}': { get: { operationId: 'op', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }, { name: 'q', in: 'query', schema: { type: 'string' } }] } } } };
     const targets = new Map([['id', { kind: 'parameter', in: 'path', name: 'id' }], ['q', { kind: 'parameter', in: 'query', name: 'q' }]] as const);
