@@ -124,9 +124,15 @@ export function createSession(options: SessionOptions): Session {
       return false; // the SDK cancels its own calls
     }
     if (message.method !== 'tools/call' || !('id' in message)) return false;
+    const id = message.id;
+    const invalid = invalidCallParams(message.params);
+    if (invalid) {
+      // The SDK would answer its zod error as an internal error (-32603).
+      void transport.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${invalid}` } } as JSONRPCMessage).catch(() => undefined);
+      return true;
+    }
     const params = plainCallParams(message.params);
     if (!params) return false;
-    const id = message.id;
     const controller = new AbortController();
     callTool(params.name, params.arguments, id, controller).then(
       (result) => (controller.signal.aborted ? undefined : transport.send({ jsonrpc: '2.0', id, result } as unknown as JSONRPCMessage)),
@@ -170,8 +176,18 @@ function plainCallParams(params: unknown): { name: string; arguments?: Record<st
   if (params === null || typeof params !== 'object' || Array.isArray(params)) return undefined;
   const { name, arguments: args, _meta: meta } = params as { name?: unknown; arguments?: unknown; _meta?: unknown };
   if (typeof name !== 'string') return undefined;
-  if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) return undefined;
+  if (args !== undefined && args !== null && (typeof args !== 'object' || Array.isArray(args))) return undefined;
   if (meta !== undefined && !isPlainMeta(meta)) return undefined;
   for (const key in params) if (key !== 'name' && key !== 'arguments' && key !== '_meta') return undefined;
-  return params as { name: string; arguments?: Record<string, unknown> };
+  // `arguments: null`, which some clients send for "none", is no arguments.
+  return args === null ? { name } : (params as { name: string; arguments?: Record<string, unknown> });
+}
+
+/** Why tools/call params are unusable (no string `name`, `arguments` not an object), or undefined. */
+function invalidCallParams(params: unknown): string | undefined {
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) return 'tools/call needs params {name, arguments}';
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string') return "'name' must be a string, the tool's name";
+  if (args !== undefined && args !== null && (typeof args !== 'object' || Array.isArray(args))) return "'arguments' must be an object";
+  return undefined;
 }

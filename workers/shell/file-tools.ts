@@ -69,8 +69,8 @@ export async function resolvePath(input: string, options: FileToolOptions, follo
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw refuse('it goes through a dangling symlink');
     throw fileError(error, input);
   }
-  if (!inside(real)) throw refuse(`it resolves to ${real}, outside the workspace`);
   const resolved = path.join(real, ...missing);
+  if (!inside(real)) throw refuse(`it resolves to ${followLast ? resolved : path.join(resolved, path.basename(absolute))}, outside the workspace`);
   return followLast ? resolved : path.join(resolved, path.basename(absolute));
 }
 
@@ -151,14 +151,17 @@ export async function readTextFile(input: string, options: FileToolOptions): Pro
  * BAD_INPUT when the target is a directory.
  */
 export async function writeTextFile(input: string, content: string, options: FileToolOptions): Promise<{ path: string; bytesWritten: number; created: boolean }> {
+  // `dir/` names a directory: path.resolve would drop the slash and write a file `dir`.
+  if (/[/\\]$/.test(input)) throw new McpvisorError('BAD_INPUT', `${input} ends with a slash, so it names a directory; writeFile needs a file name`);
   const file = await resolvePath(input, options);
   if (file === options.workspace) throw new McpvisorError('BAD_INPUT', `${input} is a directory`);
   const name = path.basename(file);
   let dir: FileHandle | undefined;
   if (options.confined) dir = await pinnedDir(path.dirname(file), input, options, true);
   else {
-    await fs.mkdir(path.dirname(file), { recursive: true }).catch((error) => {
-      throw fileError(error, input);
+    await fs.mkdir(path.dirname(file), { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+      // EEXIST: a component is a file (`a.txt/sub.txt`).
+      throw fileError(error.code === 'EEXIST' ? Object.assign(error, { code: 'ENOTDIR' }) : error, input);
     });
   }
   const inDir = (leaf: string) => (dir ? at(dir, leaf) : path.join(path.dirname(file), leaf));

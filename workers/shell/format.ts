@@ -1,3 +1,4 @@
+import { constants as osConstants } from 'node:os';
 import type { DirEntry } from './file-tools';
 import type { RunResult } from './runner';
 import type { ProcessRow, SystemInfo } from './system-info';
@@ -7,7 +8,7 @@ export type ExecFields = Omit<RunResult, 'pid'> & { command: string; sandboxed: 
 
 /** The readable text of an exec result: status line, notes, then each non-empty stream. */
 export function formatExec(result: ExecFields, timeoutMs: number, capBytes: number): string {
-  const status = result.exitCode !== null ? `exit code ${result.exitCode}` : `killed by ${result.signal ?? 'a signal'}`;
+  const status = result.exitCode !== null ? `exit code ${result.exitCode}${signalNote(result.exitCode)}` : `killed by ${result.signal ?? 'a signal'}`;
   const lines = [`${status} after ${result.durationMs} ms${result.sandboxed ? ' (sandboxed)' : ''}`];
   if (result.timedOut) lines.push(`timed out after ${timeoutMs} ms: the command and every process it started were killed; output so far below`);
   if (result.isCanceled) lines.push('cancelled: the command and every process it started were killed; output so far below');
@@ -20,6 +21,16 @@ export function formatExec(result: ExecFields, timeoutMs: number, capBytes: numb
   stream('stderr', result.stderr, result.stderrTruncated, result.stderrBytes);
   if (result.stdout === '' && result.stderr === '') lines.push('(no output)');
   return lines.join('\n');
+}
+
+/**
+ * What a shell's 128 + n code usually means: a process the shell waited for was killed by signal
+ * n. In sandbox mode every signal reaches us this way (bubblewrap's init reports its child's
+ * signal as 128 + n), so a killed command reads `exit code 143 (128 + 15: SIGTERM…)` there.
+ */
+function signalNote(code: number): string {
+  const name = code > 128 && code < 128 + 65 ? Object.entries(osConstants.signals).find(([, n]) => n === code - 128)?.[0] : undefined;
+  return name ? ` (128 + ${code - 128}: usually a process killed by ${name})` : '';
 }
 
 export function formatDir(listing: { path: string; entries: DirEntry[]; total: number; truncated: boolean }): string {

@@ -4,7 +4,7 @@
  * message over 10 MiB (STDIO_DEFAULT_MAX_BUFFER_SIZE), and a result repeats its output in the text
  * item and in `structuredContent`. So the reply is budgeted by its JSON-encoded UTF-8 size (control
  * characters grow six-fold as `\u0000`): when a stream does not fit, its head and tail are kept
- * around a marker saying how much was cut. A reply that cannot be received is worse than a shorter
+ * around a marker saying how many bytes of output are missing. A reply that cannot be received is worse than a shorter
  * one. Sizes are counted by scanning, without building the JSON, so a 10 MiB stream costs no copy.
  */
 
@@ -48,9 +48,22 @@ export function fitText(text: string, budget: number): { text: string; cut: bool
   // Never split a surrogate pair.
   if (head > 0 && isHighSurrogate(text.charCodeAt(head - 1))) head--;
   if (tail < text.length && isLowSurrogate(text.charCodeAt(tail))) tail++;
-  const marker = `\n[… ${tail - head} characters cut to fit the reply …]\n`;
+  // Nor an earlier marker (the capture's, or a cut of this text made for a larger budget): what
+  // it says was cut is counted into the new one, so the marker tells what is really missing.
+  let earlier = 0;
+  for (const m of text.matchAll(MARKER)) {
+    const [start, end] = [m.index!, m.index! + m[0].length];
+    if (end <= head || start >= tail) continue;
+    head = Math.min(head, start);
+    tail = Math.max(tail, end);
+    earlier += Number(m[1]) - Buffer.byteLength(m[0]);
+  }
+  const marker = `\n[… ${Buffer.byteLength(text.slice(head, tail)) + earlier} bytes cut to fit the reply …]\n`;
   return { text: text.slice(0, head) + marker + text.slice(tail), cut: true };
 }
+
+/** A cut marker: output-capture.ts's (`[… N bytes cut …]`) or fitText's. */
+const MARKER = /\n\[… (\d+) bytes cut[^\]\n]*…\]\n/g;
 
 /** Splits `budget` between two streams: a small one keeps all it needs, the other gets the rest. */
 export function fitStreams(stdout: string, stderr: string, budget: number): { stdout: string; stderr: string; stdoutCut: boolean; stderrCut: boolean } {

@@ -8,7 +8,7 @@ import { shellSettings, type ShellSettings } from './defaults';
 import { deleteFile, listDirectory, readTextFile, writeTextFile, type FileToolOptions } from './file-tools';
 import { formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
 import { reclaimMemory } from './reclaim';
-import { fitStreams, TEXT_SHARE } from './reply-budget';
+import { fitStreams, jsonBytes, TEXT_SHARE } from './reply-budget';
 import { discardPrepared, killAllCommands, prepareCommand, runCommand, type PreparedCommand } from './runner';
 import { probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, type SandboxOptions, type SandboxState } from './sandbox';
 import { getSystemInfo, listProcesses } from './system-info';
@@ -72,6 +72,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   const exec = async (args: Record<string, unknown>, context: CallContext): Promise<ToolResult> => {
     const command = args.command;
     if (typeof command !== 'string' || command.trim() === '') throw new McpvisorError('BAD_INPUT', 'command must be a non-empty string');
+    if (command.includes('\0')) throw new McpvisorError('BAD_INPUT', 'command must not contain NUL characters (a shell cannot take them)');
     if (command.length > MAX_COMMAND_CHARS) throw new McpvisorError('BAD_INPUT', `command is ${command.length} characters, over the limit of ${MAX_COMMAND_CHARS}`);
     // A cold start passes the command as an argument, which Linux caps at 128 KiB: 100,000
     // characters of `€` are 300 KB of UTF-8, and failed with E2BIG when no warm sandbox was free.
@@ -156,6 +157,13 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
         return exec(args, context);
       case 'readFile': {
         const read = await readTextFile(pathArg(args), files);
+        // The content goes twice (text and structuredContent), and a control character takes six
+        // bytes of JSON: 1 MiB of them made a 12.6 MiB reply, which the SDK's stdio client drops
+        // with the whole connection. Such a file is not text to read this way.
+        const size = jsonBytes(read.content);
+        if (size > config.maxResultBytes) {
+          throw new McpvisorError('BAD_INPUT', `${pathArg(args)} takes ${size} bytes as JSON text (control characters take 6 bytes each), over the ${config.maxResultBytes}-byte reply budget; look at it with exec (od -c, cat -v, head)`);
+        }
         return { content: [{ type: 'text', text: read.content }], structuredContent: read };
       }
       case 'writeFile': {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { errorCodeOf } from '../../../protocol/results';
@@ -85,6 +85,39 @@ describe.each([
     expect(textOf(missing)).toContain('missing.txt');
     const dir = await call(server, 'deleteFile', { path: '.' });
     expect(errorCodeOf(dir)).toBe('BAD_INPUT');
+  });
+
+  test('bad paths and commands get BAD_INPUT naming what was wrong, and the session lives on', async () => {
+    // A file of control characters: as JSON twice it was a 12.6 MiB reply that ended the session.
+    writeFileSync(path.join(ws, 'controls.bin'), Buffer.alloc(1024 * 1024, 1));
+    const controls = await call(server, 'readFile', { path: 'controls.bin' });
+    expect(errorCodeOf(controls)).toBe('BAD_INPUT');
+    expect(textOf(controls)).toContain('reply budget');
+    expect(textOf(await call(server, 'exec', { command: 'echo alive' }))).toContain('alive');
+    const nul = await call(server, 'exec', { command: 'echo a\u0000b' });
+    expect([errorCodeOf(nul), textOf(nul)]).toEqual(['BAD_INPUT', expect.stringContaining('NUL')]);
+    const slash = await call(server, 'writeFile', { path: 'newdir/', content: 'x' });
+    expect([errorCodeOf(slash), existsSync(path.join(ws, 'newdir'))]).toEqual(['BAD_INPUT', false]);
+    await call(server, 'writeFile', { path: 'plain.txt', content: 'x' });
+    const under = await call(server, 'writeFile', { path: 'plain.txt/sub.txt', content: 'x' });
+    expect([errorCodeOf(under), textOf(under)]).toEqual(['BAD_INPUT', expect.stringContaining('not a directory')]);
+  });
+
+  test('a cut output says how much of the whole output is missing; its end is kept', async () => {
+    const result = await call(server, 'exec', { command: 'head -c 3000000 /dev/zero | tr "\\0" a; echo THE-END' });
+    const stdout = (result.structuredContent as { stdout: string }).stdout;
+    const kept = stdout.replace(/\n\[…[^\]]*\]\n/, '').length;
+    expect(stdout).toContain(`[… ${3_000_008 - kept} bytes cut to fit the reply …]`);
+    expect(stdout.endsWith('THE-END\n')).toBe(true);
+    expect(textOf(result)).toMatch(/\[… \d+ bytes cut to fit the reply …\]/);
+    const textKept = textOf(result).split('--- stdout ---\n')[1].split('\n[stdout cut')[0].replace(/\n\[…[^\]]*\]\n/, '').length;
+    // The text item drops the last line break of a stream.
+    expect(textOf(result)).toContain(`[… ${3_000_008 - (textKept + 1)} bytes cut to fit the reply …]`);
+  });
+
+  test('a command killed by a signal says which, in both modes', async () => {
+    const result = await call(server, 'exec', { command: 'sleep 5 & kill -TERM $!; wait $!' });
+    expect(textOf(result)).toContain('exit code 143 (128 + 15: usually a process killed by SIGTERM)');
   });
 
   test('getSystemInfo reports the machine and the sandbox state', async () => {

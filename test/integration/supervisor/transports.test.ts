@@ -152,6 +152,22 @@ describe('Streamable HTTP and legacy SSE transports', () => {
     expect(response.status).toBe(404);
   });
 
+  it('takes arguments: null as no arguments, and answers unusable tools/call params with -32602', async () => {
+    const { sessionId } = await rawInitialize(server);
+    const post = async (params: unknown) => {
+      const response = await fetch(server.mcpUrl, {
+        method: 'POST',
+        headers: { ...HEADERS, 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-03-26' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params }),
+      });
+      return (await messagesOf(response))[0] as { result?: { isError?: boolean; content: Array<{ text: string }> }; error?: { code: number; message: string } };
+    };
+    const nullArgs = await post({ name: 'echo', arguments: null });
+    expect(nullArgs.result?.content[0].text).toMatch(/missing required argument 'text'/);
+    expect(await post({ name: 5 })).toMatchObject({ error: { code: -32602, message: expect.stringContaining("'name' must be a string") } });
+    expect(await post({ name: 'echo', arguments: ['x'] })).toMatchObject({ error: { code: -32602, message: expect.stringContaining("'arguments' must be an object") } });
+  });
+
   it('answers 400 to a request without a session and 404 to an unknown session', async () => {
     const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
     const missing = await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: list });

@@ -28,7 +28,22 @@ describe('fitText', () => {
     const fitted = fitText(text, 4000);
     expect(fitted.cut).toBe(true);
     expect(jsonBytes(fitted.text)).toBeLessThanOrEqual(4000);
-    expect(fitted.text).toMatch(/^h+\n\[… \d+ characters cut to fit the reply …\]\nt+$/);
+    expect(fitted.text).toMatch(/^h+\n\[… \d+ bytes cut to fit the reply …\]\nt+$/);
+    const kept = fitted.text.replace(/\n\[…[^\]]*\]\n/, '').length;
+    expect(fitted.text).toContain(`[… ${15_000 - kept} bytes cut to fit the reply …]`);
+  });
+
+  test('counts what an earlier marker in the cut says was missing, so the new one tells the whole cut', () => {
+    // As a capture leaves it: 900,000 bytes dropped between head and tail.
+    const captured = `${'h'.repeat(3000)}\n[… 900000 bytes cut …]\n${'t'.repeat(3000)}`;
+    const fitted = fitText(captured, 2000);
+    const kept = fitted.text.replace(/\n\[…[^\]]*\]\n/, '').length;
+    expect(fitted.text).toContain(`[… ${6000 - kept + 900_000} bytes cut to fit the reply …]`);
+    expect(fitted.text).not.toContain('900000 bytes cut …');
+    // Cut again for a smaller budget (the text item of an exec reply): the total still adds up.
+    const again = fitText(fitted.text, 1000);
+    const keptAgain = again.text.replace(/\n\[…[^\]]*\]\n/, '').length;
+    expect(again.text).toContain(`[… ${6000 - keptAgain + 900_000} bytes cut to fit the reply …]`);
   });
 
   test('counts escaped control characters, so binary noise cannot blow the budget', () => {
@@ -69,16 +84,17 @@ describe('captureOutput', () => {
     expect(capture.total()).toBe(6);
   });
 
-  test('drops what comes past the cap and still counts it', async () => {
+  test('past the cap keeps the head and the end of the whole output, and counts what it drops', async () => {
     const capture = await feed(['0123456789', 'abcdef'], 12);
-    expect(capture.text()).toBe('0123456789ab');
+    expect(capture.text()).toBe('012345\n[… 4 bytes cut …]\nabcdef');
     expect(capture.truncated()).toBe(true);
     expect(capture.total()).toBe(16);
+    expect((await feed(['0123456789', 'ab'], 12)).text()).toBe('0123456789ab');
   });
 
-  test('holds only the head and the tail of the capped output when given a window', async () => {
+  test('holds only a window of head and tail when given one', async () => {
     const capture = await feed(['aaaa', 'bbbb', 'cccc', 'dddd', 'eeee'], 16, 4);
-    expect(capture.text()).toBe('aaaa\n[… 8 bytes cut …]\ndddd');
+    expect(capture.text()).toBe('aaaa\n[… 12 bytes cut …]\neeee');
     expect(capture.truncated()).toBe(true);
     expect(capture.total()).toBe(20);
   });
