@@ -4,7 +4,7 @@ import { McpvisorError } from '../../protocol/errors';
 import { isAuthProvider, type IAuthProvider } from './auth';
 import type { BuiltRequest } from './request';
 import { checkUrl } from './request';
-import { decodeContent } from './content-coding';
+import { ContentCodingError, decodeContent } from '../common/content-coding';
 
 /** Limits of upstream requests. */
 export interface ApiClientOptions {
@@ -207,7 +207,9 @@ export class ApiClient {
             : await readCapped(res.body, this.#options.maxResponseBytes);
         const answered = flatHeaders(res.headers);
         if (answered['content-encoding'] !== undefined && data.length > 0) {
-          ({ body: data, truncated } = await decodeContent(data, answered['content-encoding'], this.#options.maxResponseBytes, truncated));
+          ({ body: data, truncated } = await decodeContent(data, answered['content-encoding'], this.#options.maxResponseBytes, truncated).catch((error: unknown) => {
+            throw error instanceof ContentCodingError ? new McpvisorError('UPSTREAM_ERROR', error.message, { data: { status: res.statusCode } }) : error;
+          }));
           delete answered['content-encoding'];
         }
         return { status: res.statusCode, method, headers: answered, body: data, truncated, url };

@@ -26,6 +26,16 @@ function converter(): TurndownService {
   turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_' });
   turndown.use(gfm);
   turndown.remove(['script', 'style', 'noscript', 'template'] as never);
+  // `<pre>` without a `<code>` child (Sphinx, Pygments: `<pre><span>…`) is code too: turndown's
+  // own rule takes only `<pre><code>`, and wrote the rest as text, escaped and run together.
+  turndown.addRule('preformatted', {
+    filter: (node) => node.nodeName === 'PRE' && !(node.firstChild && node.firstChild.nodeName === 'CODE'),
+    replacement: (_content, node) => {
+      const code = (node.textContent ?? '').replace(/\n$/, '');
+      const fence = '`'.repeat(Math.max(3, ...Array.from(code.matchAll(/`{3,}/g), (m) => m[0].length + 1)));
+      return `\n\n${fence}\n${code}\n${fence}\n\n`;
+    },
+  });
   return turndown;
 }
 
@@ -147,7 +157,20 @@ function ensureDocument(html: string): string {
   return /<html[\s>]/i.test(html.slice(0, 4096)) ? html : `<!doctype html><html><head></head><body>${html}</body></html>`;
 }
 
-function absolutise(document: { querySelectorAll(selector: string): Iterable<Element> }, base: string): void {
+/**
+ * Links and images made absolute against the document's base URL: the first `<base href>`,
+ * itself resolved against the page's URL (HTML, "document base URL"), else the page's URL.
+ */
+function absolutise(document: { querySelectorAll(selector: string): Iterable<Element> }, pageUrl: string): void {
+  let base = pageUrl;
+  for (const node of document.querySelectorAll('base[href]')) {
+    try {
+      base = new URL(node.getAttribute('href') ?? '', pageUrl).href;
+    } catch {
+      // An unparsable base is ignored, as browsers do.
+    }
+    break;
+  }
   for (const [selector, attribute] of [['a[href]', 'href'], ['img[src]', 'src']] as const) {
     for (const node of document.querySelectorAll(selector)) {
       const value = node.getAttribute(attribute);

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { BLOCKED_ADDRESS_CODE, guardedLookup, isBlockedAddress } from './address-guard';
 import { decodeBody } from './charset';
+import { ContentCodingError, decodeContent } from '../common/content-coding';
 
 /** Why a fetch failed, stable for programs; the message is for people. */
 export type FetchErrorCode =
@@ -62,8 +63,13 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
   const dispatcher: Dispatcher = allowPrivate ? openAgent : guardedAgent;
 
   let url = parseHttpUrl(rawUrl);
+  const origin = url.origin;
   let method = options.method ?? 'GET';
   let body = options.body;
+  // The caller's headers replace the defaults whatever their case (`User-Agent` was sent twice).
+  const sent: Record<string, string> = { 'user-agent': DEFAULT_USER_AGENT, accept: 'text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5', 'accept-language': 'en-US,en;q=0.8' };
+  for (const [name, value] of Object.entries(options.headers ?? {})) sent[name.toLowerCase()] = value;
+  let sameOrigin = true;
   for (let hop = 0; ; hop++) {
     if (!allowPrivate && isIP(url.hostname.replace(/^\[|\]$/g, '')) && isBlockedAddress(url.hostname)) {
       throw new FetchError('BLOCKED', `${url.host} is a private, loopback, link-local or metadata address; refused${hop > 0 ? ' (reached by a redirect)' : ''} (set WEB_ALLOW_PRIVATE_NETWORK=true to allow)`);
@@ -75,7 +81,7 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
         body,
         dispatcher,
         signal,
-        headers: { 'user-agent': DEFAULT_USER_AGENT, accept: 'text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5', 'accept-language': 'en-US,en;q=0.8', ...options.headers },
+        headers: sameOrigin ? sent : withoutCredentials(sent),
       });
     } catch (error) {
       throw toFetchError(error, url, timeout, timeoutMs, options.signal, hop > 0);
@@ -89,6 +95,8 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
       } catch (error) {
         throw error instanceof FetchError ? error : new FetchError('INVALID_URL', `redirect to an invalid URL: ${String(headers.location)}`);
       }
+      // Credentials stay with the origin they were given for (Fetch, "HTTP-redirect fetch").
+      sameOrigin &&= url.origin === origin;
       if (statusCode === 303 || ((statusCode === 301 || statusCode === 302) && method === 'POST')) {
         method = 'GET';
         body = undefined;
@@ -123,9 +131,30 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
     } catch (error) {
       throw error instanceof FetchError ? error : toFetchError(error, url, timeout, timeoutMs, options.signal, false);
     }
-    const decoded = decodeBody(Buffer.concat(chunks, bytes), contentType);
+    let raw: Buffer = Buffer.concat(chunks, bytes);
+    const coding = headers['content-encoding'];
+    if (coding !== undefined && raw.length > 0) {
+      // A request without Accept-Encoding lets a server compress anyway (RFC 9110 12.5.3), and
+      // CDNs do: the compressed bytes were returned as the page.
+      let decoded: { body: Buffer; truncated: boolean };
+      try {
+        decoded = await decodeContent(raw, String(coding), maxBodyBytes, false);
+      } catch (error) {
+        if (!(error instanceof ContentCodingError)) throw error;
+        throw new FetchError(error.kind === 'unsupported' ? 'UNSUPPORTED_TYPE' : 'NETWORK_ERROR', `${url.href}: ${error.message}`);
+      }
+      if (decoded.truncated) throw new FetchError('TOO_LARGE', `the body of ${url.href} decompresses to over the ${maxBodyBytes}-byte cap`);
+      raw = decoded.body;
+    }
+    const decoded = decodeBody(raw, contentType);
     return { status: statusCode, url: url.href, contentType, text: decoded.text, charset: decoded.charset, bytes };
   }
+}
+
+/** Request headers without those that carry credentials, for a redirect to another origin. */
+function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  const { authorization: _a, cookie: _c, 'proxy-authorization': _p, ...rest } = headers;
+  return rest;
 }
 
 /** Parses and checks an absolute http(s) URL; throws INVALID_URL otherwise. */

@@ -22,7 +22,8 @@ export function extractMetadata(document: DocLike): PageMetadata {
   const tags = metaTags(document);
   const meta = (...names: string[]) => {
     for (const name of names) {
-      const value = (tags.property.get(name) ?? tags.name.get(name) ?? tags.itemprop.get(name))?.trim();
+      const key = name.toLowerCase();
+      const value = (tags.property.get(key) ?? tags.name.get(key) ?? tags.itemprop.get(key))?.trim();
       if (value) return value;
     }
     return undefined;
@@ -40,18 +41,19 @@ export function extractMetadata(document: DocLike): PageMetadata {
 }
 
 /**
- * The `content` of the first `<meta>` for each `property`, `name` and `itemprop` value, from one
+ * The `content` of the first `<meta>` for each `property`, `name` and `itemprop` value, lower
+ * case (HTML compares metadata names ASCII case-insensitively: `name="Description"`), from one
  * pass over the document: a selector per name scans the whole document each time (50 scans of a
  * 300 KB page cost more than the rest of the metadata).
  */
 function metaTags(document: DocLike): Record<'property' | 'name' | 'itemprop', Map<string, string>> {
   const tags = { property: new Map<string, string>(), name: new Map<string, string>(), itemprop: new Map<string, string>() };
   for (const node of document.querySelectorAll('meta')) {
-    const content = node.getAttribute('content');
+    const content = node.getAttribute('content') ?? node.getAttribute('CONTENT');
     if (content === null) continue;
     for (const attribute of ['property', 'name', 'itemprop'] as const) {
-      const key = node.getAttribute(attribute);
-      if (key !== null && !tags[attribute].has(key)) tags[attribute].set(key, content);
+      const key = (node.getAttribute(attribute) ?? node.getAttribute(attribute.toUpperCase()))?.toLowerCase();
+      if (key !== undefined && !tags[attribute].has(key)) tags[attribute].set(key, content);
     }
   }
   return tags;
@@ -66,12 +68,15 @@ function jsonLd(document: DocLike): PageMetadata {
     } catch {
       continue;
     }
-    for (const item of flatten(data)) {
+    const items = flatten(data);
+    // Nodes by `@id`: Yoast SEO's `@graph` gives an article's author as `{"@id": …}` of a Person.
+    const byId = new Map(items.filter((item) => typeof item['@id'] === 'string').map((item) => [item['@id'] as string, item]));
+    for (const item of items) {
       const type = String(item['@type'] ?? '');
       if (!/Article|Posting|Report|WebPage|BlogPosting|NewsArticle/i.test(type)) continue;
       out.title ??= str(item.headline) ?? str(item.name);
       out.description ??= str(item.description);
-      out.author ??= authorName(item.author);
+      out.author ??= authorName(item.author, byId);
       out.publishDate ??= str(item.datePublished) ?? str(item.dateCreated);
     }
   }
@@ -87,13 +92,18 @@ function flatten(data: unknown): Array<Record<string, unknown>> {
   return [];
 }
 
-function authorName(value: unknown): string | undefined {
+function authorName(value: unknown, byId: Map<string, Record<string, unknown>>): string | undefined {
   if (typeof value === 'string') return value.trim() || undefined;
   if (Array.isArray(value)) {
-    const names = value.map(authorName).filter(Boolean);
+    const names = value.map((one) => authorName(one, byId)).filter(Boolean);
     return names.length > 0 ? names.join(', ') : undefined;
   }
-  if (value && typeof value === 'object') return str((value as Record<string, unknown>).name);
+  if (value && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const named = str(record.name);
+    if (named || typeof record['@id'] !== 'string') return named;
+    return str(byId.get(record['@id'])?.name);
+  }
   return undefined;
 }
 

@@ -1,5 +1,11 @@
 import zlib from 'node:zlib';
-import { McpvisorError } from '../../protocol/errors';
+
+/** A body that cannot be decoded: a coding we do not know, or data that is not what it says. */
+export class ContentCodingError extends Error {
+  constructor(readonly kind: 'unsupported' | 'corrupt', message: string) {
+    super(message);
+  }
+}
 
 /**
  * A response body with its `Content-Encoding` undone: gzip (x-gzip), deflate (zlib or, as some
@@ -7,8 +13,9 @@ import { McpvisorError } from '../../protocol/errors';
  * without Accept-Encoding lets a server use any coding (RFC 9110 12.5.3), and CDNs and pre-gzipped
  * files do, so the compressed bytes came back as garbled "text". The decoded size is capped at
  * `maxBytes` as the raw body is (a small gzip can expand to gigabytes): past it, the rest is cut
- * and `truncated` set. A coding we do not know is an UPSTREAM_ERROR naming it; a body that was
- * already cut decodes as far as it goes.
+ * and `truncated` set. A coding we do not know, or data that does not decode, throws
+ * ContentCodingError naming it; a body that was already cut decodes as far as it goes. Used by the
+ * api worker (workers/openapi/api-client.ts) and the web fetcher (workers/web/http-fetch.ts).
  */
 export async function decodeContent(body: Buffer, coding: string, maxBytes: number, cut: boolean): Promise<{ body: Buffer; truncated: boolean }> {
   const codings = coding
@@ -18,7 +25,7 @@ export async function decodeContent(body: Buffer, coding: string, maxBytes: numb
   let out = { body, truncated: cut };
   for (const name of codings.reverse()) {
     const make = DECODERS[name];
-    if (!make) throw new McpvisorError('UPSTREAM_ERROR', `the response is encoded with '${name}', which cannot be decoded (gzip, deflate and br can)`);
+    if (!make) throw new ContentCodingError('unsupported', `the response is encoded with '${name}', which cannot be decoded (gzip, deflate and br can)`);
     out = await decodeOne(out.body, name, make(out.body), maxBytes, out.truncated);
   }
   return out;
@@ -58,7 +65,7 @@ function decodeOne(input: Buffer, name: string, stream: NodeJS.ReadWriteStream &
       if (settled) return;
       if (cut) return settle(true);
       settled = true;
-      reject(new McpvisorError('UPSTREAM_ERROR', `the response's ${name} content could not be decoded: ${error.message}`));
+      reject(new ContentCodingError('corrupt', `the response's ${name} content could not be decoded: ${error.message}`));
     });
     stream.end(input);
   });
