@@ -5,6 +5,8 @@ import { performance } from 'node:perf_hooks';
 import { McpvisorError } from '../../protocol/errors';
 import { killTree } from '../common/kill-tree';
 import { captureOutput } from './output-capture';
+import { takeOutputPipes } from './output-pipes';
+import type { Readable } from 'node:stream';
 
 export interface RunOptions {
   /** The program and its arguments: `/bin/sh -c CMD`, or bwrap's argv around it. */
@@ -30,6 +32,8 @@ export interface RunOptions {
 export interface PreparedCommand {
   child: ChildProcess;
   commandId: string;
+  /** Its stdout and stderr (output-pipes.ts, or Node's). */
+  output: [Readable, Readable];
 }
 
 export interface RunResult {
@@ -85,20 +89,14 @@ export function runCommand(options: RunOptions): Promise<RunResult> {
     const prepared = options.prepared && isWaiting(options.prepared.child) ? options.prepared : undefined;
     if (options.prepared && !prepared) discardPrepared(options.prepared);
     const commandId = prepared?.commandId ?? randomUUID();
-    const child =
-      prepared?.child ??
-      spawn(options.file, options.args, {
-        cwd: options.cwd,
-        env: { ...options.env, [COMMAND_ID_ENV]: commandId },
-        detached: true,
-        stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      });
+    const proc = prepared ?? startProcess(options.file, options.args, options.cwd, { ...options.env, [COMMAND_ID_ENV]: commandId }, options.input === undefined ? 'ignore' : 'pipe');
+    const child = proc.child;
     if (options.input !== undefined) {
       child.stdin!.on('error', () => undefined); // a command that never reads its stdin is no error
       child.stdin!.end(options.input);
     }
-    const stdout = captureOutput(child.stdout!, options.maxOutputBytes, options.keepBytes);
-    const stderr = captureOutput(child.stderr!, options.maxOutputBytes, options.keepBytes);
+    const stdout = captureOutput(proc.output[0], options.maxOutputBytes, options.keepBytes);
+    const stderr = captureOutput(proc.output[1], options.maxOutputBytes, options.keepBytes);
     let timedOut = false;
     let isCanceled = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -191,19 +189,38 @@ const PREPARED = new WeakMap<ChildProcess, { pid: number | undefined; commandId:
  */
 export function prepareCommand(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): PreparedCommand {
   const commandId = randomUUID();
-  const child = spawn(file, args, { cwd, env: { ...env, [COMMAND_ID_ENV]: commandId }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  const { child, output } = startProcess(file, args, cwd, { ...env, [COMMAND_ID_ENV]: commandId }, 'pipe');
   child.on('error', () => undefined);
   const entry = { pid: child.pid, commandId };
   PREPARED.set(child, entry);
   RUNNING.add(entry);
   child.once('exit', () => RUNNING.delete(entry));
-  return { child, commandId };
+  return { child, commandId, output };
+}
+
+/**
+ * Spawns a command as a process-group leader, its stdout and stderr real pipes when
+ * output-pipes.ts has some ready (so `/dev/stdout` can be opened by name), else Node's.
+ */
+function startProcess(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, stdin: 'ignore' | 'pipe'): { child: ChildProcess; output: [Readable, Readable] } {
+  const pipes = takeOutputPipes();
+  let child: ChildProcess;
+  try {
+    child = spawn(file, args, { cwd, env, detached: true, stdio: [stdin, pipes?.fds[0] ?? 'pipe', pipes?.fds[1] ?? 'pipe'] });
+  } catch (error) {
+    for (const stream of pipes?.streams ?? []) stream.destroy();
+    throw error;
+  } finally {
+    pipes?.closeWriteEnds();
+  }
+  return { child, output: pipes ? pipes.streams : [child.stdout!, child.stderr!] };
 }
 
 /** Kills a prepared process that will not be used. */
 export function discardPrepared(prepared: PreparedCommand): void {
   const entry = PREPARED.get(prepared.child);
   if (entry) RUNNING.delete(entry);
+  for (const stream of prepared.output) stream.destroy();
   if (prepared.child.pid) {
     try {
       process.kill(-prepared.child.pid, 'SIGKILL');

@@ -115,6 +115,14 @@ describe.each([
     expect(textOf(result)).toContain(`[… ${3_000_008 - (textKept + 1)} bytes cut to fit the reply …]`);
   });
 
+  test('a command can open /dev/stdout and /dev/stderr by name, command after command', async () => {
+    // More commands than one batch of pipes (32 FIFOs, two per command), some at once.
+    const results = await Promise.all(Array.from({ length: 24 }, (_, i) => call(server, 'exec', { command: `echo out${i} >/dev/stdout; echo err${i} >/dev/stderr; echo tee${i} | tee /dev/stderr` })));
+    results.forEach((result, i) => {
+      expect(result.structuredContent).toMatchObject({ exitCode: 0, stdout: `out${i}\ntee${i}\n`, stderr: `err${i}\ntee${i}\n` });
+    });
+  });
+
   test('a command killed by a signal says which, in both modes', async () => {
     const result = await call(server, 'exec', { command: 'sleep 5 & kill -TERM $!; wait $!' });
     expect(textOf(result)).toContain('exit code 143 (128 + 15: usually a process killed by SIGTERM)');
