@@ -15,27 +15,29 @@ import path from 'node:path';
  * earlier command may still hold. When none is ready (a burst, or no `mkfifo`), the command gets
  * Node's socket pair, as before.
  */
-const BATCH = 32;
-/** Below this many ready FIFOs a new batch is made. */
-const LOW = 8;
+const BATCH = 64;
+/** Below this many ready FIFOs a new batch is made: a worker's 16 concurrent commands take 32. */
+const LOW = 40;
 
 let dir: string | undefined;
 const ready: string[] = [];
-let making = false;
+let filling: Promise<void> | undefined;
 let unavailable = false;
 let made = 0;
 
 /**
- * Makes a batch of FIFOs when few are left: in the background, or with `now` before returning
- * (a worker's start, so that its first command, started ahead, has real pipes too).
+ * Makes a batch of FIFOs when few are left, in the background (the promise settles when it is
+ * made), or with `now` before returning (a worker's start: its first command, started ahead, has
+ * real pipes too). Never rejects: without `mkfifo` the pool stays empty.
  */
-export function fillPipePool(now = false): void {
-  if (making || unavailable || ready.length >= LOW) return;
+export function fillPipePool(now = false): Promise<void> {
+  if (filling) return filling;
+  if (unavailable || ready.length >= LOW) return Promise.resolve();
   try {
     dir ??= mkdtempSync(path.join(os.tmpdir(), 'mcpvisor-pipes-'));
   } catch {
     unavailable = true;
-    return;
+    return Promise.resolve();
   }
   const names = Array.from({ length: BATCH }, () => path.join(dir!, String(made++)));
   const args = ['-m', '600', ...names];
@@ -46,14 +48,23 @@ export function fillPipePool(now = false): void {
     } catch {
       unavailable = true;
     }
-    return;
+    return Promise.resolve();
   }
-  making = true;
-  execFile('mkfifo', args, (error) => {
-    making = false;
-    if (error) unavailable = true;
-    else ready.push(...names);
+  filling = new Promise((resolve) => {
+    execFile('mkfifo', args, (error) => {
+      filling = undefined;
+      if (error) unavailable = true;
+      else ready.push(...names);
+      resolve();
+    });
   });
+  return filling;
+}
+
+/** Two fresh pipes, waiting for a batch when none is left (a burst); undefined without `mkfifo`. */
+export async function outputPipes(): Promise<OutputPipes | undefined> {
+  for (let tries = 0; ready.length < 2 && !unavailable && tries < 3; tries++) await fillPipePool();
+  return takeOutputPipes();
 }
 
 export interface OutputPipes {
@@ -65,14 +76,14 @@ export interface OutputPipes {
   closeWriteEnds(): void;
 }
 
-/** Two fresh pipes, or undefined when none is ready (use Node's `'pipe'`). */
+/** Two fresh pipes if some are ready, else undefined (use Node's `'pipe'`). */
 export function takeOutputPipes(): OutputPipes | undefined {
   if (ready.length < 2) {
-    fillPipePool();
+    void fillPipePool();
     return undefined;
   }
   const names = [ready.shift()!, ready.shift()!];
-  fillPipePool();
+  void fillPipePool();
   const opened: number[] = [];
   try {
     // The read end first, without blocking: the write end then opens at once.
@@ -112,6 +123,13 @@ export function takeOutputPipes(): OutputPipes | undefined {
       }
     }
   }
+}
+
+/** Closes pipes taken and not given to a command. */
+export function releasePipes(pipes: OutputPipes | undefined): void {
+  if (!pipes) return;
+  pipes.closeWriteEnds();
+  for (const stream of pipes.streams) stream.destroy();
 }
 
 process.once('exit', () => {

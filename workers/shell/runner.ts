@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { McpvisorError } from '../../protocol/errors';
 import { killTree } from '../common/kill-tree';
 import { captureOutput } from './output-capture';
-import { takeOutputPipes } from './output-pipes';
+import { outputPipes, releasePipes, type OutputPipes } from './output-pipes';
 import type { Readable } from 'node:stream';
 
 export interface RunOptions {
@@ -79,17 +79,19 @@ const DRAIN_AFTER_EXIT_MS = 200;
  *   writing much (a verbose build must not die of SIGPIPE) and its exit code stays meaningful; the
  *   timeout bounds a command that never stops writing. The kept bytes are decoded as UTF-8.
  */
-export function runCommand(options: RunOptions): Promise<RunResult> {
-  if (options.signal?.aborted) {
-    if (options.prepared) discardPrepared(options.prepared);
-    return Promise.reject(new McpvisorError('CANCELLED', 'the call was cancelled before the command started'));
-  }
+export async function runCommand(options: RunOptions): Promise<RunResult> {
   const started = performance.now();
+  const prepared = options.prepared && isWaiting(options.prepared.child) ? options.prepared : undefined;
+  if (options.prepared && !prepared) discardPrepared(options.prepared);
+  const pipes = prepared || options.signal?.aborted ? undefined : await outputPipes();
+  if (options.signal?.aborted) {
+    if (prepared) discardPrepared(prepared);
+    releasePipes(pipes);
+    throw new McpvisorError('CANCELLED', 'the call was cancelled before the command started');
+  }
   return new Promise<RunResult>((resolve, reject) => {
-    const prepared = options.prepared && isWaiting(options.prepared.child) ? options.prepared : undefined;
-    if (options.prepared && !prepared) discardPrepared(options.prepared);
     const commandId = prepared?.commandId ?? randomUUID();
-    const proc = prepared ?? startProcess(options.file, options.args, options.cwd, { ...options.env, [COMMAND_ID_ENV]: commandId }, options.input === undefined ? 'ignore' : 'pipe');
+    const proc = prepared ?? startProcess(options.file, options.args, options.cwd, { ...options.env, [COMMAND_ID_ENV]: commandId }, options.input === undefined ? 'ignore' : 'pipe', pipes);
     const child = proc.child;
     if (options.input !== undefined) {
       child.stdin!.on('error', () => undefined); // a command that never reads its stdin is no error
@@ -187,9 +189,9 @@ const PREPARED = new WeakMap<ChildProcess, { pid: number | undefined; commandId:
  * hand it to `runCommand` as `prepared` with the command as `input`. Never throws: a process that
  * fails to start is simply not waiting when it is wanted, and a cold one is started instead.
  */
-export function prepareCommand(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): PreparedCommand {
+export function prepareCommand(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, pipes?: OutputPipes): PreparedCommand {
   const commandId = randomUUID();
-  const { child, output } = startProcess(file, args, cwd, { ...env, [COMMAND_ID_ENV]: commandId }, 'pipe');
+  const { child, output } = startProcess(file, args, cwd, { ...env, [COMMAND_ID_ENV]: commandId }, 'pipe', pipes);
   child.on('error', () => undefined);
   const entry = { pid: child.pid, commandId };
   PREPARED.set(child, entry);
@@ -199,11 +201,10 @@ export function prepareCommand(file: string, args: string[], cwd: string, env: N
 }
 
 /**
- * Spawns a command as a process-group leader, its stdout and stderr real pipes when
- * output-pipes.ts has some ready (so `/dev/stdout` can be opened by name), else Node's.
+ * Spawns a command as a process-group leader, its stdout and stderr the real `pipes` of
+ * output-pipes.ts when given (so `/dev/stdout` can be opened by name), else Node's.
  */
-function startProcess(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, stdin: 'ignore' | 'pipe'): { child: ChildProcess; output: [Readable, Readable] } {
-  const pipes = takeOutputPipes();
+function startProcess(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, stdin: 'ignore' | 'pipe', pipes: OutputPipes | undefined): { child: ChildProcess; output: [Readable, Readable] } {
   let child: ChildProcess;
   try {
     child = spawn(file, args, { cwd, env, detached: true, stdio: [stdin, pipes?.fds[0] ?? 'pipe', pipes?.fds[1] ?? 'pipe'] });

@@ -9,7 +9,7 @@ import { deleteFile, listDirectory, readTextFile, writeTextFile, type FileToolOp
 import { formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
 import { reclaimMemory } from './reclaim';
 import { fitStreams, jsonBytes, TEXT_SHARE } from './reply-budget';
-import { fillPipePool } from './output-pipes';
+import { fillPipePool, outputPipes, releasePipes, takeOutputPipes } from './output-pipes';
 import { discardPrepared, killAllCommands, prepareCommand, runCommand, type PreparedCommand } from './runner';
 import { probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, type SandboxOptions, type SandboxState } from './sandbox';
 import { getSystemInfo, listProcesses } from './system-info';
@@ -62,15 +62,18 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   const takeWarm = (): PreparedCommand | undefined => {
     const taken = warm;
     warm = undefined;
-    setImmediate(() => {
-      if (!closing && warm === undefined) warm = prepareCommand(warmArgv.file, warmArgv.args, workspace, sandboxEnvironment);
-    });
+    setImmediate(() =>
+      void outputPipes().then((pipes) => {
+        if (!closing && warm === undefined) warm = prepareCommand(warmArgv.file, warmArgv.args, workspace, sandboxEnvironment, pipes);
+        else releasePipes(pipes);
+      }),
+    );
     return taken;
   };
   let closing = false;
   // Real pipes for the commands' output (output-pipes.ts), ready before the first one starts.
-  fillPipePool(true);
-  if (config.sandbox && sandbox.available) warm = prepareCommand(warmArgv.file, warmArgv.args, workspace, sandboxEnvironment);
+  void fillPipePool(true);
+  if (config.sandbox && sandbox.available) warm = prepareCommand(warmArgv.file, warmArgv.args, workspace, sandboxEnvironment, takeOutputPipes());
 
   const exec = async (args: Record<string, unknown>, context: CallContext): Promise<ToolResult> => {
     const command = args.command;
