@@ -44,7 +44,7 @@ let ajvValidator: jsonSchemaValidator | undefined;
 /**
  * Creates the SDK server of one session. Tool failures are results (`isError: true`); an unknown
  * tool is a JSON-RPC error (-32602), as the MCP specification asks. The SDK negotiates the protocol
- * revision (2024-11-05 through 2025-11-25) and answers everything but plain tools/call requests
+ * revision (2024-10-07 through 2025-11-25) and answers everything but plain tools/call requests
  * (see `connect`).
  */
 export function createSession(options: SessionOptions): Session {

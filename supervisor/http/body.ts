@@ -45,7 +45,8 @@ export function readJsonBody(req: IncomingMessage, res: ServerResponse, limit: n
     req.on('end', () => {
       if (done) return;
       done = true;
-      const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      // A byte order mark may start JSON text (RFC 8259 8.1): read past it.
+      const text = (chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8')).replace(/^\uFEFF/, '');
       try {
         resolve({ ok: true, body: JSON.parse(text) });
       } catch {

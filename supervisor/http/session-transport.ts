@@ -78,7 +78,8 @@ export class SessionTransport implements Transport {
 
   /** A POST to the endpoint, its body already parsed as JSON (body.ts). */
   handlePost(req: IncomingMessage, res: ServerResponse, body: unknown): void {
-    const accept = String(req.headers.accept ?? '');
+    // Media types are case-insensitive (RFC 9110 8.3.1).
+    const accept = String(req.headers.accept ?? '').toLowerCase();
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
       return sendJsonRpcError(res, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
     }

@@ -5,6 +5,7 @@ import type { HttpConfig } from '../../config/schema';
 import type { Logger } from '../logger';
 import { createSession, type Session } from '../mcp-session';
 import type { Supervisor } from '../supervisor';
+import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
 import { checkProtocolVersion, SessionTransport } from './session-transport';
@@ -54,6 +55,10 @@ export class StreamableSessions {
     const sessionId = Array.isArray(header) ? header[0] : header;
     if (sessionId === undefined) {
       if (req.method === 'POST' && containsInitialize(body)) return this.#initialize(req, res, body);
+      // A body that was not read as JSON cannot be an initialize: say why, as with a session.
+      if (req.method === 'POST' && !isJsonType(req.headers['content-type'])) {
+        return sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      }
       return sendJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required (send initialize first)');
     }
     const entry = this.#sessions.get(sessionId);
@@ -82,7 +87,7 @@ export class StreamableSessions {
    * protocol version (400), one stream per session (409).
    */
   #openStream(sessionId: string, entry: Entry, req: IncomingMessage, res: ServerResponse): void {
-    if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
+    if (!String(req.headers.accept ?? '').toLowerCase().includes('text/event-stream')) {
       return sendJsonRpcError(res, 406, -32000, 'Not Acceptable: the client must accept text/event-stream');
     }
     const versionError = checkProtocolVersion(req);

@@ -152,6 +152,14 @@ describe('Streamable HTTP and legacy SSE transports', () => {
     expect(response.status).toBe(404);
   });
 
+  it('answers 415 to an initialize that is not JSON, reads Accept in any case, and reads JSON past a byte order mark', async () => {
+    const notJson = await fetch(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, 'content-type': 'text/plain' }, body: JSON.stringify(INIT()) });
+    expect(notJson.status).toBe(415);
+    const upper = await fetch(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, accept: 'Application/JSON, Text/Event-Stream' }, body: `\ufeff${JSON.stringify(INIT())}` });
+    expect(upper.status).toBe(200);
+    expect(((await messagesOf(upper))[0] as { result?: unknown }).result).toBeDefined();
+  });
+
   it('takes arguments: null as no arguments, and answers unusable tools/call params with -32602', async () => {
     const { sessionId } = await rawInitialize(server);
     const post = async (params: unknown) => {
