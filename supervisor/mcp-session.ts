@@ -131,7 +131,7 @@ export function createSession(options: SessionOptions): Session {
       void transport.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${invalid}` } } as JSONRPCMessage).catch(() => undefined);
       return true;
     }
-    const params = plainCallParams(message.params);
+    const params = plainCallParams(message.params as object);
     if (!params) return false;
     const controller = new AbortController();
     callTool(params.name, params.arguments, id, controller).then(
@@ -172,11 +172,9 @@ export function createSession(options: SessionOptions): Session {
  * `{name, arguments?, _meta?}` with the types the SDK's CallToolRequest schema requires (`_meta`
  * with a progress token only: we send no progress notifications, on either path), else undefined.
  */
-function plainCallParams(params: unknown): { name: string; arguments?: Record<string, unknown> } | undefined {
-  if (params === null || typeof params !== 'object' || Array.isArray(params)) return undefined;
-  const { name, arguments: args, _meta: meta } = params as { name?: unknown; arguments?: unknown; _meta?: unknown };
-  if (typeof name !== 'string') return undefined;
-  if (args !== undefined && args !== null && (typeof args !== 'object' || Array.isArray(args))) return undefined;
+function plainCallParams(params: object): { name: string; arguments?: Record<string, unknown> } | undefined {
+  // invalidCallParams has checked `name` and `arguments`.
+  const { name, arguments: args, _meta: meta } = params as { name: string; arguments?: Record<string, unknown> | null; _meta?: unknown };
   if (meta !== undefined && !isPlainMeta(meta)) return undefined;
   for (const key in params) if (key !== 'name' && key !== 'arguments' && key !== '_meta') return undefined;
   // `arguments: null`, which some clients send for "none", is no arguments.

@@ -1,5 +1,5 @@
 import { McpvisorError } from '../../protocol/errors';
-import type { Json, JsonObject } from './refs';
+import { isObject, type Json, type JsonObject } from './refs';
 
 /**
  * Binary arguments. Tool arguments are JSON, so bytes come as base64: a request body property of
@@ -58,8 +58,4 @@ export function partType(spec: JsonObject, contentType: string, name: string): s
     }
   }
   return 'application/octet-stream';
-}
-
-function isObject(value: Json | undefined): value is JsonObject {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

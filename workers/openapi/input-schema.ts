@@ -120,7 +120,9 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
   if (body) {
     let schema = normalise(bodySchema ?? {}) as JsonObject;
     let props = objectProperties(schema);
-    if (!/json|x-www-form-urlencoded|multipart\//i.test(body.contentType) && (props || schema.type === 'array')) {
+    // JSON, form and multipart bodies are serialised from their values; any other type is sent as given.
+    const serialised = /json|x-www-form-urlencoded|multipart\//i.test(body.contentType);
+    if (!serialised && (props || schema.type === 'array')) {
       // An XML or CSV body described by an object or array schema: there is no serialiser for
       // it here, and JSON under that label is wrong data. The caller writes the document.
       schema = { type: 'string', description: `the ${body.contentType} document, sent as written` };
@@ -144,8 +146,7 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
       }
     } else {
       const arg = claim('body', ['request_body']);
-      body.binaryBody = !/json|x-www-form-urlencoded|multipart\//i.test(body.contentType) && isBinarySchema(schema) ? true : undefined;
-      if (!body.binaryBody) delete body.binaryBody;
+      if (!serialised && isBinarySchema(schema)) body.binaryBody = true;
       properties[arg] = body.binaryBody
         ? describe(asBase64Argument(schema), bodyDescription ?? `request body (${body.contentType}), sent as the decoded bytes`, undefined)
         : describe(schema, bodyDescription ?? `request body (${body.contentType}), sent as it is`, undefined);

@@ -135,6 +135,11 @@ function derefCache(ctx: RefContext): Map<string, Json> {
   return cache;
 }
 
+/** A JSON object (not null, not an array). */
+export function isObject(value: Json | undefined): value is JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 export function isRef(node: Json | undefined): node is JsonObject & { $ref: string } {
   return node !== null && typeof node === 'object' && !Array.isArray(node) && typeof node.$ref === 'string';
 }

@@ -1,7 +1,7 @@
 import { McpvisorError } from '../../protocol/errors';
 import type { ArgumentTarget, BodyInfo } from './input-schema';
 import type { OperationEntry } from './operations';
-import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
+import { deref, follow, isObject, type Json, type JsonObject, type RefContext } from './refs';
 import { oas3ParameterBuilders, swaggerBuildRequest, type ParameterBuilder } from './lazy';
 import { HEADER_VALUE } from '../../protocol/http-headers';
 import { explodedCookie, needsOwnQuery, serializeQuery, type StyledParameter } from './serialize';
@@ -273,10 +273,6 @@ function acceptOf(spec: JsonObject): string | undefined {
   const accept = types.length > 0 ? types.join(', ') : undefined;
   accepts.set(spec, accept);
   return accept;
-}
-
-function isObject(value: Json | undefined): value is JsonObject {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** The normalised URL; BLOCKED unless it has the origin of `baseUrl` and stays under its path. */
