@@ -75,6 +75,15 @@ function systemMountArgs(): string[] {
 }
 
 /**
+ * Kernel settings read-only for a sandbox started by root. Root inside is the host's root (no
+ * user namespace is made for root), and writing `/proc/sys` takes no capability, only the file's
+ * owner: `kernel.core_pattern` would run a program as root outside the sandbox. bubblewrap 0.8
+ * covers `/proc/irq` and `/proc/bus` itself but not these. Another user cannot write them anyway.
+ * The host's `/proc/sys` shows the reader's namespaces (the sandbox's loopback-only `net`).
+ */
+const ROOT_PROC_COVERS = ['--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger'];
+
+/**
  * The argv that runs `command` with `/bin/sh -c` under bubblewrap:
  *
  * - `--unshare-all` (user where possible, ipc, pid, net, uts, cgroup): no network but a private
@@ -82,7 +91,7 @@ function systemMountArgs(): string[] {
  *   cannot be signalled; when the command ends, bwrap's pid 1 takes every descendant with it,
  *   double-forked daemons included), `--die-with-parent` (the worker dies → the sandbox dies),
  *   `--new-session` (no TIOCSTI into a terminal), `--cap-drop ALL` (root inside keeps no
- *   capabilities: it cannot remount, mknod or load modules).
+ *   capabilities: it cannot remount, mknod or load modules) and `/proc/sys` read-only for root.
  * - System directories read-only (`/usr`, `/etc`, `/opt` and the `/bin`, `/lib*` links), password
  *   hashes hidden, a fresh `/proc` and minimal `/dev`, a private `/tmp` of `tmpBytes`, and the
  *   workspace bound read-write at its own path as the working directory. Nothing else of the host
@@ -105,6 +114,7 @@ export function sandboxArgv(command: string | undefined, options: SandboxOptions
     ...systemMountArgs(),
     '--proc',
     '/proc',
+    ...(process.getuid?.() === 0 ? ROOT_PROC_COVERS : []),
     '--dev',
     '/dev',
     '--size',

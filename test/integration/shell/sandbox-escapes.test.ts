@@ -71,6 +71,13 @@ describe('sandbox mode confines commands', () => {
     expect(result.exitCode).not.toBe(0);
   });
 
+  test('kernel settings cannot be written, also when the server runs as root', async () => {
+    // The value written is the one already there, so a failing run changes nothing on the host.
+    const result = await exec('v=$(cat /proc/sys/kernel/printk_ratelimit); echo "$v" > /proc/sys/kernel/printk_ratelimit; echo "sys=$?"; echo 1 > /proc/sys/vm/drop_caches; echo "caches=$?"');
+    expect(result.stdout).toMatch(/^sys=[1-9]\d*\ncaches=[1-9]\d*\n$/);
+    expect(result.stderr).toMatch(/Read-only file system|Permission denied/);
+  });
+
   test('its /tmp is private', async () => {
     await exec('echo private > /tmp/sandbox-private-marker');
     expect(existsSync('/tmp/sandbox-private-marker')).toBe(false);
