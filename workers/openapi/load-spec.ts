@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Dispatcher } from 'undici';
 import { undici, yaml } from './lazy';
 import { McpvisorError } from '../../protocol/errors';
@@ -194,10 +194,17 @@ async function fetchExternal(root: JsonObject, rootUri: string | undefined, exte
     const uri = pending.shift()!;
     if (external.has(uri) || uri === rootUri) continue;
     let text: string;
-    if (uri.startsWith('file:')) text = await readSpecFile(new URL(uri).pathname, decodeURIComponent(new URL(uri).pathname));
+    // fileURLToPath, not the URL's pathname: that keeps `%20` for a space in a folder's name.
+    const file = uri.startsWith('file:') ? fileURLToPath(uri) : undefined;
+    if (file !== undefined) text = await readSpecFile(file, file);
     else if (/^https?:/.test(uri)) text = await readUrl(uri, options);
     else throw new McpvisorError('BAD_INPUT', `${source}: cannot follow the $ref to ${uri}`);
-    const doc = text.trimStart().startsWith('{') || text.trimStart().startsWith('[') ? JSON.parse(text) : yaml().parse(text);
+    let doc: unknown;
+    try {
+      doc = /^\s*[[{]/.test(text) ? JSON.parse(text) : yaml().parse(text, { maxAliasCount: 10_000 });
+    } catch (error) {
+      throw new McpvisorError('BAD_INPUT', `invalid OpenAPI specification format in ${file ?? uri} (referenced from ${source}): not valid JSON or YAML (${firstLine((error as Error).message)})`);
+    }
     external.set(uri, doc as Json);
     for (const next of externalRefs(doc as Json, uri)) if (!external.has(next) && next !== rootUri) pending.push(next);
   }

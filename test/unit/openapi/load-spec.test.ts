@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { loadSpec } from '../../../workers/openapi/load-spec';
@@ -87,6 +88,20 @@ describe('loadSpec', () => {
       expect(props.id).toMatchObject({ type: 'string', pattern: '^[a-z]+$' });
       expect(props.size).toEqual({ type: 'integer', minimum: 0 });
       expect(props.parent).toEqual({ type: 'object', description: 'recursive reference to #/Thing' });
+    }
+  });
+
+  test('follows $refs into files in a folder whose name needs percent-encoding in a URL, and names a referenced file that is not JSON or YAML', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'spec with space é-'));
+    try {
+      cpSync(path.join(FIXTURES, 'external'), dir, { recursive: true });
+      const spec = await loadSpec({ openApiSpec: path.join(dir, 'main.yaml') });
+      expect(spec.external.size).toBe(3);
+      writeFileSync(path.join(dir, 'schemas.yaml'), '{"Thing": {"type": "object",, }}');
+      const error = await rejection(loadSpec({ openApiSpec: path.join(dir, 'main.yaml') }));
+      expect(error).toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining(`invalid OpenAPI specification format in ${path.join(dir, 'schemas.yaml')} (referenced from ${path.join(dir, 'main.yaml')}): not valid JSON or YAML`) });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
