@@ -5,6 +5,7 @@ import { isAuthProvider, type IAuthProvider } from './auth';
 import type { BuiltRequest } from './request';
 import { checkUrl } from './request';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
+import { packageVersion } from '../../protocol/version';
 
 /** Limits of upstream requests. */
 export interface ApiClientOptions {
@@ -12,7 +13,7 @@ export interface ApiClientOptions {
   requestTimeoutMs?: number;
   /** Bytes of a response body kept; the rest is cut and `truncated` set. Default 10 MB. */
   maxResponseBytes?: number;
-  /** Same-origin redirects followed; default 5. Cross-origin ones are never followed. */
+  /** Same-origin redirects followed; default 5. A cross-origin one is never followed: it is the answer. */
   maxRedirects?: number;
   /** Connections per upstream origin; default 128. */
   connections?: number;
@@ -37,8 +38,8 @@ const RETRYABLE_AUTH = new Set([401, 403]);
  * (`https://user:password@host`) are sent as Basic auth unless an Authorization header is
  * configured, and never appear in a URL we report. On 401/403 the provider's `handleAuthError`
  * decides whether to retry, once. Errors: TIMEOUT (our budget), NETWORK_ERROR (DNS, refused, reset; the
- * message carries undici's code), UPSTREAM_ERROR (a thrown `handleAuthError`, a cross-origin
- * redirect, too many redirects), BLOCKED (a URL outside the base), CANCELLED (the caller's signal).
+ * message carries undici's code), UPSTREAM_ERROR (a thrown `handleAuthError`, too many
+ * redirects), BLOCKED (a URL outside the base), CANCELLED (the caller's signal).
  */
 export class ApiClient {
   readonly baseUrl: string;
@@ -143,14 +144,15 @@ export class ApiClient {
   }
 
   /**
-   * The request's headers, then the configured ones, then the provider's: configured credentials
+   * A default `User-Agent`, then the request's headers, then the configured ones, then the
+   * provider's (any of them may set its own User-Agent): configured credentials
    * are never replaced by a tool argument of the same name. Two exceptions: cookies of all three
    * add up (of one name, the later source's), and the body's own content type stays (a multipart
    * body's is written by undici, with its boundary).
    */
   async #headersFor(req: BuiltRequest): Promise<Record<string, string>> {
     const fromAuth = this.#auth ? lowerKeys(await this.#auth.getAuthHeaders()) : {};
-    const headers = { ...req.headers, ...this.#headers, ...fromAuth };
+    const headers: Record<string, string> = { 'user-agent': userAgent(), ...req.headers, ...this.#headers, ...fromAuth };
     const cookie = joinCookies([req.headers.cookie, this.#headers.cookie, fromAuth.cookie]);
     if (cookie !== undefined) headers.cookie = cookie;
     if (req.body !== undefined) {
@@ -185,9 +187,9 @@ export class ApiClient {
         if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304 && res.headers.location) {
           await res.body.dump();
           const next = new URL(String(res.headers.location), url);
-          if (next.origin !== new URL(url).origin) {
-            throw new McpvisorError('UPSTREAM_ERROR', `HTTP ${res.statusCode}: redirected to another origin (${next.origin}); not followed so credentials stay with the API`, { data: { status: res.statusCode } });
-          }
+          // Not followed, so the API's credentials stay with it: the answer is the redirect itself,
+          // whose Location is often the point (GitHub's archive downloads, presigned storage URLs).
+          if (next.origin !== new URL(url).origin) return { status: res.statusCode, method, headers: flatHeaders(res.headers), body: Buffer.alloc(0), truncated: false, url };
           if (hop >= this.#options.maxRedirects) throw new McpvisorError('UPSTREAM_ERROR', `more than ${this.#options.maxRedirects} redirects`, { data: { status: res.statusCode } });
           // 303: GET, but a HEAD stays a HEAD (RFC 9110 15.4.4).
           if ((res.statusCode === 303 && method !== 'HEAD') || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
@@ -225,6 +227,16 @@ export class ApiClient {
       signal?.removeEventListener('abort', onAbort);
     }
   }
+}
+
+let agentName: string | undefined;
+
+/**
+ * `mcpvisor/<version>`. Some APIs refuse a request without a User-Agent (GitHub answers 403), and
+ * undici's `request` sends none.
+ */
+function userAgent(): string {
+  return (agentName ??= `mcpvisor/${packageVersion()}`);
 }
 
 /** swagger-client builds Node's global FormData, which undici 7's `request` cannot send: copy it. */

@@ -2,6 +2,7 @@ import { McpvisorError } from '../../protocol/errors';
 import { errorResult } from '../../protocol/results';
 import type { ToolResult } from '../../protocol/tool';
 import type { ApiResponse } from './api-client';
+import { indentJson } from './json-text';
 
 /** Characters of an error body quoted in an error result. */
 export const ERROR_EXCERPT_CHARS = 2_000;
@@ -10,13 +11,16 @@ const MAX_IMAGE_BYTES = 1024 * 1024;
 
 /**
  * An upstream answer as a tool result. 2xx JSON: pretty-printed text plus `structuredContent`
- * (an object as is; anything else under `result`). Text types: the text. Images up to 1 MB: image
+ * (an object as is; anything else under `result`); numbers as written, and no structuredContent
+ * when parsing would change one (an integer past 2^53); the body as it came when only the
+ * indented copy is over `maxResultBytes`. Text types: the text. Images up to 1 MB: image
  * content. Other binary: a one-line summary. Empty: `HTTP <status>`. A cut body says so and has no
- * structuredContent. Non-2xx: an `isError` result with code UPSTREAM_ERROR, the status and at
- * most 2,000 characters of the body; 401/403 say "authentication error".
+ * structuredContent. A 3xx not followed: its status and Location. 4xx/5xx: an `isError` result
+ * with code UPSTREAM_ERROR, the status and at most 2,000 characters of the body; 401/403 say
+ * "authentication error".
  */
 export function responseToResult(response: ApiResponse, maxResultBytes = DEFAULT_MAX_RESULT_BYTES): ToolResult {
-  return withHeaders(bounded(toResult(response), maxResultBytes, response.truncated ? response.body.length : undefined), response);
+  return withHeaders(bounded(toResult(response, maxResultBytes), maxResultBytes, response.truncated ? response.body.length : undefined), response);
 }
 
 /** Response headers a caller needs besides the body: where a made thing is, the next page, when to retry. */
@@ -33,16 +37,32 @@ const MAX_HEADER_CHARS = 2_000;
 function withHeaders(result: ToolResult, response: ApiResponse): ToolResult {
   const names = response.method === 'HEAD' ? Object.keys(response.headers).filter((name) => name !== 'set-cookie') : SHOWN_HEADERS;
   const lines = names.filter((name) => response.headers[name] !== undefined).map((name) => `${name}: ${response.headers[name]}`);
-  if (lines.length === 0) return result;
+  if (lines.length === 0 && !result.isError) return result;
   if (result.isError) {
     const retry = response.headers['retry-after'];
+    const notes = [retry === undefined ? '' : ` [retry-after: ${retry}]`, rateLimitNote(response.headers)].join('');
     const first = result.content[0];
-    if (retry === undefined || first?.type !== 'text') return result;
-    return { ...result, content: [{ type: 'text', text: `${first.text} [retry-after: ${retry}]` }, ...result.content.slice(1)] };
+    if (notes === '' || first?.type !== 'text') return result;
+    return { ...result, content: [{ type: 'text', text: `${first.text}${notes}` }, ...result.content.slice(1)] };
   }
   let text = `response headers (HTTP ${response.status}):\n${lines.join('\n')}`;
   if (text.length > MAX_HEADER_CHARS) text = `${text.slice(0, MAX_HEADER_CHARS)}…`;
   return { ...result, content: [...result.content, { type: 'text', text }] };
+}
+
+/**
+ * An exhausted rate limit, from GitHub's `x-ratelimit-*` or the IETF draft's `ratelimit-*`
+ * headers: a 403 for it otherwise reads as a refused token. '' when none is exhausted.
+ */
+function rateLimitNote(headers: Record<string, string>): string {
+  const remaining = headers['x-ratelimit-remaining'] ?? headers['ratelimit-remaining'];
+  if (remaining === undefined || Number(remaining) !== 0) return '';
+  const epoch = Number(headers['x-ratelimit-reset']);
+  const delta = Number(headers['ratelimit-reset']);
+  // Date's range ends at 8.64e15 ms: a bigger epoch is shown as it came.
+  const at = headers['x-ratelimit-reset'] === undefined ? undefined : Math.abs(epoch) < 8.64e12 ? new Date(epoch * 1000).toISOString() : headers['x-ratelimit-reset'].slice(0, 64);
+  const reset = at !== undefined ? `, resets at ${at}` : Number.isFinite(delta) && headers['ratelimit-reset'] !== undefined ? `, resets in ${delta} s` : '';
+  return ` [rate limit exhausted${reset}]`;
 }
 
 /** Default of `maxResultBytes`: what one result may carry (text and structuredContent together). */
@@ -80,6 +100,11 @@ function bounded(result: ToolResult, maxBytes: number, responseCut?: number): To
   return { ...rest, content: [{ type: 'text', text: head + note }] };
 }
 
+/** Whether `text` as a JSON string on the wire takes at most `maxBytes` (a UTF-16 unit is at most 6 bytes). */
+function fits(text: string, maxBytes: number): boolean {
+  return text.length * 6 <= maxBytes || wireBytes(text) <= maxBytes;
+}
+
 /** Bytes of `text` as a JSON string on the wire, quotes left out. */
 function wireBytes(text: string): number {
   return Buffer.byteLength(JSON.stringify(text)) - 2;
@@ -90,9 +115,10 @@ function utf8Head(text: string, bytes: number): string {
   return Buffer.from(text).subarray(0, Math.max(0, bytes)).toString('utf8').replace(/\uFFFD$/, '');
 }
 
-function toResult(response: ApiResponse): ToolResult {
+function toResult(response: ApiResponse, maxBytes: number): ToolResult {
   const type = (response.headers['content-type'] ?? '').toLowerCase();
   const cut = response.truncated ? `\n[response cut at ${response.body.length} bytes]` : '';
+  if (response.status >= 300 && response.status < 400) return redirectResult(response);
   if (response.status < 200 || response.status >= 300) {
     const text = decode(response.body, type);
     const excerpt = text.length > ERROR_EXCERPT_CHARS ? `${text.slice(0, ERROR_EXCERPT_CHARS)}…` : text;
@@ -108,8 +134,15 @@ function toResult(response: ApiResponse): ToolResult {
     if (!response.truncated) {
       try {
         const value: unknown = JSON.parse(text);
+        // Digits enough for an integer JSON.parse cannot hold: indent the text itself, and leave
+        // structuredContent out if it would carry another number.
+        const exact = /\d{16}/.test(text) ? indentJson(text) : undefined;
+        const indented = exact?.text ?? JSON.stringify(value, null, 2);
+        // Indenting can take a body that fits over the budget: then the body as it came.
+        const shown = indented.length > text.length && !fits(indented, maxBytes) && fits(text, maxBytes) ? text.trim() : indented;
+        if (exact?.lossy) return { content: [{ type: 'text', text: shown }] };
         const structured = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value };
-        return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structuredContent: structured };
+        return { content: [{ type: 'text', text: shown }], structuredContent: structured };
       } catch {
         // Not JSON after all: return it as text.
       }
@@ -123,6 +156,26 @@ function toResult(response: ApiResponse): ToolResult {
     return { content: [{ type: 'image', data: response.body.toString('base64'), mimeType: type.split(';')[0] }] };
   }
   return { content: [{ type: 'text', text: `binary response: ${type || 'unknown type'}, ${response.body.length} bytes${response.truncated ? ' (cut)' : ''}` }] };
+}
+
+/**
+ * A 3xx the client did not follow (one to another origin, or 304 Not Modified): not an error.
+ * A redirect's Location is often the answer (GitHub's archive downloads answer only a 302 to
+ * another host), so it is named in the text, absolute, besides the headers block.
+ */
+function redirectResult(response: ApiResponse): ToolResult {
+  const location = response.headers.location;
+  if (location === undefined) {
+    const text = decode(response.body, (response.headers['content-type'] ?? '').toLowerCase());
+    return { content: [{ type: 'text', text: `HTTP ${response.status}${text ? `\n${text.slice(0, ERROR_EXCERPT_CHARS)}` : ''}` }] };
+  }
+  let target = location;
+  try {
+    target = new URL(location, response.url).href;
+  } catch {
+    // Not a URL: shown as it came.
+  }
+  return { content: [{ type: 'text', text: `HTTP ${response.status}: redirect to ${target} (another origin: not followed, so the API's credentials are not sent there)` }] };
 }
 
 /**

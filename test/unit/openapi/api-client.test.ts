@@ -35,6 +35,11 @@ describe('ApiClient', () => {
     const echo = JSON.parse(got.body.toString()).echo;
     expect(echo.url).toBe('/v1/users?page=2&tags=a&tags=b');
     expect(echo.headers['x-api-key']).toBe('k1');
+    // Some APIs refuse a request without one (GitHub: 403); a configured one replaces it.
+    expect(echo.headers['user-agent']).toMatch(/^mcpvisor\/\d+\.\d+\.\d+/);
+    const own = new ApiClient(upstream.url, undefined, { 'user-agent': 'my-agent/2' });
+    expect(JSON.parse((await own.request('GET', '/users')).body.toString()).echo.headers['user-agent']).toBe('my-agent/2');
+    await own.close();
     const post = await client.request('POST', 'users', { name: 'n' });
     expect(JSON.parse(JSON.parse(post.body.toString()).echo.body)).toEqual({ name: 'n' });
     await client.close();
@@ -69,7 +74,7 @@ describe('ApiClient', () => {
     await Promise.all([no.close(), thrower.close()]);
   });
 
-  test('times out, caps the body, limits redirects and refuses cross-origin ones', async () => {
+  test('times out, caps the body, limits redirects and answers a cross-origin one with itself, not followed', async () => {
     const client = new ApiClient(upstream.url, undefined, undefined, { requestTimeoutMs: 300, maxResponseBytes: 1000, maxRedirects: 2 });
     expect(await rejection(client.request('GET', '/hang'))).toMatchObject({ code: 'TIMEOUT', message: expect.stringContaining('timed out after 300 ms') });
     const big = await client.request('GET', '/big/5000');
@@ -81,7 +86,12 @@ describe('ApiClient', () => {
     expect(await client.request('GET', '/big/1000?sized')).toMatchObject({ truncated: false, body: Buffer.alloc(1000, 'x') });
     expect((await client.request('GET', '/redirect/2')).status).toBe(200);
     expect(await rejection(client.request('GET', '/redirect/3'))).toMatchObject({ code: 'UPSTREAM_ERROR', message: 'more than 2 redirects' });
-    expect(await rejection(client.request('GET', '/away'))).toMatchObject({ code: 'UPSTREAM_ERROR', message: expect.stringContaining('another origin') });
+    const away = await client.request('GET', '/away');
+    expect(away).toMatchObject({ status: 302, headers: { location: expect.stringMatching(/^http:\/\/[^/]+/) }, body: Buffer.alloc(0) });
+    const result = responseToResult(away);
+    expect(result.isError).toBeUndefined();
+    expect((result.content[0] as { text: string }).text).toBe(`HTTP 302: redirect to ${new URL(away.headers.location).href} (another origin: not followed, so the API's credentials are not sent there)`);
+    expect((result.content[1] as { text: string }).text).toContain(`location: ${away.headers.location}`);
     await client.close();
   });
 
@@ -207,6 +217,28 @@ describe('results', () => {
   test('turn JSON into pretty text plus structuredContent', () => {
     expect(responseToResult(response(200, 'application/json', '{"a":1}'))).toEqual({ content: [{ type: 'text', text: '{\n  "a": 1\n}' }], structuredContent: { a: 1 } });
     expect(responseToResult(response(200, 'application/json', '[1]')).structuredContent).toEqual({ result: [1] });
+  });
+  test('keep numbers as written: an integer past 2^53 stays exact in the text, and no structuredContent carries another', () => {
+    const big = responseToResult(response(200, 'application/json', '{"id":12345678901234567890,"ratio":1.10,"list":[],"o":{"s":"a,b}"}}'));
+    expect(big).toEqual({ content: [{ type: 'text', text: '{\n  "id": 12345678901234567890,\n  "ratio": 1.10,\n  "list": [],\n  "o": {\n    "s": "a,b}"\n  }\n}' }] });
+    // Long digit runs that parse exactly keep their structuredContent.
+    expect(responseToResult(response(200, 'application/json', '{"id":9007199254740991,"s":"12345678901234567890"}')).structuredContent).toEqual({ id: 9007199254740991, s: '12345678901234567890' });
+  });
+  test('send JSON as it came when only its indented copy is over maxResultBytes', () => {
+    const compact = JSON.stringify(Array.from({ length: 300 }, (_, i) => [i, i]));
+    const result = responseToResult(response(200, 'application/json', compact), compact.length + 200);
+    expect((result.content[0] as { text: string }).text).toBe(compact);
+    expect(result.structuredContent).toBeUndefined();
+  });
+  test('name an exhausted rate limit in an error, with its reset time', () => {
+    const limited = responseToResult(response(403, 'application/json', '{"message":"API rate limit exceeded"}', { headers: { 'content-type': 'application/json', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1800000000' } }));
+    expect((limited.content[0] as { text: string }).text).toMatch(/HTTP 403: .*rate limit exceeded.* \[rate limit exhausted, resets at 2027-01-15T08:00:00.000Z\]$/);
+    const draft = responseToResult(response(429, '', '', { headers: { 'ratelimit-remaining': '0', 'ratelimit-reset': '12', 'retry-after': '12' } }));
+    expect((draft.content[0] as { text: string }).text).toBe('UPSTREAM_ERROR: HTTP 429 [retry-after: 12] [rate limit exhausted, resets in 12 s]');
+    expect((responseToResult(response(403, '', 'no', { headers: { 'x-ratelimit-remaining': '10' } })).content[0] as { text: string }).text).toBe('UPSTREAM_ERROR: authentication error: HTTP 403: no');
+  });
+  test('answer a 304 or a 3xx without a location as what it is, not an error', () => {
+    expect(responseToResult(response(304, '', ''))).toEqual({ content: [{ type: 'text', text: 'HTTP 304' }] });
   });
   test('return text as text, summarise binary and report an empty body', () => {
     expect(responseToResult(response(200, 'text/plain', 'hi')).content).toEqual([{ type: 'text', text: 'hi' }]);
