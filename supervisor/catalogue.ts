@@ -4,6 +4,7 @@ import { McpvisorError } from '../protocol/errors';
 import { lenientRegExp } from '../protocol/lenient-regexp';
 import type { Pool } from '../protocol/pool';
 import { errorResult } from '../protocol/results';
+import { closestErrors, joinProblems } from '../protocol/schema-errors';
 import type { ToolDescriptor, ToolResult } from '../protocol/tool';
 import type { BeforeCall } from './toolsets/types';
 import type { AnnouncedTool } from '../protocol/tool-text';
@@ -151,9 +152,9 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-/** ajv errors as one sentence naming each argument. */
+/** ajv errors as one sentence naming each argument (protocol/schema-errors.ts chooses which). */
 export function describeErrors(errors: ErrorObject[]): string {
-  const parts = errors.slice(0, 5).map((error) => {
+  const parts = closestErrors(errors).map((error) => {
     const where = error.instancePath ? `argument '${error.instancePath.slice(1).replace(/\//g, '.')}'` : 'arguments';
     switch (error.keyword) {
       case 'required':
@@ -166,7 +167,7 @@ export function describeErrors(errors: ErrorObject[]): string {
         return `${where} ${error.message ?? 'is invalid'}`;
     }
   });
-  return `invalid arguments: ${parts.join('; ')}`;
+  return `invalid arguments: ${joinProblems(parts)}`;
 }
 
 /** ajv with formats, loaded on the first call rather than at startup. */

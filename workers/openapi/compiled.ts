@@ -9,7 +9,7 @@ import { planSpec } from './request';
 import { buildEndpointTools, type EndpointTool } from './tools-manager';
 
 /** Bump when the shape or meaning of CompiledApi or of the data text changes. */
-export const COMPILED_FORMAT = 3;
+export const COMPILED_FORMAT = 4;
 
 /** One endpoint tool in the index: what filters, routing and listings read; the rest is in the data text. */
 export interface IndexedTool {
@@ -122,12 +122,23 @@ function describeTool(tool: Pick<EndpointTool, 'name' | 'summary' | 'description
     ...(typeof summary === 'string' && summary !== '' ? { title: summary } : {}),
     description: tool.description,
     inputSchema: tool.inputSchema,
-    annotations: {
-      readOnlyHint: method === 'GET' || method === 'HEAD' || method === 'OPTIONS',
-      destructiveHint: method === 'DELETE',
-      idempotentHint: method !== 'POST' && method !== 'PATCH',
-      openWorldHint: true,
-    },
+    annotations: hints(method),
+  };
+}
+
+/**
+ * MCP's tool hints from the HTTP method. `destructiveHint: false` promises "only additive updates",
+ * on which a host may skip its confirmation: so it is false only for the read-only methods, true
+ * for PUT, PATCH and DELETE (they replace, change or remove), and left out for POST, whose effect
+ * the method does not tell (a create, a merge, a transfer): MCP's default, true, then applies.
+ */
+function hints(method: string): NonNullable<ToolDescriptor['annotations']> {
+  const readOnly = method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
+  return {
+    readOnlyHint: readOnly,
+    ...(method === 'POST' ? {} : { destructiveHint: !readOnly }),
+    idempotentHint: method !== 'POST' && method !== 'PATCH',
+    openWorldHint: true,
   };
 }
 

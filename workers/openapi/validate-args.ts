@@ -2,6 +2,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { default as AjvClass } from 'ajv/dist/2020';
 import { ajv } from './lazy';
 import { McpvisorError } from '../../protocol/errors';
+import { closestErrors, joinProblems } from '../../protocol/schema-errors';
 import { lenientRegExp } from '../../protocol/lenient-regexp';
 import type { JsonObjectSchema } from '../../protocol/tool';
 
@@ -59,8 +60,8 @@ export class ArgumentValidator {
       this.#compiled.set(key, validate);
     }
     if (!validate(args)) {
-      const problems = (validate.errors ?? []).slice(0, 5).map(describeError);
-      throw new McpvisorError('BAD_INPUT', `invalid arguments: ${problems.join('; ')}`, { data: { errors: problems } });
+      const problems = closestErrors(validate.errors ?? []).map(describeError);
+      throw new McpvisorError('BAD_INPUT', `invalid arguments: ${joinProblems(problems)}`, { data: { errors: problems.slice(0, 5) } });
     }
   }
 }

@@ -44,6 +44,12 @@ describe('openapi-mcp-server over stdio', () => {
       expect(tool.inputSchema.type).toBe('object');
       for (const key of Object.keys(tool)) expect(['name', 'title', 'description', 'inputSchema', 'annotations']).toContain(key);
     }
+    // destructiveHint false would let a host skip its confirmation: only for reads; POST says nothing (MCP's default, true).
+    const hints = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
+    expect(hints['get-usrs']).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
+    expect(hints['replace-items']).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+    expect(hints['upd-item']).toMatchObject({ readOnlyHint: false, idempotentHint: false });
+    expect(hints['upd-item']).not.toHaveProperty('destructiveHint');
   });
 
   test('sends same-name parameters and colliding body properties to their own places, with the static headers', async () => {

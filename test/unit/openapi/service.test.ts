@@ -185,6 +185,17 @@ describe('meta-tools', () => {
     await s.close();
   });
 
+  test('list-api-endpoints search takes words, ranks endpoints matching more of them first and leaves out the rest', async () => {
+    const { s } = await service({ toolsMode: 'dynamic' }, GITHUB);
+    const ids = async (search: string) => ((await s.handle('list-api-endpoints', { search, limit: 200 })).structuredContent as { endpoints: Array<{ toolId: string }> }).endpoints.map((e) => e.toolId);
+    // The tool is issues-create ("Create an issue"): the words match in another order.
+    expect((await ids('create issue')).slice(0, 10)).toContain('POST::repos__---owner__---repo__issues');
+    expect((await ids('open an issue')).slice(0, 200)).toContain('POST::repos__---owner__---repo__issues');
+    expect((await ids('list my repositories')).slice(0, 10)).toContain('GET::user__repos');
+    expect(await ids('zzqx nothing-like-this')).toEqual([]);
+    await s.close();
+  });
+
   test('get-api-endpoint-schema returns resolved schemas', async () => {
     const { s } = await service({ toolsMode: 'dynamic' });
     const schema = (await s.handle('get-api-endpoint-schema', { toolId: 'GET::pets__---petId' })).structuredContent as Record<string, any>;

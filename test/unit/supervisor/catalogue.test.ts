@@ -28,11 +28,30 @@ describe('Catalogue argument validation', () => {
       month: { type: 'object', properties: { m: { type: 'string', pattern: '^\\d{4}\\-\\d{2}$' } } },
       // Not compilable (a $ref to nowhere): its required arguments are still checked.
       broken: { type: 'object', properties: { a: { $ref: '#/nowhere' } }, required: ['a'] },
+      // GitHub's ruleset rules: one alternative per rule type.
+      rules: {
+        type: 'object',
+        properties: {
+          rules: {
+            type: 'array',
+            items: {
+              oneOf: ['creation', 'update', 'deletion'].map((type) => ({ type: 'object', properties: { type: { enum: [type] } }, required: ['type'] })).concat([
+                { type: 'object', properties: { type: { enum: ['pull_request'] }, parameters: { type: 'object', properties: { count: { type: 'integer' } } } }, required: ['type'] },
+              ]),
+            },
+          },
+        },
+      },
     }),
     { callTimeoutMs: 1000 },
   );
   const signal = new AbortController().signal;
   const code = async (name: string, args: Record<string, unknown>) => errorCodeOf(await catalogue.call(name, args, { signal }));
+
+  test('names the fault of the oneOf alternative the value meant, not the others\' type mismatches', async () => {
+    const result = await catalogue.call('rules', { rules: [{ type: 'creation' }, { type: 'pull_request', parameters: { count: 'one' } }] }, { signal });
+    expect((result.content[0] as { text: string }).text).toBe("BAD_INPUT (tool rules): invalid arguments: argument 'rules.1.parameters.count' must be integer");
+  });
 
   test('enforces 2020-12 and, for schemas it refuses, draft-07', async () => {
     expect(await code('tuple2020', { p: ['a', 1] })).toBeUndefined();
