@@ -41,6 +41,11 @@ export interface LoadOptions {
   allowPositionals?: boolean;
   /** An environment variable naming the config file when `--config` is not given. */
   configEnv?: string;
+  /**
+   * Top-level keys whose arrays later layers merge into item by item instead of replacing
+   * (`apis`: openapi-mcp-server's flags complete the config file's API, see its profile).
+   */
+  mergeByIndex?: string[];
 }
 
 export interface Loaded {
@@ -65,7 +70,7 @@ export function loadConfig(options: LoadOptions): Loaded {
 
   const file = (values.config as string | undefined) ?? (options.configEnv ? options.env[options.configEnv] || undefined : undefined);
   if (file) {
-    input = merge(input, readConfigFile(file)) as ConfigInput;
+    input = mergeLayer(input, readConfigFile(file), options.mergeByIndex);
     sources.push(`file ${file}`);
   }
 
@@ -76,7 +81,7 @@ export function loadConfig(options: LoadOptions): Loaded {
     if (raw === undefined || raw === '') continue;
     assign(fromEnv, spec, convert(raw, spec.kind, spec.name));
   }
-  input = merge(input, fromEnv) as ConfigInput;
+  input = mergeLayer(input, fromEnv, options.mergeByIndex);
   if (Object.keys(fromEnv).length > 0) sources.push('environment');
 
   const fromFlags: ConfigInput = {};
@@ -90,7 +95,7 @@ export function loadConfig(options: LoadOptions): Loaded {
         : convert(raw as string, spec.kind, `--${spec.name}`);
     assign(fromFlags, spec, value);
   }
-  input = merge(input, fromFlags) as ConfigInput;
+  input = mergeLayer(input, fromFlags, options.mergeByIndex);
   if (Object.keys(fromFlags).length > 0) sources.push('command line');
 
   const wantsHelp = values.help === true;
@@ -231,6 +236,17 @@ export function merge(base: unknown, over: unknown): unknown {
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(over)) out[key] = merge(out[key], value);
   return out;
+}
+
+/** One layer over the ones below: `merge`, except that the arrays of `byIndex` keys merge item by item. */
+function mergeLayer(base: ConfigInput, over: ConfigInput, byIndex: string[] = []): ConfigInput {
+  const out = merge(base, over) as Record<string, unknown>;
+  for (const key of byIndex) {
+    const below = (base as Record<string, unknown>)[key];
+    const above = (over as Record<string, unknown>)[key];
+    if (Array.isArray(below) && Array.isArray(above)) out[key] = [...above.map((item, i) => merge(below[i], item)), ...below.slice(above.length)];
+  }
+  return out as ConfigInput;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

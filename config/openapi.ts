@@ -44,7 +44,8 @@ export const apiSchema = z.strictObject({
   includeTools: z.array(z.string()).optional(),
   includeTags: z.array(z.string()).optional(),
   includeResources: z.array(z.string()).optional(),
-  includeOperations: z.array(z.enum(HTTP_METHODS)).optional(),
+  // Any case, as the CLI and the filter take them (`get`); kept upper case.
+  includeOperations: z.array(z.string().transform((m) => m.toUpperCase()).pipe(z.enum(HTTP_METHODS))).optional(),
   disableAbbreviation: z.boolean().default(false),
   /**
    * Directory of compiled descriptions (workers/openapi/spec-cache.ts), or false for none.

@@ -30,6 +30,8 @@ export interface Profile {
   finalize?(config: Config): Config;
   /** Extra text at the end of --help. */
   helpFooter?: string;
+  /** Config keys whose arrays each layer completes item by item (config/load.ts). */
+  mergeByIndex?: string[];
 }
 
 /** Flags every profile has. */
@@ -134,7 +136,7 @@ export async function runProfile(profile: Profile, argv: string[] = process.argv
   const flags = [...COMMON_FLAGS, ...profile.flags];
   let config: Config;
   try {
-    const loaded = loadConfig({ argv, env, flags, envVars: profile.envVars, envPrefix: profile.envPrefix, defaults: profile.defaults, configEnv: 'MCPVISOR_CONFIG' });
+    const loaded = loadConfig({ argv, env, flags, envVars: profile.envVars, envPrefix: profile.envPrefix, defaults: profile.defaults, configEnv: 'MCPVISOR_CONFIG', mergeByIndex: profile.mergeByIndex });
     if (loaded.help) {
       process.stdout.write(helpText(profile, flags));
       return;

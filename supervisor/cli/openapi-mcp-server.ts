@@ -16,8 +16,8 @@ const HTTP_METHOD = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/;
  *
  * The flags and variables of one API all write into one object that every layer (environment,
  * command line) shares, because the config loader replaces arrays layer by layer and would
- * otherwise drop `API_BASE_URL` when `--openapi-spec` is given. Decision: a config file's `apis`
- * is used as is when no API flag or variable is given, and replaced otherwise.
+ * otherwise drop `API_BASE_URL` when `--openapi-spec` is given. That object completes the config
+ * file's first API (`mergeByIndex`): a file can hold the API and `API_HEADERS` its token.
  * `--spec-input-method stdin` reads the description here, before the server starts, and hands
  * it to the worker inline; it is refused with `--transport stdio` (stdin carries the protocol).
  * Decision: `--spec-cache` has no environment variable, like every option the reference does not
@@ -81,6 +81,7 @@ export function openapiProfile(): Profile {
     flags,
     envVars,
     defaults: { name: 'openapi-mcp-server', version: '1.0.0', shell: { enabled: false }, web: { enabled: false } },
+    mergeByIndex: ['apis'],
     finalize(config: Config): Config {
       if (config.apis.length === 0) throw new ConfigError('apiBaseUrl is required: give --api-base-url <URL> or API_BASE_URL');
       const first = config.apis[0];

@@ -3,18 +3,22 @@ import type { ToolDescriptor, ToolResult } from '../../protocol/tool';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
 import { validateConfig, type OpenApiConfig, type OpenApiConfigInput } from './config';
 import { ApiToolService, type ServerStats } from './service';
+import type { Transport } from '../../protocol/sdk-server';
 
 /**
  * spec 000's service for library users. Decision: it runs in the caller's process (no worker,
- * no supervisor), so an `authProvider` object works as given; it does not open a transport
- * itself. Serve it with the `openapi-mcp-server` CLI or `mcpvisor` (which run the same code in
- * an api worker behind the supervisor's stdio/HTTP transports), or call `listTools()` and
- * `callTool()` from your own MCP server.
+ * no supervisor), so an `authProvider` object works as given. `start(transport)` serves it on
+ * an MCP SDK transport the caller made (`new StdioServerTransport()`, a Streamable HTTP one, an
+ * in-memory pair), as the reference's `start(transport)` does; `start()` only loads, for
+ * callers of `listTools()` and `callTool()`. The config's transport fields (`transportType`,
+ * `httpPort`…) are the CLI's: the supervisor's transports, with its sessions, limits and
+ * guards, serve the `openapi-mcp-server` CLI and `mcpvisor`.
  */
 export class OpenAPIServer {
   readonly config: OpenApiConfig;
   readonly #log?: WorkerLogger;
   #service?: ApiToolService;
+  #closeTransport?: () => Promise<void>;
 
   /** Throws what validateConfig throws. */
   constructor(config: OpenApiConfigInput, options: { log?: WorkerLogger } = {}) {
@@ -22,15 +26,30 @@ export class OpenAPIServer {
     this.#log = options.log;
   }
 
-  /** Loads the description and builds the tools; rejects on load failure (see load-spec.ts). */
-  async start(): Promise<void> {
-    if (this.#service) return;
-    this.#service = await ApiToolService.create(this.config, this.#log);
+  /**
+   * Loads the description and builds the tools, then serves them on `transport` when one is
+   * given; rejects on load failure (see load-spec.ts) and when already serving a transport.
+   */
+  async start(transport?: Transport): Promise<void> {
+    if (transport && this.#closeTransport) throw new McpvisorError('BAD_INPUT', 'the server is already serving a transport: stop() it first');
+    this.#service ??= await ApiToolService.create(this.config, this.#log);
+    if (!transport) return;
+    // Required here: the SDK's server stays out of the api worker, which loads this folder too.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { serveTools } = require('../../protocol/sdk-server') as typeof import('../../protocol/sdk-server');
+    this.#closeTransport = await serveTools(
+      { name: this.config.name, version: this.config.version, listTools: () => this.listTools(), callTool: (name, args, options) => this.callTool(name, args, options) },
+      transport,
+    );
   }
 
+  /** Closes the transport, if any, and releases the API client. */
   async stop(): Promise<void> {
     const service = this.#service;
+    const close = this.#closeTransport;
     this.#service = undefined;
+    this.#closeTransport = undefined;
+    await close?.();
     await service?.close();
   }
 

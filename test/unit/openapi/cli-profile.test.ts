@@ -1,10 +1,13 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { loadConfig } from '../../../config/load';
 import { COMMON_FLAGS } from '../../../supervisor/profile';
 import { openapiProfile } from '../../../supervisor/cli/openapi-mcp-server';
 
 function load(argv: string[], env: Record<string, string> = {}) {
   const profile = openapiProfile();
-  const loaded = loadConfig({ argv, env, flags: [...COMMON_FLAGS, ...profile.flags], envVars: profile.envVars, envPrefix: profile.envPrefix, defaults: profile.defaults });
+  const loaded = loadConfig({ argv, env, flags: [...COMMON_FLAGS, ...profile.flags], envVars: profile.envVars, envPrefix: profile.envPrefix, defaults: profile.defaults, mergeByIndex: profile.mergeByIndex });
   return profile.finalize ? profile.finalize(loaded.config) : loaded.config;
 }
 
@@ -36,6 +39,24 @@ describe('openapi-mcp-server flags and environment variables', () => {
   test('combine environment variables with flags, flags winning', () => {
     const config = load(['--openapi-spec', './flag.yaml'], { API_BASE_URL: 'https://env.example.com', OPENAPI_SPEC_PATH: './env.yaml', API_HEADERS: 'X-Env:e' });
     expect(config.apis[0]).toMatchObject({ apiBaseUrl: 'https://env.example.com', openApiSpec: './flag.yaml', headers: { 'X-Env': 'e' } });
+  });
+
+  test('complete the config file\'s API instead of replacing it: the file holds the API, the environment its token', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'openapi-profile-'));
+    try {
+      const file = path.join(dir, 'config.json');
+      writeFileSync(file, JSON.stringify({ apis: [{ apiBaseUrl: 'https://file.example', openApiSpec: './file.yaml', headers: { 'X-File': 'f' }, includeTags: ['a'] }] }));
+      const config = load(['--config', file, '--tag', 'b', '--header', 'X-Flag=1'], { API_HEADERS: 'Authorization:Bearer t' });
+      expect(config.apis).toHaveLength(1);
+      expect(config.apis[0]).toMatchObject({
+        apiBaseUrl: 'https://file.example',
+        openApiSpec: './file.yaml',
+        headers: { 'X-File': 'f', Authorization: 'Bearer t', 'X-Flag': '1' },
+        includeTags: ['b'],
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('--spec-cache takes a directory, or off for no cache', () => {

@@ -1,3 +1,5 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import path from 'node:path';
 import {
   createMetaTools,
@@ -32,6 +34,11 @@ describe('validateConfig and DEFAULT_CONFIG', () => {
     expect(() => validateConfig({ apiBaseUrl: 'https://a.example', authProvider: {} })).toThrow(/authProvider must implement/);
     expect(() => validateConfig({ apiBaseUrl: 'https://a.example', specCache: true })).toThrow(/specCache must be a directory path or false/);
   });
+
+  test('take HTTP methods of includeOperations in any case, as the CLI does', () => {
+    expect(validateConfig({ apiBaseUrl: 'https://a.example', includeOperations: ['get', 'Post'] }).includeOperations).toEqual(['GET', 'POST']);
+    expect(() => validateConfig({ apiBaseUrl: 'https://a.example', includeOperations: ['fetch'] })).toThrow(/includeOperations\.0: .*expected one of "GET"/);
+  });
 });
 
 describe('OpenAPIServer', () => {
@@ -45,6 +52,26 @@ describe('OpenAPIServer', () => {
     expect((result.structuredContent as { echo: { headers: Record<string, string> } }).echo.headers.authorization).toBe('Bearer good');
     expect(await server.testConnection()).toBe(true);
     await server.stop();
+  });
+
+  test('start(transport) serves the tools on an MCP SDK transport, as the reference\'s start(transport) does, and stop() closes it', async () => {
+    const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: PETSTORE, specCache: false, name: 'pets-api', version: '2.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.start(serverSide);
+    await expect(server.start(InMemoryTransport.createLinkedPair()[1])).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining('already serving') });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(clientSide);
+    expect(client.getServerVersion()).toMatchObject({ name: 'pets-api', version: '2.0.0' });
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain('lst-pets');
+    const listed = await client.callTool({ name: 'lst-pets', arguments: { limit: 2 } });
+    expect((listed.structuredContent as { echo: { url: string } }).echo.url).toBe('/pets?limit=2');
+    const bad = await client.callTool({ name: 'lst-pets', arguments: { limit: 'two' } });
+    expect(bad).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringContaining("BAD_INPUT: invalid arguments: 'limit' must be integer") }] });
+    await expect(client.callTool({ name: 'no-such-tool', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    const closed = new Promise<void>((resolve) => (client.onclose = resolve));
+    await server.stop();
+    await closed;
   });
 
   test('rejects start() when the description cannot be loaded', async () => {
