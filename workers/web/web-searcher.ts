@@ -240,12 +240,17 @@ export class WebSearcher {
       ...(this.#headless ? [page.setJavaScriptEnabled(false), page.setRequestInterception(true)] : []),
     ]);
     if (this.#headless) {
+      // The page is new (one per search, on about:blank), so its first main-frame document request
+      // is our goto. Matching it by URL failed: Chromium rewrites the URL it sends (`'` → %27,
+      // host lowercased, `..` resolved) and our own page was then answered with a 204.
+      let requested = false;
       page.on('request', (request: HTTPRequest) => {
         if (request.isInterceptResolutionHandled()) return;
         // Only the result document itself (and its redirects): no subresources, no third
         // parties, and no second navigation (a <meta http-equiv="refresh"> on the page).
         const mainDocument = request.resourceType() === 'document' && request.frame() === page.mainFrame();
-        const wanted = mainDocument && (request.url() === task.url || request.redirectChain().length > 0);
+        const wanted = mainDocument && (!requested || request.redirectChain().length > 0);
+        if (mainDocument) requested = true;
         // A 204 answer to a navigation leaves the current document in place (an aborted one
         // would replace it with an error page).
         const answer = wanted ? request.continue() : mainDocument ? request.respond({ status: 204, body: '' }) : request.abort('blockedbyclient');

@@ -68,6 +68,22 @@ describe('WebSearcher through Chromium against saved result pages', () => {
     expect(await searcher.searchDetailed('nothing', { engine: 'startpage' })).toEqual({ results: [], engine: 'startpage', blocked: [] });
   });
 
+  it('finds results for a query with characters encodeURIComponent leaves raw, such as an apostrophe', async () => {
+    const outcome = await searcher.searchDetailed("don't sleep (caffeine)! *~");
+    expect(outcome).toMatchObject({ engine: 'duckduckgo', blocked: [] });
+    expect(outcome.results).toHaveLength(9);
+    expect(site.hits.some((hit) => hit.path === '/ddg1/html/' && hit.query.startsWith('?q=don%27t'))).toBe(true);
+  });
+
+  it('finds results through an engine base URL that Chromium rewrites (scheme case, a .. segment)', async () => {
+    const other = new WebSearcher(true, { engineUrl: `HTTP://127.0.0.1:${site.port}/nowhere/../ddg1`, rateLimit: false, timeoutMs: 20_000 });
+    try {
+      expect(await other.search('does caffeine affect sleep')).toHaveLength(9);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('answers an empty query with [] without loading a page', async () => {
     const before = site.hits.length;
     expect(await searcher.search('   ')).toEqual([]);
