@@ -39,7 +39,8 @@ const CODES: Record<FetchErrorCode, ErrorCode> = {
   BLOCKED: 'BLOCKED',
   DNS_FAILURE: 'NETWORK_ERROR',
   CONNECTION_REFUSED: 'NETWORK_ERROR',
-  TIMEOUT: 'NETWORK_ERROR',
+  // The same code as a call cut at its deadline: callers retry both alike, and a slow page is not a broken network.
+  TIMEOUT: 'TIMEOUT',
   NETWORK_ERROR: 'NETWORK_ERROR',
   HTTP_ERROR: 'UPSTREAM_ERROR',
   TOO_LARGE: 'UPSTREAM_ERROR',

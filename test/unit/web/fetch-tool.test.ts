@@ -1,5 +1,6 @@
 import { errorCodeOf } from '../../../protocol/results';
-import { formatFetchResult } from '../../../workers/web/fetch-tool';
+import { formatFetchResult, runFetchTool } from '../../../workers/web/fetch-tool';
+import { startSite } from '../../fixtures/web/local-site';
 
 const page = { success: true, data: { content: 'a'.repeat(25_000), metadata: { title: 'T', url: 'https://example.com/' } } };
 
@@ -53,12 +54,29 @@ describe('formatFetchResult', () => {
   it.each([
     ['BLOCKED', 'BLOCKED'],
     ['HTTP_ERROR', 'UPSTREAM_ERROR'],
-    ['TIMEOUT', 'NETWORK_ERROR'],
+    ['TIMEOUT', 'TIMEOUT'],
+    ['CONNECTION_REFUSED', 'NETWORK_ERROR'],
     ['INVALID_URL', 'BAD_INPUT'],
   ] as const)('maps a %s fetch failure to the %s code', (fetchCode, code) => {
     const result = formatFetchResult({ success: false, error: 'why', code: fetchCode }, 0, 10);
     expect(result.isError).toBe(true);
     expect(errorCodeOf(result)).toBe(code);
     expect((result.content[0] as { text: string }).text).toBe(`${code}: why`);
+  });
+});
+
+describe('runFetchTool', () => {
+  it('reports a server that does not answer within the fetch timeout with code TIMEOUT, not NETWORK_ERROR', async () => {
+    // Holds every request until the client goes away.
+    const site = await startSite({ '/silent': () => {} });
+    try {
+      const config = { timeoutMs: 200, maxBodyBytes: 1024, maxRedirects: 0, allowPrivateNetwork: true, maxOutputChars: 10_000 };
+      const result = await runFetchTool({ url: `${site.origin}/silent` }, config, { signal: new AbortController().signal, deadlineMs: 10_000 });
+      expect(result.isError).toBe(true);
+      expect(errorCodeOf(result)).toBe('TIMEOUT');
+      expect((result.content[0] as { text: string }).text).toMatch(/^TIMEOUT: .*did not answer within 200 ms/);
+    } finally {
+      await site.close();
+    }
   });
 });
