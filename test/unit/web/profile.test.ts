@@ -70,4 +70,16 @@ describe('the web toolset plan', () => {
     await searchHook('search', { query: 'a' }, signal);
     await searchHook('search', { query: '' }, signal);
   });
+
+  it('spends no fetch token on a URL that is not http(s), which the fetch refuses at once', async () => {
+    const config = load([]);
+    const [plan] = webToolsets({ ...config, web: { ...config.web, fetch: { ...config.web.fetch, rateLimit: 1, rateLimitIntervalMs: 60_000 } } }, logger);
+    const fetchHook = plan.pools[1].beforeCall!;
+    const signal = new AbortController().signal;
+    // Settled before setImmediate: no timer was involved (waiting for a token takes 60 s).
+    const atOnce = (url: string) => Promise.race([fetchHook('fetch_web_content', { url }, signal).then(() => true), new Promise((resolve) => setImmediate(() => resolve(false)))]);
+    for (const url of ['ftp://example.com/file', 'file:///etc/passwd', 'javascript:alert(1)', 'mailto:a@example.com']) expect(await atOnce(url)).toBe(true);
+    // The bucket's one token is still there for an http call.
+    expect(await atOnce('HTTPS://example.com/')).toBe(true);
+  });
 });
