@@ -45,19 +45,22 @@ export function checkWebConfig(config: Config): Config {
   return config;
 }
 
+/** Spec 001's HTTP address: host localhost, port 3001. */
+const WEB_HTTP = { host: 'localhost', port: 3001 };
+
 /** Profile defaults: stdio, HTTP on localhost:3001 when asked, the shell toolset off. */
-export const WEB_DEFAULTS: Profile['defaults'] = { transport: 'stdio', shell: { enabled: false }, http: { host: 'localhost', port: 3001 } };
+export const WEB_DEFAULTS: Profile['defaults'] = { transport: 'stdio', shell: { enabled: false }, http: { ...WEB_HTTP } };
 
 /**
  * Spec 001's MCP server: the web toolset alone (`search`, `fetch_web_content`), stdio by default,
  * `--transport http` on localhost:3001 unless `--host`/`--port` say otherwise.
  */
 export function webSearchMcpProfile(): Profile {
-  const { SERVER_ENV, SERVER_FLAGS } = require('../profile') as typeof import('../profile');
+  const { SERVER_ENV, serverFlags } = require('../profile') as typeof import('../profile');
   return {
     command: 'web-search-mcp',
     summary: 'MCP server with web search (Chromium) and web page fetching as Markdown',
-    flags: [...SERVER_FLAGS],
+    flags: serverFlags(WEB_HTTP),
     envVars: [...WEB_ENV, ...SERVER_ENV],
     envPrefix: 'MCPVISOR_',
     defaults: WEB_DEFAULTS,

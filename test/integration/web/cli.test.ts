@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { bin, eventually, spawnBin, type Spawned } from '../../helpers/processes';
 import { connectStdio } from '../../helpers/mcp';
 import { connectHttp } from '../../helpers/mcp';
@@ -40,6 +40,19 @@ describe('web-search', () => {
     expect(help.stdout).toMatch(/web-search search <query>[\s\S]*web-search mcp-http/);
     expect((await run([])).code).toBe(2);
     expect((await run(['version'])).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
+  it.each([
+    ['web-search-mcp', ['--help']],
+    ['web-search', ['mcp', '--help']],
+    ['web-search', ['mcp-http', '--help']],
+  ])("%s %j names the profile's HTTP defaults, localhost and port 3001", async (command, args) => {
+    const help = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, [bin(command), ...args], (error, stdout) => (error ? reject(error) : resolve(stdout)));
+    });
+    expect(help).toMatch(/^ {2}--host ADDRESS +HTTP bind address \(default localhost\)$/m);
+    expect(help).toMatch(/^ {2}--port PORT +HTTP port \(default 3001; 0 picks a free one\)$/m);
+    expect(help).not.toContain('127.0.0.1');
   });
 
   it('refuses an unknown command with a suggestion', async () => {

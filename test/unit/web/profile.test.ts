@@ -1,4 +1,4 @@
-import { COMMON_FLAGS } from '../../../supervisor/profile';
+import { COMMON_FLAGS, SCHEMA_HTTP_DEFAULTS } from '../../../supervisor/profile';
 import { loadConfig } from '../../../config/load';
 import { checkWebConfig, webSearchMcpProfile } from '../../../supervisor/cli/web-profile';
 import { webToolsets } from '../../../supervisor/toolsets/web';
@@ -15,6 +15,11 @@ describe('the web-search-mcp profile', () => {
     expect(config.shell.enabled).toBe(false);
     expect(config.web.enabled).toBe(true);
     expect(load(['--transport', 'http', '--host', '0.0.0.0', '--port', '8080']).http).toMatchObject({ host: '0.0.0.0', port: 8080 });
+  });
+
+  it('--help of the other server profiles names the address the schema really defaults to', () => {
+    const { http } = loadConfig({ argv: [], env: {}, flags: COMMON_FLAGS, envVars: [] }).config;
+    expect({ host: http.host, port: http.port }).toEqual(SCHEMA_HTTP_DEFAULTS);
   });
 
   it('maps the web environment variables to config.web', () => {
