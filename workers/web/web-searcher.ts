@@ -5,6 +5,7 @@ import { McpvisorError } from '../../protocol/errors';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
 import { CHROMIUM_ARGS, findChromium, freshProfileDir } from './browser';
 import { getEngine, type EngineOutcome, type SearchEngine, type SearchResult } from './engines';
+import { libraryLogger } from './library-logger';
 import { RateLimiter } from './rate-limiter';
 
 export interface WebSearcherOptions {
@@ -25,6 +26,7 @@ export interface WebSearcherOptions {
   maxResults?: number;
   /** The library's own limit (spec 001: 1 search per 2 s); `false` when the caller limits. */
   rateLimit?: { limit: number; intervalMs: number } | false;
+  /** Where failures and blocks are logged. Default: warnings and errors as pino JSON on stderr. */
   log?: WorkerLogger;
 }
 
@@ -44,7 +46,6 @@ interface Task {
   deadline: number;
 }
 
-const SILENT: WorkerLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 /** How often a visible browser's page is re-read while a person solves a captcha. */
 const CAPTCHA_POLL_MS = 1_000;
 
@@ -80,7 +81,7 @@ export class WebSearcher {
   constructor(headless = true, options: WebSearcherOptions = {}) {
     this.#headless = headless;
     this.#options = options;
-    this.#log = options.log ?? SILENT;
+    this.#log = options.log ?? libraryLogger();
     const limit = options.rateLimit ?? { limit: 1, intervalMs: 2000 };
     this.#limiter = limit === false ? undefined : new RateLimiter(limit.limit, limit.intervalMs);
     getEngine(options.engine ?? 'duckduckgo');

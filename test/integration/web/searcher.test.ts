@@ -1,8 +1,10 @@
+import { execFile } from 'node:child_process';
 import { WebSearcher } from '../../../workers/web/web-searcher';
 import { getEngine } from '../../../workers/web/engines';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SERP_FIXTURES, type LocalSite } from '../../fixtures/web/local-site';
+import { ROOT } from '../../helpers/processes';
+import { SERP_FIXTURES, startSite, type LocalSite } from '../../fixtures/web/local-site';
 import { startSerpSite } from '../../fixtures/web/serp-site';
 
 // One browser for the whole file: every engine's page goes through the same Chromium.
@@ -18,6 +20,8 @@ beforeAll(async () => {
     rateLimit: false,
     timeoutMs: 20_000,
     maxResults: 50,
+    // The blocked engine below is logged; the test asserts it, the log would only be noise.
+    log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
   });
 });
 
@@ -91,5 +95,26 @@ describe('WebSearcher through Chromium against saved result pages', () => {
     // Longer than any engine takes: invalid, so [] at once too.
     expect(await searcher.search('q'.repeat(2049))).toEqual([]);
     expect(site.hits.length).toBe(before);
+  });
+});
+
+describe('the library WebSearcher without a logger of its own', () => {
+  it('logs a failed search as a pino warning on stderr, keeps stdout clean, and returns []', async () => {
+    const closed = await startSite({});
+    await closed.close();
+    const library = path.join(ROOT, 'dist', 'workers', 'web', 'index.js');
+    const script = `const { WebSearcher } = require(${JSON.stringify(library)});
+      (async () => {
+        const searcher = new WebSearcher(true, { engineUrl: ${JSON.stringify(closed.origin)}, rateLimit: false });
+        const results = await searcher.search('caffeine');
+        await searcher.close();
+        process.stdout.write(JSON.stringify(results));
+      })();`;
+    const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+      execFile(process.execPath, ['-e', script], (error, out, err) => (error ? reject(error) : resolve({ stdout: out, stderr: err })));
+    });
+    expect(stdout).toBe('[]');
+    const lines = stderr.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    expect(lines).toEqual([expect.objectContaining({ level: 40, name: 'mcpvisor-web', msg: 'search failed', error: expect.stringMatching(/ERR_CONNECTION_REFUSED/) })]);
   });
 });
