@@ -83,6 +83,13 @@ describe('web-search', () => {
     expect(site.hits.some((hit) => hit.query === '?q=foo%20bar')).toBe(true);
   });
 
+  it.each([[[] as string[]], [['--json']]])('search %j exits 1 with the reason when the engine answers an HTTP error', async (flags) => {
+    const result = await run(['search', ...flags, 'http-error'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the search engine failed: duckduckgo (HTTP 503)');
+    expect(result.stdout).toBe(flags.length > 0 ? '[]\n' : '');
+  });
+
   it('interactive runs every command and alias from a pipe', async () => {
     const input = ['help', 'h', 'version', 'v', 'clear', 'cls', `fetch ${site.origin}/pages/article`, `f ${site.origin}/pages/article`, 'search foo', 's blocked-everywhere', 'bogus', 'exit', 'search never'].join('\n');
     const result = await run(['interactive'], env, `${input}\n`);

@@ -69,7 +69,7 @@ describe('WebSearcher through Chromium against saved result pages', () => {
   });
 
   it('reads a real empty page as no results, not as blocked', async () => {
-    expect(await searcher.searchDetailed('nothing', { engine: 'startpage' })).toEqual({ results: [], engine: 'startpage', blocked: [] });
+    expect(await searcher.searchDetailed('nothing', { engine: 'startpage' })).toEqual({ results: [], engine: 'startpage', blocked: [], failed: [] });
   });
 
   it('finds results for a query with characters encodeURIComponent leaves raw, such as an apostrophe', async () => {
@@ -95,6 +95,38 @@ describe('WebSearcher through Chromium against saved result pages', () => {
     // Longer than any engine takes: invalid, so [] at once too.
     expect(await searcher.search('q'.repeat(2049))).toEqual([]);
     expect(site.hits.length).toBe(before);
+  });
+});
+
+describe('WebSearcher when an engine answers with an HTTP error status', () => {
+  const warnings: Array<[string, Record<string, unknown> | undefined]> = [];
+  let chain: WebSearcher;
+
+  beforeAll(() => {
+    chain = new WebSearcher(true, {
+      engineUrl: `${site.origin}/router`,
+      fallbackEngines: ['bing'],
+      engineUrls: { bing: `${site.origin}/router` },
+      rateLimit: false,
+      timeoutMs: 20_000,
+      log: { debug: () => {}, info: () => {}, warn: (msg, fields) => warnings.push([msg, fields]), error: () => {} },
+    });
+  });
+
+  afterAll(() => chain.close());
+
+  it('logs the failure and takes the next engine of the fallback chain', async () => {
+    const outcome = await chain.searchDetailed('http-error');
+    expect(outcome).toMatchObject({ engine: 'bing', blocked: [], failed: [{ engine: 'duckduckgo', reason: 'HTTP 503' }] });
+    expect(outcome.results.length).toBeGreaterThan(0);
+    expect(warnings).toContainEqual(['search engine failed', { engine: 'duckduckgo', reason: 'HTTP 503' }]);
+  });
+
+  it('reports every engine failing as failures, not as an empty result page', async () => {
+    const outcome = await chain.searchDetailed('http-error-everywhere');
+    expect(outcome).toEqual({ results: [], engine: 'bing', blocked: [], failed: [{ engine: 'duckduckgo', reason: 'HTTP 503' }, { engine: 'bing', reason: 'HTTP 500' }] });
+    // Spec 001: the library's search() logs it and returns [].
+    expect(await chain.search('http-error-everywhere')).toEqual([]);
   });
 });
 
