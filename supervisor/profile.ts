@@ -40,22 +40,34 @@ export const COMMON_FLAGS: FlagSpec[] = [
   { name: 'version', kind: 'flag', help: 'print the version and exit' },
 ];
 
-/** Flags of every server profile: where the configuration comes from and how it is served. */
-export const SERVER_FLAGS: FlagSpec[] = [
-  { name: 'config', kind: 'string', arg: 'FILE', help: 'configuration file (JSON or YAML)' },
-  { name: 'transport', kind: 'string', path: 'transport', arg: 'stdio|http', help: 'how clients connect (default stdio)' },
-  { name: 'host', kind: 'string', path: 'http.host', arg: 'ADDRESS', help: 'HTTP bind address (default 127.0.0.1)' },
-  { name: 'port', kind: 'int', path: 'http.port', arg: 'PORT', help: 'HTTP port (0 picks a free one)' },
-  { name: 'path', kind: 'string', path: 'http.endpointPath', arg: 'PATH', help: 'Streamable HTTP endpoint path (default /mcp)' },
-  { name: 'debug', kind: 'flag', path: 'debug', help: 'debug logs: config, pools, restarts, sessions' },
-  { name: 'log-level', kind: 'string', path: 'logLevel', arg: 'LEVEL', help: 'trace|debug|info|warn|error|fatal|silent' },
-  {
-    name: 'dangerously-allow-unauthenticated-network',
-    kind: 'flag',
-    path: 'http.dangerouslyAllowUnauthenticatedNetwork',
-    help: 'serve a non-loopback address without a bearer token',
-  },
-];
+/** The schema's HTTP address (config/schema.ts), for profiles that keep it. */
+export const SCHEMA_HTTP_DEFAULTS = Object.freeze({ host: '127.0.0.1', port: 3000 });
+
+/**
+ * Flags of every server profile: where the configuration comes from and how it is served. The
+ * help names the HTTP address the profile really uses: pass its own defaults when it sets them
+ * (web-search-mcp: localhost:3001), or --help states an address the server does not bind.
+ */
+export function serverFlags(http: { host: string; port: number } = SCHEMA_HTTP_DEFAULTS): FlagSpec[] {
+  return [
+    { name: 'config', kind: 'string', arg: 'FILE', help: 'configuration file (JSON or YAML)' },
+    { name: 'transport', kind: 'string', path: 'transport', arg: 'stdio|http', help: 'how clients connect (default stdio)' },
+    { name: 'host', kind: 'string', path: 'http.host', arg: 'ADDRESS', help: `HTTP bind address (default ${http.host})` },
+    { name: 'port', kind: 'int', path: 'http.port', arg: 'PORT', help: `HTTP port (default ${http.port}; 0 picks a free one)` },
+    { name: 'path', kind: 'string', path: 'http.endpointPath', arg: 'PATH', help: 'Streamable HTTP endpoint path (default /mcp)' },
+    { name: 'debug', kind: 'flag', path: 'debug', help: 'debug logs: config, pools, restarts, sessions' },
+    { name: 'log-level', kind: 'string', path: 'logLevel', arg: 'LEVEL', help: 'trace|debug|info|warn|error|fatal|silent' },
+    {
+      name: 'dangerously-allow-unauthenticated-network',
+      kind: 'flag',
+      path: 'http.dangerouslyAllowUnauthenticatedNetwork',
+      help: 'serve a non-loopback address without a bearer token',
+    },
+  ];
+}
+
+/** Server flags of a profile on the schema's HTTP address. */
+export const SERVER_FLAGS: FlagSpec[] = serverFlags();
 
 /** Environment variables every server profile reads. */
 export const SERVER_ENV: EnvSpec[] = [

@@ -23,7 +23,7 @@ export const WEB_HELP = [
   'Environment:',
   `  WEB_SEARCH_ENGINE=NAME            search engine: ${ENGINE_NAMES.join(', ')} (default duckduckgo)`,
   '  WEB_SEARCH_ENGINE_URL=URL         base URL of the engine (a mirror, or a local server in tests)',
-  '  WEB_SEARCH_FALLBACK_ENGINES=A,B   engines tried in order when one blocks the search',
+  '  WEB_SEARCH_FALLBACK_ENGINES=A,B   engines tried in order when one blocks the search or answers an HTTP error',
   '  WEB_SEARCH_HEADLESS=true|false    false shows the browser so a person can solve a captcha (default true)',
   '  WEB_ALLOW_PRIVATE_NETWORK=true    let fetch_web_content reach loopback/private/link-local addresses (default false)',
   '  WEB_FETCH_THREADS=N               threads converting pages (default 2)',
@@ -45,19 +45,22 @@ export function checkWebConfig(config: Config): Config {
   return config;
 }
 
+/** Spec 001's HTTP address: host localhost, port 3001. */
+const WEB_HTTP = { host: 'localhost', port: 3001 };
+
 /** Profile defaults: stdio, HTTP on localhost:3001 when asked, the shell toolset off. */
-export const WEB_DEFAULTS: Profile['defaults'] = { transport: 'stdio', shell: { enabled: false }, http: { host: 'localhost', port: 3001 } };
+export const WEB_DEFAULTS: Profile['defaults'] = { transport: 'stdio', shell: { enabled: false }, http: { ...WEB_HTTP } };
 
 /**
  * Spec 001's MCP server: the web toolset alone (`search`, `fetch_web_content`), stdio by default,
  * `--transport http` on localhost:3001 unless `--host`/`--port` say otherwise.
  */
 export function webSearchMcpProfile(): Profile {
-  const { SERVER_ENV, SERVER_FLAGS } = require('../profile') as typeof import('../profile');
+  const { SERVER_ENV, serverFlags } = require('../profile') as typeof import('../profile');
   return {
     command: 'web-search-mcp',
     summary: 'MCP server with web search (Chromium) and web page fetching as Markdown',
-    flags: [...SERVER_FLAGS],
+    flags: serverFlags(WEB_HTTP),
     envVars: [...WEB_ENV, ...SERVER_ENV],
     envPrefix: 'MCPVISOR_',
     defaults: WEB_DEFAULTS,

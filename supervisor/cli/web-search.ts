@@ -88,7 +88,10 @@ class Tools {
   }
 }
 
-/** Prints a search; a blocked engine goes to stderr and makes the exit code 1. */
+/**
+ * Prints a search. When no engine answered (blocked, or an HTTP error status) the reason goes to
+ * stderr and the exit code is 1; with --json stdout still gets the (empty) array.
+ */
 async function runSearch(tools: Tools, query: string, json: boolean): Promise<number> {
   if (query.trim() === '') {
     process.stderr.write('web-search: search needs a query\n');
@@ -96,15 +99,13 @@ async function runSearch(tools: Tools, query: string, json: boolean): Promise<nu
   }
   try {
     const outcome = await tools.searcher.searchDetailed(query);
-    if (json) {
-      process.stdout.write(`${JSON.stringify(outcome.results, null, 2)}\n`);
-    } else {
-      const { formatSearch } = require('../../workers/web/search-tool') as typeof import('../../workers/web/search-tool');
-      const result = formatSearch(query.trim(), outcome as SearchOutcome);
-      const text = result.content.map((item) => ('text' in item ? item.text : '')).join('\n');
-      (result.isError ? process.stderr : process.stdout).write(`${text}\n`);
-    }
-    return outcome.results.length === 0 && outcome.blocked.length > 0 ? 1 : 0;
+    const { formatSearch } = require('../../workers/web/search-tool') as typeof import('../../workers/web/search-tool');
+    const result = formatSearch(query.trim(), outcome as SearchOutcome);
+    const text = result.content.map((item) => ('text' in item ? item.text : '')).join('\n');
+    if (json) process.stdout.write(`${JSON.stringify(outcome.results, null, 2)}\n`);
+    if (result.isError) process.stderr.write(`${text}\n`);
+    else if (!json) process.stdout.write(`${text}\n`);
+    return result.isError ? 1 : 0;
   } catch (error) {
     process.stderr.write(`web-search: ${(error as Error).message}\n`);
     return 1;

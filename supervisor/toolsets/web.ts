@@ -15,8 +15,19 @@ const FETCH_CONVERT_SLACK_MS = 5_000;
  * Rate limits are token buckets here in the supervisor, shared by every session and worker:
  * a call waits for its token (the wait counts against its deadline and ends when the call is
  * cancelled) instead of failing. Calls that will answer at once without touching the network
- * (an empty query, a URL that does not parse) spend no token.
+ * (an empty query, a URL that is not an absolute http(s) one) spend no token.
  */
+/**
+ * Whether the fetch will go to the network: an absolute http(s) URL. Anything else (ftp:, file:,
+ * javascript:) the fetch refuses at once, so it must not take a token from those that will go.
+ * The same rule as the fetch's own check (parseHttpUrl), without loading undici here.
+ */
+function isHttpUrl(raw: string): boolean {
+  if (!URL.canParse(raw.trim())) return false;
+  const { protocol } = new URL(raw.trim());
+  return protocol === 'http:' || protocol === 'https:';
+}
+
 export const webToolsets: ToolsetFactory = (config, logger) => {
   const web = config.web;
   if (!web.enabled) return [];
@@ -55,7 +66,7 @@ export const webToolsets: ToolsetFactory = (config, logger) => {
           concurrency: web.fetch.concurrency,
           workerConfig: web.fetch,
           callTimeoutMs: web.fetch.timeoutMs + FETCH_CONVERT_SLACK_MS,
-          beforeCall: limited(fetchLimiter, (args) => typeof args.url === 'string' && URL.canParse(args.url), 'web-fetch'),
+          beforeCall: limited(fetchLimiter, (args) => typeof args.url === 'string' && isHttpUrl(args.url), 'web-fetch'),
         },
       ],
     },

@@ -39,7 +39,8 @@ const CODES: Record<FetchErrorCode, ErrorCode> = {
   BLOCKED: 'BLOCKED',
   DNS_FAILURE: 'NETWORK_ERROR',
   CONNECTION_REFUSED: 'NETWORK_ERROR',
-  TIMEOUT: 'NETWORK_ERROR',
+  // The same code as a call cut at its deadline: callers retry both alike, and a slow page is not a broken network.
+  TIMEOUT: 'TIMEOUT',
   NETWORK_ERROR: 'NETWORK_ERROR',
   HTTP_ERROR: 'UPSTREAM_ERROR',
   TOO_LARGE: 'UPSTREAM_ERROR',
@@ -70,19 +71,20 @@ export async function runFetchTool(args: Record<string, unknown>, config: FetchT
 /**
  * Text for people: a metadata header, then the content window. When content remains, the last
  * line says how much and which `start_index` gets the next part. `structuredContent` carries the
- * same figures for programs.
+ * same figures for programs. Indexes count UTF-16 code units (JavaScript string indexes); a window
+ * never splits a surrogate pair (see wholeCharacters), so it may be one unit shorter or longer.
  */
-export function formatFetchResult(result: FetchResult, startIndex: number, maxLength: number): ToolResult {
+export function formatFetchResult(result: FetchResult, requestedStart: number, maxLength: number): ToolResult {
   if (!result.success || !result.data) {
     const code = CODES[result.code ?? 'NETWORK_ERROR'];
     return errorResult(new McpvisorError(code, result.error ?? 'fetch failed', { data: { fetchError: result.code, status: result.status } }));
   }
   const { content, metadata = {} } = result.data;
   const total = content.length;
-  if (startIndex > 0 && startIndex >= total) {
-    return errorResult(new McpvisorError('BAD_INPUT', `start_index ${startIndex} is past the end of the content (${total} characters)`));
+  if (requestedStart > 0 && requestedStart >= total) {
+    return errorResult(new McpvisorError('BAD_INPUT', `start_index ${requestedStart} is past the end of the content (${total} characters)`));
   }
-  const end = Math.min(total, startIndex + maxLength);
+  const { start: startIndex, end } = wholeCharacters(content, requestedStart, maxLength);
   const part = content.slice(startIndex, end);
   const header = [
     metadata.title ? `Title: ${metadata.title}` : undefined,
@@ -108,6 +110,24 @@ export function formatFetchResult(result: FetchResult, startIndex: number, maxLe
     },
   };
 }
+
+/**
+ * The window [start, end) moved off the middle of a surrogate pair, where half an emoji would be
+ * an invalid character in the JSON sent. The end moves back before the pair, so the next part
+ * (start_index = end) begins with it whole; a start inside a pair moves back to the pair. Decision:
+ * a window of one code unit that would hold only half a pair takes the whole pair instead, so
+ * reading on always moves forward.
+ */
+function wholeCharacters(content: string, start: number, maxLength: number): { start: number; end: number } {
+  const inPair = (index: number) => index > 0 && index < content.length && isHigh(content.charCodeAt(index - 1)) && isLow(content.charCodeAt(index));
+  const from = inPair(start) ? start - 1 : start;
+  let end = Math.min(content.length, from + maxLength);
+  if (inPair(end)) end = end - 1 > from ? end - 1 : end + 1;
+  return { start: from, end };
+}
+
+const isHigh = (unit: number) => unit >= 0xd800 && unit <= 0xdbff;
+const isLow = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff;
 
 function optionalInt(value: unknown, name: string, min: number): number | undefined {
   if (value === undefined || value === null) return undefined;

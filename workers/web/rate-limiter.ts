@@ -1,6 +1,6 @@
 /** What `getStatus()` reports (spec 001): tokens in use, the bucket size, the refill interval. */
 export interface RateLimiterStatus {
-  /** Requests counted against the current bucket (limit minus the tokens left, rounded up). */
+  /** Requests counted against the current bucket (its size, max(1, limit), minus the tokens left, rounded up). */
   requests: number;
   limit: number;
   /** Interval in ms over which `limit` tokens refill. */
@@ -17,12 +17,15 @@ interface Waiter {
 }
 
 /**
- * A token bucket: `limit` tokens, refilled continuously at `limit` per `intervalMs`, starting
- * full (a burst of `limit` goes at once). `acquire()` waits for a token in FIFO order rather than
+ * A token bucket refilled continuously at `limit` per `intervalMs`, starting full. It holds
+ * `max(1, limit)` tokens, so a burst of `floor(limit)` goes at once and a fractional limit below
+ * one is a slower rate (0.5 per 1000 ms: one call every 2 s), not a bucket that never fills. `acquire()` waits for a token in FIFO order rather than
  * failing; an aborted `signal` takes the caller out of the line and rejects with its reason.
  */
 export class RateLimiter {
   readonly #limit: number;
+  /** Tokens the bucket holds: a call takes a whole one, so never fewer than one. */
+  readonly #capacity: number;
   readonly #intervalMs: number;
   #tokens: number;
   #refilledAt = Date.now();
@@ -35,8 +38,9 @@ export class RateLimiter {
       throw new RangeError(`RateLimiter needs a positive limit and interval, got ${limit} per ${intervalMs} ms`);
     }
     this.#limit = limit;
+    this.#capacity = Math.max(1, limit);
     this.#intervalMs = intervalMs;
-    this.#tokens = limit;
+    this.#tokens = this.#capacity;
   }
 
   /** Resolves when a token is taken; rejects with `signal.reason` if aborted first. */
@@ -76,12 +80,12 @@ export class RateLimiter {
 
   getStatus(): RateLimiterStatus {
     this.#refill();
-    return { requests: Math.ceil(this.#limit - this.#tokens), limit: this.#limit, interval: this.#intervalMs, waiting: this.#waiters.length };
+    return { requests: Math.ceil(this.#capacity - this.#tokens), limit: this.#limit, interval: this.#intervalMs, waiting: this.#waiters.length };
   }
 
   #refill(): void {
     const now = Date.now();
-    this.#tokens = Math.min(this.#limit, this.#tokens + ((now - this.#refilledAt) * this.#limit) / this.#intervalMs);
+    this.#tokens = Math.min(this.#capacity, this.#tokens + ((now - this.#refilledAt) * this.#limit) / this.#intervalMs);
     this.#refilledAt = now;
   }
 

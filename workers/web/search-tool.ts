@@ -17,23 +17,46 @@ export const SEARCH_TOOL: ToolDescriptor = {
 };
 
 /**
- * Formats a search for people: a numbered list (title, URL, snippet). When every engine refused
- * the search (a captcha or bot challenge), the result is an error with code UPSTREAM_ERROR and
- * `data.blocked`, so the caller knows it is not "no results". Decision: the spec's headless
- * `[]` holds for the library; a person using a tool deserves to know why the list is empty.
+ * Whether no engine answered: every one tried blocked the search or answered an HTTP error (the
+ * last one tried, which the outcome names, among them). Then an empty list means "could not
+ * search", not "nothing found".
+ */
+export function noEngineAnswered(outcome: SearchOutcome): boolean {
+  return outcome.results.length === 0 && [...outcome.blocked, ...outcome.failed].some((entry) => entry.engine === outcome.engine);
+}
+
+/**
+ * Formats a search for people: a numbered list (title, URL, snippet). When no engine answered
+ * (a captcha or bot challenge, an HTTP error status), the result is an error with code
+ * UPSTREAM_ERROR and `data.blocked` / `data.failed`, so the caller knows it is not "no results".
+ * Decision: the spec's headless `[]` holds for the library; a person using a tool deserves to
+ * know why the list is empty.
  */
 export function formatSearch(query: string, outcome: SearchOutcome): ToolResult {
-  if (outcome.results.length === 0 && outcome.blocked.length > 0) {
-    const which = outcome.blocked.map((entry) => `${entry.engine} (${entry.reason})`).join(', ');
-    return errorResult(new McpvisorError('UPSTREAM_ERROR', `the search engine blocked the search: ${which}. Try again later or configure another engine.`, {
-      data: { blocked: outcome.blocked },
+  if (noEngineAnswered(outcome)) {
+    const refused = outcome.failed.length === 0
+      ? `the search engine blocked the search: ${describe(outcome.blocked, '')}`
+      : `the search engine${outcome.blocked.length + outcome.failed.length > 1 ? 's' : ''} failed: ${describe([...outcome.failed, ...outcome.blocked.map((entry) => ({ ...entry, blocked: true }))], 'blocked: ')}`;
+    return errorResult(new McpvisorError('UPSTREAM_ERROR', `${refused}. Try again later or configure another engine.`, {
+      data: { blocked: outcome.blocked, failed: outcome.failed },
     }));
   }
-  const structured = { query, engine: outcome.engine, results: outcome.results, ...(outcome.blocked.length > 0 ? { blocked: outcome.blocked } : {}) };
+  const structured = {
+    query,
+    engine: outcome.engine,
+    results: outcome.results,
+    ...(outcome.blocked.length > 0 ? { blocked: outcome.blocked } : {}),
+    ...(outcome.failed.length > 0 ? { failed: outcome.failed } : {}),
+  };
   if (outcome.results.length === 0) return { content: [{ type: 'text', text: `No results for "${query}".` }], structuredContent: structured };
   const lines = outcome.results.map((result, index) => `${index + 1}. ${result.title}\n   URL: ${result.url}${result.snippet ? `\n   ${result.snippet}` : ''}`);
   return {
     content: [{ type: 'text', text: `Found ${outcome.results.length} results for "${query}" (${outcome.engine}):\n\n${lines.join('\n\n')}` }],
     structuredContent: structured,
   };
+}
+
+/** `duckduckgo (HTTP 503), bing (blocked: a captcha …)`: blocked entries marked when mixed with failures. */
+function describe(entries: Array<{ engine: string; reason: string; blocked?: boolean }>, blockedMark: string): string {
+  return entries.map((entry) => `${entry.engine} (${entry.blocked ? blockedMark : ''}${entry.reason})`).join(', ');
 }

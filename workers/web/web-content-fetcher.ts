@@ -1,4 +1,5 @@
 import { fetchWebContent, type FetchOptions, type FetchResult } from './content';
+import { parseHttpUrl } from './http-fetch';
 import { RateLimiter, type RateLimiterStatus } from './rate-limiter';
 
 export interface WebContentFetcherOptions {
@@ -26,12 +27,12 @@ export class WebContentFetcher {
     this.#options = options;
   }
 
-  /** Never throws; an invalid URL fails at once without spending a token. */
+  /** Never throws; an invalid or non-http(s) URL fails at once without spending a token. */
   async fetch(url: string, options: FetchOptions & { signal?: AbortSignal } = {}): Promise<FetchResult> {
     try {
-      new URL(url);
-    } catch {
-      return { success: false, error: `invalid URL: '${String(url).slice(0, 200)}'`, code: 'INVALID_URL' };
+      parseHttpUrl(url);
+    } catch (error) {
+      return { success: false, error: (error as Error).message, code: 'INVALID_URL' };
     }
     try {
       await this.#limiter.acquire({ signal: options.signal });

@@ -5,6 +5,7 @@ import { McpvisorError } from '../../protocol/errors';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
 import { CHROMIUM_ARGS, findChromium, freshProfileDir } from './browser';
 import { getEngine, type EngineOutcome, type SearchEngine, type SearchResult } from './engines';
+import { libraryLogger } from './library-logger';
 import { RateLimiter } from './rate-limiter';
 
 export interface WebSearcherOptions {
@@ -14,7 +15,7 @@ export interface WebSearcherOptions {
   engineUrl?: string;
   /** Base URLs of fallback engines by name. */
   engineUrls?: Record<string, string>;
-  /** Engines tried in order when the previous one is blocked. Default none. */
+  /** Engines tried in order when the previous one is blocked or answers an HTTP error. Default none. */
   fallbackEngines?: string[];
   executablePath?: string;
   /** Pages open at once in the one browser. Default 4. */
@@ -25,6 +26,7 @@ export interface WebSearcherOptions {
   maxResults?: number;
   /** The library's own limit (spec 001: 1 search per 2 s); `false` when the caller limits. */
   rateLimit?: { limit: number; intervalMs: number } | false;
+  /** Where failures and blocks are logged. Default: warnings and errors as pino JSON on stderr. */
   log?: WorkerLogger;
 }
 
@@ -35,7 +37,12 @@ export interface SearchOutcome {
   engine: string;
   /** Engines that refused the search, in the order tried. */
   blocked: Array<{ engine: string; reason: string }>;
+  /** Engines that answered with an HTTP error status (`HTTP 503`), in the order tried. */
+  failed: Array<{ engine: string; reason: string }>;
 }
+
+/** What loading an engine's page gave: what the page said, or an HTTP error with no results on it. */
+type PageOutcome = EngineOutcome | { kind: 'failed'; reason: string };
 
 interface Task {
   url: string;
@@ -44,7 +51,6 @@ interface Task {
   deadline: number;
 }
 
-const SILENT: WorkerLogger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 /** How often a visible browser's page is re-read while a person solves a captcha. */
 const CAPTCHA_POLL_MS = 1_000;
 
@@ -71,16 +77,16 @@ export class WebSearcher {
   readonly #options: WebSearcherOptions;
   readonly #log: WorkerLogger;
   readonly #limiter: RateLimiter | undefined;
-  #cluster: Promise<Cluster<Task, EngineOutcome>> | undefined;
+  #cluster: Promise<Cluster<Task, PageOutcome>> | undefined;
   #profile: ReturnType<typeof freshProfileDir> | undefined;
   #userAgent: string | undefined;
-  #stats = { searches: 0, blocked: 0, failures: 0, launches: 0, launchMs: 0 };
+  #stats = { searches: 0, blocked: 0, httpErrors: 0, failures: 0, launches: 0, launchMs: 0 };
   #closed = false;
 
   constructor(headless = true, options: WebSearcherOptions = {}) {
     this.#headless = headless;
     this.#options = options;
-    this.#log = options.log ?? SILENT;
+    this.#log = options.log ?? libraryLogger();
     const limit = options.rateLimit ?? { limit: 1, intervalMs: 2000 };
     this.#limiter = limit === false ? undefined : new RateLimiter(limit.limit, limit.intervalMs);
     getEngine(options.engine ?? 'duckduckgo');
@@ -89,8 +95,8 @@ export class WebSearcher {
 
   /**
    * Spec 001 `search(query)`: never rejects. An invalid query (not a string, empty, or longer
-   * than MAX_QUERY_CHARS) gives `[]` at once; a blocked engine, a network error or a timeout
-   * gives `[]` and a log line.
+   * than MAX_QUERY_CHARS) gives `[]` at once; a blocked engine, an HTTP error status, a network
+   * error or a timeout gives `[]` and a log line.
    */
   async search(query: string): Promise<SearchResult[]> {
     if (!isValidQuery(query)) return [];
@@ -103,7 +109,9 @@ export class WebSearcher {
   }
 
   /**
-   * A search that reports why it found nothing. Rejects with McpvisorError: TIMEOUT past the
+   * A search that reports why it found nothing. Each engine of the chain is tried in turn while
+   * the previous one blocks the search or answers an HTTP error status (>= 400 with no results
+   * on the page); those are listed in `blocked` and `failed`. Rejects with McpvisorError: TIMEOUT past the
    * budget, CANCELLED when `signal` aborts, NETWORK_ERROR when the page cannot be loaded,
    * INTERNAL when the browser cannot start. `engine` searches that one engine only (its base
    * URL from `engineUrls`, else its public one), on the same browser.
@@ -111,7 +119,7 @@ export class WebSearcher {
   async searchDetailed(query: string, options: { signal?: AbortSignal; timeoutMs?: number; engine?: string } = {}): Promise<SearchOutcome> {
     const engines = (options.engine ? [options.engine] : [this.#options.engine ?? 'duckduckgo', ...(this.#options.fallbackEngines ?? [])]).map(getEngine);
     const primary = getEngine(this.#options.engine ?? 'duckduckgo');
-    if (!isValidQuery(query)) return { results: [], engine: engines[0].name, blocked: [] };
+    if (!isValidQuery(query)) return { results: [], engine: engines[0].name, blocked: [], failed: [] };
     if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the searcher is closed');
     const timeoutMs = Math.min(options.timeoutMs ?? Number.POSITIVE_INFINITY, this.#options.timeoutMs ?? 30_000);
     const deadline = Date.now() + timeoutMs;
@@ -122,16 +130,23 @@ export class WebSearcher {
       await this.#limiter?.acquire({ signal });
       const cluster = await this.#launch();
       const blocked: SearchOutcome['blocked'] = [];
+      const failed: SearchOutcome['failed'] = [];
       this.#stats.searches += 1;
       for (const engine of engines) {
         const url = engine.searchUrl(query.trim(), this.#baseUrl(engine, engine === primary));
         const outcome = await this.#run(cluster, { url, engine, signal, deadline });
-        if (outcome.kind === 'results') return { results: outcome.results, engine: engine.name, blocked };
+        if (outcome.kind === 'results') return { results: outcome.results, engine: engine.name, blocked, failed };
+        if (outcome.kind === 'failed') {
+          this.#stats.httpErrors += 1;
+          failed.push({ engine: engine.name, reason: outcome.reason });
+          this.#log.warn('search engine failed', { engine: engine.name, reason: outcome.reason });
+          continue;
+        }
         this.#stats.blocked += 1;
         blocked.push({ engine: engine.name, reason: outcome.reason });
         this.#log.warn('search engine blocked the search', { engine: engine.name, reason: outcome.reason });
       }
-      return { results: [], engine: engines[engines.length - 1].name, blocked };
+      return { results: [], engine: engines[engines.length - 1].name, blocked, failed };
     } catch (error) {
       this.#stats.failures += 1;
       if (signal.aborted) throw signal.reason instanceof McpvisorError ? signal.reason : new McpvisorError('CANCELLED', 'the search was cancelled');
@@ -165,7 +180,7 @@ export class WebSearcher {
     return (primary ? this.#options.engineUrl : undefined) ?? this.#options.engineUrls?.[engine.name] ?? engine.defaultBaseUrl;
   }
 
-  #launch(): Promise<Cluster<Task, EngineOutcome>> {
+  #launch(): Promise<Cluster<Task, PageOutcome>> {
     if (this.#cluster) return this.#cluster;
     const started = Date.now();
     this.#profile = freshProfileDir();
@@ -188,7 +203,7 @@ export class WebSearcher {
       timeout: 24 * 3600_000, // our own deadline cuts a search; the cluster's must never fire first
       retryLimit: 0,
       monitor: false,
-    }) as Promise<Cluster<Task, EngineOutcome>>;
+    }) as Promise<Cluster<Task, PageOutcome>>;
     this.#cluster = launching.then(
       (cluster) => {
         this.#stats.launches += 1;
@@ -205,7 +220,7 @@ export class WebSearcher {
     return this.#cluster;
   }
 
-  #run(cluster: Cluster<Task, EngineOutcome>, task: Task): Promise<EngineOutcome> {
+  #run(cluster: Cluster<Task, PageOutcome>, task: Task): Promise<PageOutcome> {
     return cluster.execute(task, ({ page, data }) => this.#visit(page, data));
   }
 
@@ -214,7 +229,7 @@ export class WebSearcher {
    * the cluster closes the page, which cancels its request. (Closing the page ourselves would
    * make the cluster's own close fail, and it answers that by relaunching the whole browser.)
    */
-  async #visit(page: Page, task: Task): Promise<EngineOutcome> {
+  async #visit(page: Page, task: Task): Promise<PageOutcome> {
     if (task.signal.aborted) throw task.signal.reason;
     let onAbort: () => void = () => {};
     const aborted = new Promise<never>((_, reject) => {
@@ -231,7 +246,7 @@ export class WebSearcher {
     }
   }
 
-  async #load(page: Page, task: Task): Promise<EngineOutcome> {
+  async #load(page: Page, task: Task): Promise<PageOutcome> {
     this.#userAgent ??= (await page.browser().userAgent()).replace('HeadlessChrome', 'Chrome');
     // Independent settings, sent together: one round trip of latency instead of four.
     await Promise.all([
@@ -240,12 +255,17 @@ export class WebSearcher {
       ...(this.#headless ? [page.setJavaScriptEnabled(false), page.setRequestInterception(true)] : []),
     ]);
     if (this.#headless) {
+      // The page is new (one per search, on about:blank), so its first main-frame document request
+      // is our goto. Matching it by URL failed: Chromium rewrites the URL it sends (`'` → %27,
+      // host lowercased, `..` resolved) and our own page was then answered with a 204.
+      let requested = false;
       page.on('request', (request: HTTPRequest) => {
         if (request.isInterceptResolutionHandled()) return;
         // Only the result document itself (and its redirects): no subresources, no third
         // parties, and no second navigation (a <meta http-equiv="refresh"> on the page).
         const mainDocument = request.resourceType() === 'document' && request.frame() === page.mainFrame();
-        const wanted = mainDocument && (request.url() === task.url || request.redirectChain().length > 0);
+        const wanted = mainDocument && (!requested || request.redirectChain().length > 0);
+        if (mainDocument) requested = true;
         // A 204 answer to a navigation leaves the current document in place (an aborted one
         // would replace it with an error page).
         const answer = wanted ? request.continue() : mainDocument ? request.respond({ status: 204, body: '' }) : request.abort('blockedbyclient');
@@ -264,6 +284,10 @@ export class WebSearcher {
       await new Promise((resolve) => setTimeout(resolve, CAPTCHA_POLL_MS));
       outcome = task.engine.parse(await settledContent(page, task.deadline), { status: 200, url: page.url(), maxResults });
     }
+    // An error page (503, 500, 404) is not an empty result page: the engine could not answer.
+    // 403 and 429 stay blocks (the parsers' genericBlock). Decision: results found on an error
+    // page are kept, as the page did answer.
+    if (outcome.kind === 'results' && outcome.results.length === 0 && status >= 400) return { kind: 'failed', reason: `HTTP ${status}` };
     return outcome;
   }
 }

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { bin, eventually, spawnBin, type Spawned } from '../../helpers/processes';
 import { connectStdio } from '../../helpers/mcp';
 import { connectHttp } from '../../helpers/mcp';
@@ -42,6 +42,19 @@ describe('web-search', () => {
     expect((await run(['version'])).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
+  it.each([
+    ['web-search-mcp', ['--help']],
+    ['web-search', ['mcp', '--help']],
+    ['web-search', ['mcp-http', '--help']],
+  ])("%s %j names the profile's HTTP defaults, localhost and port 3001", async (command, args) => {
+    const help = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, [bin(command), ...args], (error, stdout) => (error ? reject(error) : resolve(stdout)));
+    });
+    expect(help).toMatch(/^ {2}--host ADDRESS +HTTP bind address \(default localhost\)$/m);
+    expect(help).toMatch(/^ {2}--port PORT +HTTP port \(default 3001; 0 picks a free one\)$/m);
+    expect(help).not.toContain('127.0.0.1');
+  });
+
   it('refuses an unknown command with a suggestion', async () => {
     const result = await run(['fecth', 'x']);
     expect(result.code).toBe(2);
@@ -68,6 +81,13 @@ describe('web-search', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Found 10 results for "foo bar" \(duckduckgo\):\n\n1\. Foo Fighters - Wikipedia\n/);
     expect(site.hits.some((hit) => hit.query === '?q=foo%20bar')).toBe(true);
+  });
+
+  it.each([[[] as string[]], [['--json']]])('search %j exits 1 with the reason when the engine answers an HTTP error', async (flags) => {
+    const result = await run(['search', ...flags, 'http-error'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the search engine failed: duckduckgo (HTTP 503)');
+    expect(result.stdout).toBe(flags.length > 0 ? '[]\n' : '');
   });
 
   it('interactive runs every command and alias from a pipe', async () => {

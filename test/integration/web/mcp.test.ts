@@ -85,6 +85,20 @@ describe('web-search-mcp over Streamable HTTP with real Chromium', () => {
     expect(textOf(result)).toMatch(/the search engine blocked the search: duckduckgo \(the DuckDuckGo bot challenge\), bing/);
   });
 
+  it('falls back to the next engine when the first answers with an HTTP error', async () => {
+    const result = await call(await client(), 'search', { query: 'http-error' });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ engine: 'bing', failed: [{ engine: 'duckduckgo', reason: 'HTTP 503' }] });
+    expect(textOf(result)).toMatch(/^Found \d+ results for "http-error" \(bing\)/);
+  });
+
+  it('tells the caller that every engine failed with an HTTP error, not that nothing was found', async () => {
+    const result = await call(await client(), 'search', { query: 'http-error-everywhere' });
+    expect(result.isError).toBe(true);
+    expect(errorCodeOf(result)).toBe('UPSTREAM_ERROR');
+    expect(textOf(result)).toBe('UPSTREAM_ERROR: the search engines failed: duckduckgo (HTTP 503), bing (HTTP 500). Try again later or configure another engine.');
+  });
+
   it('answers an empty query with no results and no page load', async () => {
     const before = site.hits.length;
     const result = await call(await client(), 'search', { query: '  ' });

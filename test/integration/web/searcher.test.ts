@@ -1,8 +1,10 @@
+import { execFile } from 'node:child_process';
 import { WebSearcher } from '../../../workers/web/web-searcher';
 import { getEngine } from '../../../workers/web/engines';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SERP_FIXTURES, type LocalSite } from '../../fixtures/web/local-site';
+import { ROOT } from '../../helpers/processes';
+import { SERP_FIXTURES, startSite, type LocalSite } from '../../fixtures/web/local-site';
 import { startSerpSite } from '../../fixtures/web/serp-site';
 
 // One browser for the whole file: every engine's page goes through the same Chromium.
@@ -18,6 +20,8 @@ beforeAll(async () => {
     rateLimit: false,
     timeoutMs: 20_000,
     maxResults: 50,
+    // The blocked engine below is logged; the test asserts it, the log would only be noise.
+    log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
   });
 });
 
@@ -65,7 +69,23 @@ describe('WebSearcher through Chromium against saved result pages', () => {
   });
 
   it('reads a real empty page as no results, not as blocked', async () => {
-    expect(await searcher.searchDetailed('nothing', { engine: 'startpage' })).toEqual({ results: [], engine: 'startpage', blocked: [] });
+    expect(await searcher.searchDetailed('nothing', { engine: 'startpage' })).toEqual({ results: [], engine: 'startpage', blocked: [], failed: [] });
+  });
+
+  it('finds results for a query with characters encodeURIComponent leaves raw, such as an apostrophe', async () => {
+    const outcome = await searcher.searchDetailed("don't sleep (caffeine)! *~");
+    expect(outcome).toMatchObject({ engine: 'duckduckgo', blocked: [] });
+    expect(outcome.results).toHaveLength(9);
+    expect(site.hits.some((hit) => hit.path === '/ddg1/html/' && hit.query.startsWith('?q=don%27t'))).toBe(true);
+  });
+
+  it('finds results through an engine base URL that Chromium rewrites (scheme case, a .. segment)', async () => {
+    const other = new WebSearcher(true, { engineUrl: `HTTP://127.0.0.1:${site.port}/nowhere/../ddg1`, rateLimit: false, timeoutMs: 20_000 });
+    try {
+      expect(await other.search('does caffeine affect sleep')).toHaveLength(9);
+    } finally {
+      await other.close();
+    }
   });
 
   it('answers an empty query with [] without loading a page', async () => {
@@ -75,5 +95,58 @@ describe('WebSearcher through Chromium against saved result pages', () => {
     // Longer than any engine takes: invalid, so [] at once too.
     expect(await searcher.search('q'.repeat(2049))).toEqual([]);
     expect(site.hits.length).toBe(before);
+  });
+});
+
+describe('WebSearcher when an engine answers with an HTTP error status', () => {
+  const warnings: Array<[string, Record<string, unknown> | undefined]> = [];
+  let chain: WebSearcher;
+
+  beforeAll(() => {
+    chain = new WebSearcher(true, {
+      engineUrl: `${site.origin}/router`,
+      fallbackEngines: ['bing'],
+      engineUrls: { bing: `${site.origin}/router` },
+      rateLimit: false,
+      timeoutMs: 20_000,
+      log: { debug: () => {}, info: () => {}, warn: (msg, fields) => warnings.push([msg, fields]), error: () => {} },
+    });
+  });
+
+  afterAll(() => chain.close());
+
+  it('logs the failure and takes the next engine of the fallback chain', async () => {
+    const outcome = await chain.searchDetailed('http-error');
+    expect(outcome).toMatchObject({ engine: 'bing', blocked: [], failed: [{ engine: 'duckduckgo', reason: 'HTTP 503' }] });
+    expect(outcome.results.length).toBeGreaterThan(0);
+    expect(warnings).toContainEqual(['search engine failed', { engine: 'duckduckgo', reason: 'HTTP 503' }]);
+  });
+
+  it('reports every engine failing as failures, not as an empty result page', async () => {
+    const outcome = await chain.searchDetailed('http-error-everywhere');
+    expect(outcome).toEqual({ results: [], engine: 'bing', blocked: [], failed: [{ engine: 'duckduckgo', reason: 'HTTP 503' }, { engine: 'bing', reason: 'HTTP 500' }] });
+    // Spec 001: the library's search() logs it and returns [].
+    expect(await chain.search('http-error-everywhere')).toEqual([]);
+  });
+});
+
+describe('the library WebSearcher without a logger of its own', () => {
+  it('logs a failed search as a pino warning on stderr, keeps stdout clean, and returns []', async () => {
+    const closed = await startSite({});
+    await closed.close();
+    const library = path.join(ROOT, 'dist', 'workers', 'web', 'index.js');
+    const script = `const { WebSearcher } = require(${JSON.stringify(library)});
+      (async () => {
+        const searcher = new WebSearcher(true, { engineUrl: ${JSON.stringify(closed.origin)}, rateLimit: false });
+        const results = await searcher.search('caffeine');
+        await searcher.close();
+        process.stdout.write(JSON.stringify(results));
+      })();`;
+    const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+      execFile(process.execPath, ['-e', script], (error, out, err) => (error ? reject(error) : resolve({ stdout: out, stderr: err })));
+    });
+    expect(stdout).toBe('[]');
+    const lines = stderr.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    expect(lines).toEqual([expect.objectContaining({ level: 40, name: 'mcpvisor-web', msg: 'search failed', error: expect.stringMatching(/ERR_CONNECTION_REFUSED/) })]);
   });
 });

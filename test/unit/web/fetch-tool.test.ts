@@ -1,5 +1,6 @@
 import { errorCodeOf } from '../../../protocol/results';
-import { formatFetchResult } from '../../../workers/web/fetch-tool';
+import { formatFetchResult, runFetchTool } from '../../../workers/web/fetch-tool';
+import { startSite } from '../../fixtures/web/local-site';
 
 const page = { success: true, data: { content: 'a'.repeat(25_000), metadata: { title: 'T', url: 'https://example.com/' } } };
 
@@ -18,6 +19,32 @@ describe('formatFetchResult', () => {
     expect(result.structuredContent).not.toHaveProperty('nextStartIndex');
   });
 
+  describe('never splits a character written as a surrogate pair (an emoji)', () => {
+    // The emoji takes code units 9,999 and 10,000: a 10,000-unit window would end in its middle.
+    const emoji = { success: true, data: { content: `${'a'.repeat(9_999)}😀${'b'.repeat(100)}` } };
+    const isWhole = (text: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+
+    it('ends the window before the pair and starts the next part with it', () => {
+      const first = formatFetchResult(emoji, 0, 10_000).structuredContent as { content: string; endIndex: number; nextStartIndex: number };
+      expect(first).toMatchObject({ endIndex: 9_999, nextStartIndex: 9_999 });
+      expect(isWhole(first.content)).toBe(true);
+      const second = formatFetchResult(emoji, first.nextStartIndex, 10_000).structuredContent as { content: string; startIndex: number };
+      expect(second.startIndex).toBe(9_999);
+      expect(second.content.startsWith('😀b')).toBe(true);
+      expect(first.content + second.content).toBe(emoji.data.content);
+    });
+
+    it('starts at the whole character when start_index points into the pair', () => {
+      const result = formatFetchResult(emoji, 10_000, 10).structuredContent as { content: string; startIndex: number; endIndex: number };
+      expect(result).toMatchObject({ startIndex: 9_999, endIndex: 10_009, content: `😀${'b'.repeat(8)}` });
+    });
+
+    it('returns the whole pair when the window is one code unit long', () => {
+      const result = formatFetchResult(emoji, 9_999, 1).structuredContent as { content: string; endIndex: number; nextStartIndex: number };
+      expect(result).toMatchObject({ content: '😀', endIndex: 10_001, nextStartIndex: 10_001 });
+    });
+  });
+
   it('refuses a start_index past the end', () => {
     const result = formatFetchResult(page, 30_000, 10);
     expect(result.isError).toBe(true);
@@ -27,12 +54,29 @@ describe('formatFetchResult', () => {
   it.each([
     ['BLOCKED', 'BLOCKED'],
     ['HTTP_ERROR', 'UPSTREAM_ERROR'],
-    ['TIMEOUT', 'NETWORK_ERROR'],
+    ['TIMEOUT', 'TIMEOUT'],
+    ['CONNECTION_REFUSED', 'NETWORK_ERROR'],
     ['INVALID_URL', 'BAD_INPUT'],
   ] as const)('maps a %s fetch failure to the %s code', (fetchCode, code) => {
     const result = formatFetchResult({ success: false, error: 'why', code: fetchCode }, 0, 10);
     expect(result.isError).toBe(true);
     expect(errorCodeOf(result)).toBe(code);
     expect((result.content[0] as { text: string }).text).toBe(`${code}: why`);
+  });
+});
+
+describe('runFetchTool', () => {
+  it('reports a server that does not answer within the fetch timeout with code TIMEOUT, not NETWORK_ERROR', async () => {
+    // Holds every request until the client goes away.
+    const site = await startSite({ '/silent': () => {} });
+    try {
+      const config = { timeoutMs: 200, maxBodyBytes: 1024, maxRedirects: 0, allowPrivateNetwork: true, maxOutputChars: 10_000 };
+      const result = await runFetchTool({ url: `${site.origin}/silent` }, config, { signal: new AbortController().signal, deadlineMs: 10_000 });
+      expect(result.isError).toBe(true);
+      expect(errorCodeOf(result)).toBe('TIMEOUT');
+      expect((result.content[0] as { text: string }).text).toMatch(/^TIMEOUT: .*did not answer within 200 ms/);
+    } finally {
+      await site.close();
+    }
   });
 });

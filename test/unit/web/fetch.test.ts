@@ -171,6 +171,12 @@ describe('WebContentFetcher', () => {
   it('answers an invalid URL at once with a descriptive error', async () => {
     expect(await new WebContentFetcher().fetch('::')).toEqual({ success: false, error: "invalid URL: '::'", code: 'INVALID_URL' });
   });
+
+  it('refuses a URL that is not http(s) without spending a token', async () => {
+    const fetcher = new WebContentFetcher(1, 60_000);
+    expect(await fetcher.fetch('ftp://example.com/file')).toMatchObject({ success: false, code: 'INVALID_URL', error: expect.stringMatching(/unsupported URL scheme ftp:/) });
+    expect(fetcher.getRateLimitStatus()).toMatchObject({ requests: 0, waiting: 0 });
+  });
 });
 
 describe('HttpClient', () => {

@@ -1,4 +1,4 @@
-import { COMMON_FLAGS } from '../../../supervisor/profile';
+import { COMMON_FLAGS, SCHEMA_HTTP_DEFAULTS } from '../../../supervisor/profile';
 import { loadConfig } from '../../../config/load';
 import { checkWebConfig, webSearchMcpProfile } from '../../../supervisor/cli/web-profile';
 import { webToolsets } from '../../../supervisor/toolsets/web';
@@ -15,6 +15,11 @@ describe('the web-search-mcp profile', () => {
     expect(config.shell.enabled).toBe(false);
     expect(config.web.enabled).toBe(true);
     expect(load(['--transport', 'http', '--host', '0.0.0.0', '--port', '8080']).http).toMatchObject({ host: '0.0.0.0', port: 8080 });
+  });
+
+  it('--help of the other server profiles names the address the schema really defaults to', () => {
+    const { http } = loadConfig({ argv: [], env: {}, flags: COMMON_FLAGS, envVars: [] }).config;
+    expect({ host: http.host, port: http.port }).toEqual(SCHEMA_HTTP_DEFAULTS);
   });
 
   it('maps the web environment variables to config.web', () => {
@@ -69,5 +74,17 @@ describe('the web toolset plan', () => {
     const searchHook = plan.pools[0].beforeCall!;
     await searchHook('search', { query: 'a' }, signal);
     await searchHook('search', { query: '' }, signal);
+  });
+
+  it('spends no fetch token on a URL that is not http(s), which the fetch refuses at once', async () => {
+    const config = load([]);
+    const [plan] = webToolsets({ ...config, web: { ...config.web, fetch: { ...config.web.fetch, rateLimit: 1, rateLimitIntervalMs: 60_000 } } }, logger);
+    const fetchHook = plan.pools[1].beforeCall!;
+    const signal = new AbortController().signal;
+    // Settled before setImmediate: no timer was involved (waiting for a token takes 60 s).
+    const atOnce = (url: string) => Promise.race([fetchHook('fetch_web_content', { url }, signal).then(() => true), new Promise((resolve) => setImmediate(() => resolve(false)))]);
+    for (const url of ['ftp://example.com/file', 'file:///etc/passwd', 'javascript:alert(1)', 'mailto:a@example.com']) expect(await atOnce(url)).toBe(true);
+    // The bucket's one token is still there for an http call.
+    expect(await atOnce('HTTPS://example.com/')).toBe(true);
   });
 });

@@ -31,6 +31,27 @@ describe('RateLimiter', () => {
     await expect(limiter.acquire({ signal: AbortSignal.abort(new Error('early')) })).rejects.toThrow('early');
   });
 
+  it('takes a fractional limit as a slower rate: 0.5 per 100 ms is one at once, then one per 200 ms', async () => {
+    const limiter = new RateLimiter(0.5, 100);
+    const started = Date.now();
+    await limiter.acquire();
+    expect(limiter.tryAcquire()).toBe(false);
+    expect(limiter.getStatus()).toMatchObject({ requests: 1, limit: 0.5, interval: 100 });
+    await limiter.acquire();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    await limiter.acquire();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+  });
+
+  it('lets the whole tokens of a fractional limit above one go at once: 1.5 per 300 ms is one now, the next 200 ms later', async () => {
+    const limiter = new RateLimiter(1.5, 300);
+    const started = Date.now();
+    await limiter.acquire();
+    await limiter.acquire();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(95);
+    expect(Date.now() - started).toBeLessThan(250);
+  });
+
   it('refuses a limit or interval that is not positive', () => {
     expect(() => new RateLimiter(0, 1000)).toThrow(RangeError);
     expect(() => new RateLimiter(1, -1)).toThrow(/positive limit and interval/);
