@@ -3,6 +3,8 @@ import { loadSpec } from '../../../workers/openapi/load-spec';
 import { buildUpstreamRequest, checkUrl, planSpec, requestPlan } from '../../../workers/openapi/request';
 import { ToolsManager } from '../../../workers/openapi/tools-manager';
 import { swaggerBuildRequest } from '../../../workers/openapi/lazy';
+import type { JsonObject } from '../../../workers/openapi/refs';
+import type { ArgumentTarget } from '../../../workers/openapi/input-schema';
 
 const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'openapi');
 const BASE = 'http://127.0.0.1:8080/api/v1';
@@ -93,7 +95,7 @@ describe('buildUpstreamRequest', () => {
       '302': { content: { 'text/html': {} } },
     };
     for (const kept of [responses, {}, { '404': { content: { 'application/json': {} } } }]) {
-      const spec = { openapi: '3.0.3', paths: { '/r': { get: { operationId: 'op', parameters: [], responses: kept } } } };
+      const spec = { openapi: '3.0.3', paths: { '/r': { get: { operationId: 'op', parameters: [], responses: kept } } } } as unknown as JsonObject;
       const ours = buildUpstreamRequest({ spec, targets: new Map() }, {}, BASE).headers.accept;
       const theirs = (swaggerBuildRequest()({ spec, operationId: 'op', parameters: {}, baseURL: BASE }) as { headers: Record<string, string> }).headers.accept;
       expect(ours).toBe(theirs);
@@ -232,7 +234,7 @@ describe('buildUpstreamRequest: what swagger-client serialises wrongly', () => {
   test('keeps the query of a base URL, before the operation\'s', async () => {
     const spec = { openapi: '3.0.3', paths: { '/items/{id}': { get: { operationId: 'op', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }, { name: 'q', in: 'query', schema: { type: 'string' } }] } } } };
     const targets = new Map([['id', { kind: 'parameter', in: 'path', name: 'id' }], ['q', { kind: 'parameter', in: 'query', name: 'q' }]] as const);
-    const plan = { spec, targets: new Map(targets) };
+    const plan = { spec: spec as unknown as JsonObject, targets: new Map<string, ArgumentTarget>(targets) };
     expect(buildUpstreamRequest(plan, { id: '7', q: 'x' }, `${BASE}?api-version=2024-01`).url).toBe(`${BASE}/items/7?api-version=2024-01&q=x`);
     expect(buildUpstreamRequest(plan, { id: '7' }, `${BASE}/?api-version=2024-01`).url).toBe(`${BASE}/items/7?api-version=2024-01`);
   });

@@ -35,9 +35,10 @@ describe('Catalogue argument validation', () => {
           rules: {
             type: 'array',
             items: {
-              oneOf: ['creation', 'update', 'deletion'].map((type) => ({ type: 'object', properties: { type: { enum: [type] } }, required: ['type'] })).concat([
+              oneOf: [
+                ...['creation', 'update', 'deletion'].map((type): Record<string, unknown> => ({ type: 'object', properties: { type: { enum: [type] } }, required: ['type'] })),
                 { type: 'object', properties: { type: { enum: ['pull_request'] }, parameters: { type: 'object', properties: { count: { type: 'integer' } } } }, required: ['type'] },
-              ]),
+              ],
             },
           },
         },
