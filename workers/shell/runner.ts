@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { McpvisorError } from '../../protocol/errors';
 import { killTree } from '../common/kill-tree';
 import { captureOutput } from './output-capture';
+import type { OrphanGuard } from './orphan-guard';
 import { outputPipes, releasePipes, type OutputPipes } from './output-pipes';
 import type { Readable } from 'node:stream';
 
@@ -26,6 +27,8 @@ export interface RunOptions {
   prepared?: PreparedCommand;
   /** What `prepared` reads on its stdin (the command), then EOF. */
   input?: string;
+  /** Kills the command's process group should the worker die first (orphan-guard.ts); unconfined mode. */
+  guard?: OrphanGuard;
 }
 
 /** A command process started ahead of its command, waiting on its stdin. */
@@ -74,6 +77,7 @@ const DRAIN_AFTER_EXIT_MS = 200;
  *   grace, by decision: a timed-out command must not outlive the result. When the command exits
  *   normally its process group is killed too, so background jobs (`sleep 100 &`) do not outlive it;
  *   a process that left the group (setsid) survives unless the sandbox's pid namespace is in use.
+ *   With `guard`, the group is also killed if the worker dies before the command (orphan-guard.ts).
  * - Output is counted while it is read: up to `maxOutputBytes` per stream is kept (its head and
  *   tail when `keepBytes` is smaller), the rest is read and dropped: the command is not killed for
  *   writing much (a verbose build must not die of SIGPIPE) and its exit code stays meaningful; the
@@ -93,6 +97,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
     const commandId = prepared?.commandId ?? randomUUID();
     const proc = prepared ?? startProcess(options.file, options.args, options.cwd, { ...options.env, [COMMAND_ID_ENV]: commandId }, options.input === undefined ? 'ignore' : 'pipe', pipes);
     const child = proc.child;
+    options.guard?.watch(child.pid);
     if (options.input !== undefined) {
       child.stdin!.on('error', () => undefined); // a command that never reads its stdin is no error
       child.stdin!.end(options.input);
@@ -169,6 +174,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
           // The group is empty already.
         }
       }
+      options.guard?.release(child.pid);
       if (closed === 2) finish();
       else {
         drainTimer = setTimeout(() => {

@@ -9,6 +9,7 @@ import { deleteFile, listDirectory, readTextFile, writeTextFile, type FileToolOp
 import { formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
 import { reclaimMemory } from './reclaim';
 import { fitStreams, jsonBytes, TEXT_SHARE } from './reply-budget';
+import { OrphanGuard } from './orphan-guard';
 import { fillPipePool, outputPipes, releasePipes, takeOutputPipes } from './output-pipes';
 import { discardPrepared, killAllCommands, prepareCommand, runCommand, type PreparedCommand } from './runner';
 import { probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, type SandboxOptions, type SandboxState } from './sandbox';
@@ -71,6 +72,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     return taken;
   };
   let closing = false;
+  // Unconfined commands would outlive a crashed worker; bwrap --die-with-parent covers sandboxed ones.
+  const guard = config.sandbox ? undefined : new OrphanGuard();
   // Real pipes for the commands' output (output-pipes.ts), ready before the first one starts.
   void fillPipePool(true);
   if (config.sandbox && sandbox.available) warm = prepareCommand(warmArgv.file, warmArgv.args, workspace, sandboxEnvironment, takeOutputPipes());
@@ -119,6 +122,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
         // A reply shows at most maxResultBytes of JSON: hold no more than its head and tail.
         keepBytes: Math.min(config.maxOutputBytes, Math.ceil(config.maxResultBytes / 2)),
         signal: context.signal,
+        guard,
         ...(prepared ? { prepared, input: command } : {}),
       });
     } finally {

@@ -101,4 +101,15 @@ describe('a command that kills its own shell pool worker', () => {
     expect(recovered).toBe(true);
     expect(await eventually(() => shellWorkerPids(server.pid()!).some((pid) => !before.includes(pid)), 10_000)).toBe(true);
   });
+
+  test('the commands of a SIGKILLed worker die with it, background jobs included, long before their timeout', async () => {
+    const running = [1, 2, 3].map((n) => call(server, 'exec', { command: `sleep 430${n} & sleep 431${n}` }));
+    expect(await eventually(() => [1, 2, 3].every((n) => processesMatching(`sleep 431${n}`).length > 0), 5000)).toBe(true);
+    for (const pid of shellWorkerPids(server.pid()!)) process.kill(pid, 'SIGKILL');
+    for (const result of await Promise.all(running)) expect(errorCodeOf(result)).toBe('WORKER_CRASHED');
+    // The default timeout is 30 s: these must end because their worker did, not because of it.
+    for (const n of [1, 2, 3]) {
+      expect(await eventually(() => processesMatching(`sleep 430${n}`).length + processesMatching(`sleep 431${n}`).length === 0, 3000)).toBe(true);
+    }
+  });
 });
