@@ -84,6 +84,16 @@ describe('readFile', () => {
     await expect(readTextFile('sub', confined)).rejects.toMatchObject({ code: 'BAD_INPUT', message: 'sub is a directory; use listDir' });
     await expect(readTextFile('nope.txt', confined)).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'nope.txt: no such file or directory' });
   });
+
+  test('reads a file whose size on disk is not its content (procfs) to its end, and refuses one past the limit', async () => {
+    const roomy = { ...open, maxReadBytes: 1024 * 1024 };
+    expect(statSync('/proc/version').size).toBe(0);
+    expect(await readTextFile('/proc/version', roomy)).toMatchObject({ content: readFileSync('/proc/version', 'utf8'), sizeBytes: readFileSync('/proc/version').length });
+    const status = await readTextFile('/proc/self/status', roomy);
+    expect(status.content).toMatch(/^Name:[\s\S]*\nVmRSS:[\s\S]*\n$/);
+    expect(status.sizeBytes).toBe(Buffer.byteLength(status.content));
+    await expect(readTextFile('/proc/self/status', { ...open, maxReadBytes: 100 })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining('more than the 100-byte limit of readFile') });
+  });
 });
 
 describe('writeFile', () => {
