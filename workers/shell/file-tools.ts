@@ -281,9 +281,11 @@ async function listPinned(where: string, dir: string, input: string, options: Fi
   return { path: dir, entries, total: names.length, truncated: names.length > kept.length };
 }
 
-/** A file-system error as a result a person understands, naming the path. */
-export function fileError(error: unknown, input: string): McpvisorError {
+/** A file-system error as a result a person understands, naming the path (cut past 160 characters). */
+export function fileError(error: unknown, given: string): McpvisorError {
   if (error instanceof McpvisorError) return error;
+  // Echoing kilobytes of path helps no one: a name too long is shown cut.
+  const input = shortPath(given);
   const code = (error as NodeJS.ErrnoException).code;
   switch (code) {
     case 'ENOENT':
@@ -300,9 +302,20 @@ export function fileError(error: unknown, input: string): McpvisorError {
     case 'ENOSPC':
     case 'EDQUOT':
       return new McpvisorError('BAD_INPUT', `${input}: no space left on the device`, { data: { path: input } });
+    case 'ENAMETOOLONG':
+      return new McpvisorError('BAD_INPUT', `${input}: file name or path too long (at most 255 bytes a name, 4096 a path on Linux)`, { data: { path: input } });
     case 'EROFS':
       return new McpvisorError('BAD_INPUT', `${input}: read-only file system`, { data: { path: input } });
     default:
       return new McpvisorError('INTERNAL', `${input}: ${(error as Error)?.message ?? String(error)}`, { data: { path: input, errno: code } });
   }
+}
+
+/** Paths up to this many characters are shown whole in errors; longer ones are cut in the middle. */
+const SHOWN_PATH_CHARS = 160;
+
+/** `path` itself, or its head and tail around a note of its length. */
+function shortPath(given: string): string {
+  if (given.length <= SHOWN_PATH_CHARS) return given;
+  return `${given.slice(0, 100)}…[${given.length} characters]…${given.slice(-40)}`;
 }

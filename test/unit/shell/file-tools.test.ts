@@ -210,6 +210,20 @@ describe('special files and modes', () => {
   });
 });
 
+test.each([
+  ['a 300-character file name', 'n'.repeat(300)],
+  ['a path over 4096 bytes', 'd/'.repeat(2100) + 'f.txt'],
+])('%s is BAD_INPUT with a short message that cuts the path, in both modes', async (_what, name) => {
+  for (const options of [open, confined]) {
+    for (const attempt of [readTextFile(name, options), writeTextFile(name, 'x', options)]) {
+      const error = await attempt.then(() => undefined, (e: { code: string; message: string; data?: { path?: string } }) => e);
+      expect(error).toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining(': file name or path too long') });
+      expect(error!.message.length).toBeLessThan(300);
+      expect(error!.data?.path?.length).toBeLessThan(300);
+    }
+  }
+});
+
 test('a file where a directory should be is a plain error, not an escape', async () => {
   writeFileSync(path.join(ws, 'plain'), 'x');
   await expect(writeTextFile('plain/x.txt', 'y', confined)).rejects.toMatchObject({ code: 'BAD_INPUT' });
