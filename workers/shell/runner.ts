@@ -44,7 +44,7 @@ export interface RunResult {
   stderr: string;
   /** Exit code, or null when the command ended on a signal. */
   exitCode: number | null;
-  /** The signal that ended the command (SIGKILL after a timeout or cancel). */
+  /** The signal that ended the command; always SIGKILL (and `exitCode` null) after a timeout or cancel. */
   signal: string | null;
   durationMs: number;
   timedOut: boolean;
@@ -114,6 +114,8 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
       void killTree(child.pid, 'SIGKILL').then(() => killMarked(commandId));
     };
     const timer = setTimeout(() => {
+      // Exited, its group killed, only an escaped writer's pipes left to drain: nothing to stop.
+      if (exit) return;
       timedOut = true;
       kill();
     }, options.timeoutMs);
@@ -136,11 +138,15 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
         reject(new McpvisorError('INTERNAL', `cannot start ${options.file}: ${spawnError.message}`));
         return;
       }
+      // A command we stopped reports the SIGKILL we sent, in both modes: killing a tree takes a
+      // `ps` walk, and meanwhile its shell may exit 0 (a `wait` whose job was killed first) or, in
+      // the sandbox, bwrap may report 137. Decision: that code is not the command's exit status.
+      const stopped = timedOut || isCanceled;
       resolve({
         stdout: stdout.text(),
         stderr: stderr.text(),
-        exitCode: exit?.code ?? null,
-        signal: exit?.signal ?? null,
+        exitCode: stopped ? null : exit?.code ?? null,
+        signal: stopped ? 'SIGKILL' : exit?.signal ?? null,
         durationMs: Math.round((performance.now() - started) * 10) / 10,
         timedOut,
         isCanceled,

@@ -30,9 +30,17 @@ describe.each([
     const result = await call(server, 'exec', { command });
     expect(result.isError).toBe(true);
     expect(errorCodeOf(result)).toBe('TIMEOUT');
-    expect(result.structuredContent).toMatchObject({ timedOut: true, isCanceled: false, stdout: 'before\n' });
+    expect(result.structuredContent).toMatchObject({ timedOut: true, isCanceled: false, exitCode: null, signal: 'SIGKILL', stdout: 'before\n' });
+    expect(textOf(result)).toMatch(/^killed by SIGKILL after/);
     expect(textOf(result)).toContain('timed out after 3000 ms');
     for (const n of [1, 2, 3]) expect(await eventually(() => processesMatching(`sleep ${mark + n}`).length === 0, 3000)).toBe(true);
+  });
+
+  test('a command that ends by itself while the timeout kills it still reports SIGKILL, never a timed-out exit code', async () => {
+    // `sleep 3` against the 3000 ms limit nearly always ends during the kill's `ps` walk.
+    const result = await call(server, 'exec', { command: 'sleep 3' });
+    const { timedOut, exitCode, signal } = result.structuredContent!;
+    expect({ exitCode, signal }).toEqual(timedOut ? { exitCode: null, signal: 'SIGKILL' } : { exitCode: 0, signal: null });
   });
 
   test('refuses a command over 128 KiB of UTF-8 with a clear error, however few its characters', async () => {
