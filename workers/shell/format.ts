@@ -4,7 +4,7 @@ import type { RunResult } from './runner';
 import type { ProcessRow, SystemInfo } from './system-info';
 
 /** The fields of an exec result that its text shows: the run's result, what ran, and where. */
-export type ExecFields = Omit<RunResult, 'pid'> & { command: string; sandboxed: boolean };
+export type ExecFields = Omit<RunResult, 'pid' | 'sourceBytes'> & { command: string; sandboxed: boolean };
 
 /** The readable text of an exec result: status line, notes, then each non-empty stream. */
 export function formatExec(result: ExecFields, timeoutMs: number, capBytes: number): string {

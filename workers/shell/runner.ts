@@ -7,6 +7,7 @@ import { killTree } from '../common/kill-tree';
 import { captureOutput } from './output-capture';
 import type { OrphanGuard } from './orphan-guard';
 import { outputPipes, releasePipes, type OutputPipes } from './output-pipes';
+import type { SourceBytes } from './reply-budget';
 import type { Readable } from 'node:stream';
 
 export interface RunOptions {
@@ -55,6 +56,8 @@ export interface RunResult {
   stdoutBytes: number;
   stderrBytes: number;
   pid: number | undefined;
+  /** Output bytes a slice of `stdout` or `stderr` shows, for the cut markers of a reply (not sent). */
+  sourceBytes: { stdout: SourceBytes; stderr: SourceBytes };
 }
 
 /** Every command's environment carries this variable with a fresh id, so its descendants can be found. */
@@ -155,6 +158,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
         stdoutBytes: stdout.total(),
         stderrBytes: stderr.total(),
         pid: child.pid,
+        sourceBytes: { stdout: stdout.sourceBytes, stderr: stderr.sourceBytes },
       });
     };
     let closed = 0;

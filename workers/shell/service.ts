@@ -137,8 +137,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     if (config.logCommands) {
       log.info('command', { command, exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, timedOut: result.timedOut, sandboxed: config.sandbox });
     }
-    const { pid: _pid, ...fields } = result;
-    const fitted = fitStreams(result.stdout, result.stderr, config.maxResultBytes);
+    const { pid: _pid, sourceBytes, ...fields } = result;
+    const fitted = fitStreams(result.stdout, result.stderr, config.maxResultBytes, sourceBytes);
     const structured = {
       command,
       ...fields,
@@ -148,9 +148,10 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
       stderrTruncated: result.stderrTruncated || fitted.stderrCut,
       sandboxed: config.sandbox,
     };
-    // The text item repeats the output for people within a smaller share of the budget.
+    // The text item repeats the output for people within a smaller share of the budget, cut from
+    // the whole output so its marker too counts bytes of output.
     const textBudget = Math.floor(config.maxResultBytes / TEXT_SHARE);
-    const shown = { ...structured, ...fitStreams(structured.stdout, structured.stderr, textBudget) };
+    const shown = { ...structured, ...fitStreams(result.stdout, result.stderr, textBudget, sourceBytes) };
     const text = formatExec(shown, timeoutMs, config.maxOutputBytes);
     const output: ToolResult = { content: [{ type: 'text', text }], structuredContent: structured };
     if (result.timedOut || result.isCanceled) {
