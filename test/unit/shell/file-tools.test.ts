@@ -215,8 +215,8 @@ test.each([
   ['a path over 4096 bytes', 'd/'.repeat(2100) + 'f.txt'],
 ])('%s is BAD_INPUT with a short message that cuts the path, in both modes', async (_what, name) => {
   for (const options of [open, confined]) {
-    for (const attempt of [readTextFile(name, options), writeTextFile(name, 'x', options)]) {
-      const error = await attempt.then(() => undefined, (e: { code: string; message: string; data?: { path?: string } }) => e);
+    for (const attempt of [() => readTextFile(name, options), () => writeTextFile(name, 'x', options)]) {
+      const error = await attempt().then(() => undefined, (e: { code: string; message: string; data?: { path?: string } }) => e);
       expect(error).toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining(': file name or path too long') });
       expect(error!.message.length).toBeLessThan(300);
       expect(error!.data?.path?.length).toBeLessThan(300);
