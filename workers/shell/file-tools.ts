@@ -133,15 +133,41 @@ export async function readTextFile(input: string, options: FileToolOptions): Pro
     if (stat.size > options.maxReadBytes) {
       throw new McpvisorError('BAD_INPUT', `${input} is ${stat.size} bytes, over the ${options.maxReadBytes}-byte limit of readFile; use exec with head, tail or grep`);
     }
-    const buffer = Buffer.alloc(Math.min(stat.size, options.maxReadBytes) + 1);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > options.maxReadBytes) throw new McpvisorError('BAD_INPUT', `${input} grew past the ${options.maxReadBytes}-byte limit of readFile while being read`);
-    const data = buffer.subarray(0, bytesRead);
+    const data = await readToEnd(handle, stat.size, options.maxReadBytes);
+    if (data.length > options.maxReadBytes) {
+      throw new McpvisorError('BAD_INPUT', `${input} holds more than the ${options.maxReadBytes}-byte limit of readFile (it grew while being read, or its size on disk was not its content's, as in /proc); use exec with head, tail or grep`);
+    }
     if (data.includes(0)) throw new McpvisorError('BAD_INPUT', `${input} looks binary (it contains NUL bytes); readFile returns text only`);
-    return { path: file, content: data.toString('utf8'), sizeBytes: bytesRead, modified: stat.mtime.toISOString() };
+    return { path: file, content: data.toString('utf8'), sizeBytes: data.length, modified: stat.mtime.toISOString() };
   } finally {
     await handle.close();
   }
+}
+
+/** First buffer for a file whose size on disk is 0 (procfs, sysfs): most such files are smaller. */
+const UNSIZED_READ_BYTES = 16 * 1024;
+
+/**
+ * Reads from the start until end of file, at most `maxBytes + 1` bytes (one more says "too big").
+ * The size on disk is only the first guess: procfs and sysfs files report 0 or 4096 whatever they
+ * hold, and a single read of that size returned /proc/self/status as 1 byte.
+ */
+async function readToEnd(handle: FileHandle, sizeOnDisk: number, maxBytes: number): Promise<Buffer> {
+  const limit = maxBytes + 1;
+  let buffer = Buffer.alloc(Math.min(limit, sizeOnDisk > 0 ? sizeOnDisk + 1 : UNSIZED_READ_BYTES));
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      if (length >= limit) break;
+      const larger = Buffer.alloc(Math.min(limit, buffer.length * 2));
+      buffer.copy(larger, 0, 0, length);
+      buffer = larger;
+    }
+    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+    if (bytesRead === 0) break;
+    length += bytesRead;
+  }
+  return buffer.subarray(0, length);
 }
 
 /**
@@ -255,9 +281,11 @@ async function listPinned(where: string, dir: string, input: string, options: Fi
   return { path: dir, entries, total: names.length, truncated: names.length > kept.length };
 }
 
-/** A file-system error as a result a person understands, naming the path. */
-export function fileError(error: unknown, input: string): McpvisorError {
+/** A file-system error as a result a person understands, naming the path (cut past 160 characters). */
+export function fileError(error: unknown, given: string): McpvisorError {
   if (error instanceof McpvisorError) return error;
+  // Echoing kilobytes of path helps no one: a name too long is shown cut.
+  const input = shortPath(given);
   const code = (error as NodeJS.ErrnoException).code;
   switch (code) {
     case 'ENOENT':
@@ -274,9 +302,20 @@ export function fileError(error: unknown, input: string): McpvisorError {
     case 'ENOSPC':
     case 'EDQUOT':
       return new McpvisorError('BAD_INPUT', `${input}: no space left on the device`, { data: { path: input } });
+    case 'ENAMETOOLONG':
+      return new McpvisorError('BAD_INPUT', `${input}: file name or path too long (at most 255 bytes a name, 4096 a path on Linux)`, { data: { path: input } });
     case 'EROFS':
       return new McpvisorError('BAD_INPUT', `${input}: read-only file system`, { data: { path: input } });
     default:
       return new McpvisorError('INTERNAL', `${input}: ${(error as Error)?.message ?? String(error)}`, { data: { path: input, errno: code } });
   }
+}
+
+/** Paths up to this many characters are shown whole in errors; longer ones are cut in the middle. */
+const SHOWN_PATH_CHARS = 160;
+
+/** `path` itself, or its head and tail around a note of its length. */
+function shortPath(given: string): string {
+  if (given.length <= SHOWN_PATH_CHARS) return given;
+  return `${given.slice(0, 100)}…[${given.length} characters]…${given.slice(-40)}`;
 }

@@ -4,7 +4,7 @@ import type { RunResult } from './runner';
 import type { ProcessRow, SystemInfo } from './system-info';
 
 /** The fields of an exec result that its text shows: the run's result, what ran, and where. */
-export type ExecFields = Omit<RunResult, 'pid'> & { command: string; sandboxed: boolean };
+export type ExecFields = Omit<RunResult, 'pid' | 'sourceBytes'> & { command: string; sandboxed: boolean };
 
 /** The readable text of an exec result: status line, notes, then each non-empty stream. */
 export function formatExec(result: ExecFields, timeoutMs: number, capBytes: number): string {
@@ -25,7 +25,7 @@ export function formatExec(result: ExecFields, timeoutMs: number, capBytes: numb
 
 /**
  * What a shell's 128 + n code usually means: a process the shell waited for was killed by signal
- * n. In sandbox mode every signal reaches us this way (bubblewrap's init reports its child's
+ * n. In sandbox mode every signal from inside reaches us this way (bubblewrap's init reports its child's
  * signal as 128 + n), so a killed command reads `exit code 143 (128 + 15: SIGTERM…)` there.
  */
 function signalNote(code: number): string {

@@ -1,9 +1,14 @@
+import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import { reclaimMemory } from './reclaim';
+import type { SourceBytes } from './reply-budget';
+import { utf8PrefixBytes } from './utf8-prefix';
 
 export interface Capture {
   /** The kept output as UTF-8 text; when the middle was not kept, head + marker + tail. */
   text(): string;
+  /** Bytes of output that `text().slice(start, end)` shows (its marker counts the bytes it cut). */
+  sourceBytes: SourceBytes;
   /** Whether any output was left out (past the cap, or the middle between head and tail). */
   truncated(): boolean;
   /** Bytes read from the stream in all, kept or not. */
@@ -57,22 +62,55 @@ export function captureOutput(stream: Readable, capBytes: number, windowBytes = 
     stream.on('error', () => resolve());
   });
   const kept = () => headBytes + Math.min(tailBytes, keep);
+  let parts: Part[] | undefined;
+  const decode = (): Part[] => {
+    if (parts) return parts;
+    const first = Buffer.concat(head, headBytes);
+    let last = Buffer.concat(tail, tailBytes);
+    if (tailBytes > keep) last = last.subarray(tailBytes - keep);
+    const skipped = seen - headBytes - last.length;
+    // Decoded whole when nothing was cut: a character split between head and tail stays one.
+    if (skipped === 0) return (parts = [textPart(Buffer.concat([first, last]))]);
+    // Start the tail on a character boundary (skip UTF-8 continuation bytes).
+    let start = 0;
+    while (start < last.length && start < 3 && (last[start] & 0xc0) === 0x80) start++;
+    const marker = `\n[… ${skipped + start} bytes cut …]\n`;
+    return (parts = [textPart(first), { text: marker, bytes: (units) => (units >= marker.length ? skipped + start : 0) }, textPart(last.subarray(start))]);
+  };
   return {
-    text: () => {
-      const first = Buffer.concat(head, headBytes).toString('utf8');
-      if (tail.length === 0) return first;
-      let last = Buffer.concat(tail, tailBytes);
-      if (tailBytes > keep) last = last.subarray(tailBytes - keep);
-      const skipped = seen - headBytes - last.length;
-      if (skipped === 0) return first + last.toString('utf8');
-      // Start the tail on a character boundary (skip UTF-8 continuation bytes).
-      let start = 0;
-      while (start < last.length && start < 3 && (last[start] & 0xc0) === 0x80) start++;
-      return `${first}\n[… ${skipped + start} bytes cut …]\n${last.subarray(start).toString('utf8')}`;
-    },
+    // Concatenated, not joined: V8 keeps a rope of the parts instead of copying megabytes.
+    text: () => decode().reduce((text, part) => text + part.text, ''),
+    sourceBytes: (start, end) => bytesBefore(decode(), end) - bytesBefore(decode(), start),
     truncated: () => seen > kept(),
     total: () => seen,
     destroy: () => stream.destroy(),
     closed,
   };
+}
+
+/** A piece of the captured text and how to count the output bytes of its first `units` code units. */
+interface Part {
+  text: string;
+  bytes(units: number): number;
+}
+
+/** Text decoded from `data`; valid UTF-8 is counted from the text, anything else from `data`. */
+function textPart(data: Buffer): Part {
+  const text = data.toString('utf8');
+  const size = data.length;
+  // Valid UTF-8 round-trips: the text's own bytes are the output's, and `data` can go.
+  if (isUtf8(data)) return { text, bytes: (units) => (units >= text.length ? size : Buffer.byteLength(text.slice(0, units))) };
+  return { text, bytes: (units) => utf8PrefixBytes(data, units) };
+}
+
+/** Output bytes shown by the first `index` code units of the parts' text; a marker counts once passed whole. */
+function bytesBefore(parts: Part[], index: number): number {
+  let bytes = 0;
+  for (const part of parts) {
+    if (index <= 0) break;
+    const units = Math.min(index, part.text.length);
+    bytes += units === part.text.length ? part.bytes(Infinity) : part.bytes(units);
+    index -= part.text.length;
+  }
+  return bytes;
 }

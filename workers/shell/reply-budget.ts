@@ -31,8 +31,18 @@ export function jsonBytes(text: string): number {
 /** Room kept for the marker and the quotes. */
 const MARKER_ROOM = 96;
 
-/** `text` itself when its JSON fits in `budget` bytes, else its head and tail around a marker. */
-export function fitText(text: string, budget: number): { text: string; cut: boolean } {
+/**
+ * Bytes of output that `text.slice(start, end)` shows: a captured stream's own count
+ * (output-capture.ts), exact also where invalid UTF-8 became U+FFFD.
+ */
+export type SourceBytes = (start: number, end: number) => number;
+
+/**
+ * `text` itself when its JSON fits in `budget` bytes, else its head and tail around a marker that
+ * says how many bytes were cut: counted by `sourceBytes` when given, else as the text's UTF-8
+ * (an earlier marker in the cut counting what it says).
+ */
+export function fitText(text: string, budget: number, sourceBytes?: SourceBytes): { text: string; cut: boolean } {
   if (jsonBytes(text) <= budget) return { text, cut: false };
   const half = Math.max(0, Math.floor((budget - MARKER_ROOM) / 2));
   let head = 0;
@@ -58,7 +68,8 @@ export function fitText(text: string, budget: number): { text: string; cut: bool
     tail = Math.max(tail, end);
     earlier += Number(m[1]) - Buffer.byteLength(m[0]);
   }
-  const marker = `\n[… ${Buffer.byteLength(text.slice(head, tail)) + earlier} bytes cut to fit the reply …]\n`;
+  const cut = sourceBytes ? sourceBytes(head, tail) : Buffer.byteLength(text.slice(head, tail)) + earlier;
+  const marker = `\n[… ${cut} bytes cut to fit the reply …]\n`;
   return { text: text.slice(0, head) + marker + text.slice(tail), cut: true };
 }
 
@@ -66,14 +77,19 @@ export function fitText(text: string, budget: number): { text: string; cut: bool
 const MARKER = /\n\[… (\d+) bytes cut[^\]\n]*…\]\n/g;
 
 /** Splits `budget` between two streams: a small one keeps all it needs, the other gets the rest. */
-export function fitStreams(stdout: string, stderr: string, budget: number): { stdout: string; stderr: string; stdoutCut: boolean; stderrCut: boolean } {
+export function fitStreams(
+  stdout: string,
+  stderr: string,
+  budget: number,
+  sources: { stdout?: SourceBytes; stderr?: SourceBytes } = {},
+): { stdout: string; stderr: string; stdoutCut: boolean; stderrCut: boolean } {
   const half = Math.floor(budget / 2);
   const outSize = jsonBytes(stdout);
   const errSize = jsonBytes(stderr);
   const outBudget = errSize < half ? budget - errSize : outSize < half ? outSize : half;
   const errBudget = budget - Math.min(outSize, outBudget);
-  const out = fitText(stdout, outBudget);
-  const err = fitText(stderr, errBudget);
+  const out = fitText(stdout, outBudget, sources.stdout);
+  const err = fitText(stderr, errBudget, sources.stderr);
   return { stdout: out.text, stderr: err.text, stdoutCut: out.cut, stderrCut: err.cut };
 }
 

@@ -5,7 +5,9 @@ import { performance } from 'node:perf_hooks';
 import { McpvisorError } from '../../protocol/errors';
 import { killTree } from '../common/kill-tree';
 import { captureOutput } from './output-capture';
+import type { OrphanGuard } from './orphan-guard';
 import { outputPipes, releasePipes, type OutputPipes } from './output-pipes';
+import type { SourceBytes } from './reply-budget';
 import type { Readable } from 'node:stream';
 
 export interface RunOptions {
@@ -26,6 +28,8 @@ export interface RunOptions {
   prepared?: PreparedCommand;
   /** What `prepared` reads on its stdin (the command), then EOF. */
   input?: string;
+  /** Kills the command's process group should the worker die first (orphan-guard.ts); unconfined mode. */
+  guard?: OrphanGuard;
 }
 
 /** A command process started ahead of its command, waiting on its stdin. */
@@ -41,7 +45,7 @@ export interface RunResult {
   stderr: string;
   /** Exit code, or null when the command ended on a signal. */
   exitCode: number | null;
-  /** The signal that ended the command (SIGKILL after a timeout or cancel). */
+  /** The signal that ended the command; always SIGKILL (and `exitCode` null) after a timeout or cancel. */
   signal: string | null;
   durationMs: number;
   timedOut: boolean;
@@ -52,6 +56,8 @@ export interface RunResult {
   stdoutBytes: number;
   stderrBytes: number;
   pid: number | undefined;
+  /** Output bytes a slice of `stdout` or `stderr` shows, for the cut markers of a reply (not sent). */
+  sourceBytes: { stdout: SourceBytes; stderr: SourceBytes };
 }
 
 /** Every command's environment carries this variable with a fresh id, so its descendants can be found. */
@@ -74,6 +80,7 @@ const DRAIN_AFTER_EXIT_MS = 200;
  *   grace, by decision: a timed-out command must not outlive the result. When the command exits
  *   normally its process group is killed too, so background jobs (`sleep 100 &`) do not outlive it;
  *   a process that left the group (setsid) survives unless the sandbox's pid namespace is in use.
+ *   With `guard`, the group is also killed if the worker dies before the command (orphan-guard.ts).
  * - Output is counted while it is read: up to `maxOutputBytes` per stream is kept (its head and
  *   tail when `keepBytes` is smaller), the rest is read and dropped: the command is not killed for
  *   writing much (a verbose build must not die of SIGPIPE) and its exit code stays meaningful; the
@@ -93,6 +100,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
     const commandId = prepared?.commandId ?? randomUUID();
     const proc = prepared ?? startProcess(options.file, options.args, options.cwd, { ...options.env, [COMMAND_ID_ENV]: commandId }, options.input === undefined ? 'ignore' : 'pipe', pipes);
     const child = proc.child;
+    options.guard?.watch(child.pid);
     if (options.input !== undefined) {
       child.stdin!.on('error', () => undefined); // a command that never reads its stdin is no error
       child.stdin!.end(options.input);
@@ -109,6 +117,8 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
       void killTree(child.pid, 'SIGKILL').then(() => killMarked(commandId));
     };
     const timer = setTimeout(() => {
+      // Exited, its group killed, only an escaped writer's pipes left to drain: nothing to stop.
+      if (exit) return;
       timedOut = true;
       kill();
     }, options.timeoutMs);
@@ -131,11 +141,15 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
         reject(new McpvisorError('INTERNAL', `cannot start ${options.file}: ${spawnError.message}`));
         return;
       }
+      // A command we stopped reports the SIGKILL we sent, in both modes: killing a tree takes a
+      // `ps` walk, and meanwhile its shell may exit 0 (a `wait` whose job was killed first) or, in
+      // the sandbox, bwrap may report 137. Decision: that code is not the command's exit status.
+      const stopped = timedOut || isCanceled;
       resolve({
         stdout: stdout.text(),
         stderr: stderr.text(),
-        exitCode: exit?.code ?? null,
-        signal: exit?.signal ?? null,
+        exitCode: stopped ? null : exit?.code ?? null,
+        signal: stopped ? 'SIGKILL' : exit?.signal ?? null,
         durationMs: Math.round((performance.now() - started) * 10) / 10,
         timedOut,
         isCanceled,
@@ -144,6 +158,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
         stdoutBytes: stdout.total(),
         stderrBytes: stderr.total(),
         pid: child.pid,
+        sourceBytes: { stdout: stdout.sourceBytes, stderr: stderr.sourceBytes },
       });
     };
     let closed = 0;
@@ -169,6 +184,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
           // The group is empty already.
         }
       }
+      options.guard?.release(child.pid);
       if (closed === 2) finish();
       else {
         drainTimer = setTimeout(() => {

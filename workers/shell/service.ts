@@ -9,6 +9,7 @@ import { deleteFile, listDirectory, readTextFile, writeTextFile, type FileToolOp
 import { formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
 import { reclaimMemory } from './reclaim';
 import { fitStreams, jsonBytes, TEXT_SHARE } from './reply-budget';
+import { OrphanGuard } from './orphan-guard';
 import { fillPipePool, outputPipes, releasePipes, takeOutputPipes } from './output-pipes';
 import { discardPrepared, killAllCommands, prepareCommand, runCommand, type PreparedCommand } from './runner';
 import { probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, type SandboxOptions, type SandboxState } from './sandbox';
@@ -71,6 +72,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     return taken;
   };
   let closing = false;
+  // Unconfined commands would outlive a crashed worker; bwrap --die-with-parent covers sandboxed ones.
+  const guard = config.sandbox ? undefined : new OrphanGuard();
   // Real pipes for the commands' output (output-pipes.ts), ready before the first one starts.
   void fillPipePool(true);
   if (config.sandbox && sandbox.available) warm = prepareCommand(warmArgv.file, warmArgv.args, workspace, sandboxEnvironment, takeOutputPipes());
@@ -119,6 +122,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
         // A reply shows at most maxResultBytes of JSON: hold no more than its head and tail.
         keepBytes: Math.min(config.maxOutputBytes, Math.ceil(config.maxResultBytes / 2)),
         signal: context.signal,
+        guard,
         ...(prepared ? { prepared, input: command } : {}),
       });
     } finally {
@@ -133,8 +137,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     if (config.logCommands) {
       log.info('command', { command, exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, timedOut: result.timedOut, sandboxed: config.sandbox });
     }
-    const { pid: _pid, ...fields } = result;
-    const fitted = fitStreams(result.stdout, result.stderr, config.maxResultBytes);
+    const { pid: _pid, sourceBytes, ...fields } = result;
+    const fitted = fitStreams(result.stdout, result.stderr, config.maxResultBytes, sourceBytes);
     const structured = {
       command,
       ...fields,
@@ -144,9 +148,10 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
       stderrTruncated: result.stderrTruncated || fitted.stderrCut,
       sandboxed: config.sandbox,
     };
-    // The text item repeats the output for people within a smaller share of the budget.
+    // The text item repeats the output for people within a smaller share of the budget, cut from
+    // the whole output so its marker too counts bytes of output.
     const textBudget = Math.floor(config.maxResultBytes / TEXT_SHARE);
-    const shown = { ...structured, ...fitStreams(structured.stdout, structured.stderr, textBudget) };
+    const shown = { ...structured, ...fitStreams(result.stdout, result.stderr, textBudget, sourceBytes) };
     const text = formatExec(shown, timeoutMs, config.maxOutputBytes);
     const output: ToolResult = { content: [{ type: 'text', text }], structuredContent: structured };
     if (result.timedOut || result.isCanceled) {

@@ -30,9 +30,17 @@ describe.each([
     const result = await call(server, 'exec', { command });
     expect(result.isError).toBe(true);
     expect(errorCodeOf(result)).toBe('TIMEOUT');
-    expect(result.structuredContent).toMatchObject({ timedOut: true, isCanceled: false, stdout: 'before\n' });
+    expect(result.structuredContent).toMatchObject({ timedOut: true, isCanceled: false, exitCode: null, signal: 'SIGKILL', stdout: 'before\n' });
+    expect(textOf(result)).toMatch(/^killed by SIGKILL after/);
     expect(textOf(result)).toContain('timed out after 3000 ms');
     for (const n of [1, 2, 3]) expect(await eventually(() => processesMatching(`sleep ${mark + n}`).length === 0, 3000)).toBe(true);
+  });
+
+  test('a command that ends by itself while the timeout kills it still reports SIGKILL, never a timed-out exit code', async () => {
+    // `sleep 3` against the 3000 ms limit nearly always ends during the kill's `ps` walk.
+    const result = await call(server, 'exec', { command: 'sleep 3' });
+    const { timedOut, exitCode, signal } = result.structuredContent!;
+    expect({ exitCode, signal }).toEqual(timedOut ? { exitCode: null, signal: 'SIGKILL' } : { exitCode: 0, signal: null });
   });
 
   test('refuses a command over 128 KiB of UTF-8 with a clear error, however few its characters', async () => {
@@ -100,5 +108,16 @@ describe('a command that kills its own shell pool worker', () => {
     }, 15_000);
     expect(recovered).toBe(true);
     expect(await eventually(() => shellWorkerPids(server.pid()!).some((pid) => !before.includes(pid)), 10_000)).toBe(true);
+  });
+
+  test('the commands of a SIGKILLed worker die with it, background jobs included, long before their timeout', async () => {
+    const running = [1, 2, 3].map((n) => call(server, 'exec', { command: `sleep 430${n} & sleep 431${n}` }));
+    expect(await eventually(() => [1, 2, 3].every((n) => processesMatching(`sleep 431${n}`).length > 0), 5000)).toBe(true);
+    for (const pid of shellWorkerPids(server.pid()!)) process.kill(pid, 'SIGKILL');
+    for (const result of await Promise.all(running)) expect(errorCodeOf(result)).toBe('WORKER_CRASHED');
+    // The default timeout is 30 s: these must end because their worker did, not because of it.
+    for (const n of [1, 2, 3]) {
+      expect(await eventually(() => processesMatching(`sleep 430${n}`).length + processesMatching(`sleep 431${n}`).length === 0, 3000)).toBe(true);
+    }
   });
 });

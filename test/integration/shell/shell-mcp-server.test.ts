@@ -115,6 +115,22 @@ describe.each([
     expect(textOf(result)).toContain(`[… ${3_000_008 - (textKept + 1)} bytes cut to fit the reply …]`);
   });
 
+  test('a cut output that is not UTF-8 counts missing bytes of the output, not of its replacement characters', async () => {
+    // Each \377 is shown as one U+FFFD (3 bytes of UTF-8) but was one byte of output.
+    const result = await call(server, 'exec', { command: 'head -c 3000000 /dev/zero | tr "\\0" "\\377"; echo THE-END' });
+    const outputBytesShown = (text: string) => {
+      const kept = text.replace(/\n\[…[^\]]*\]\n/, '');
+      return Buffer.byteLength(kept.replace(/\uFFFD/g, '')) + (kept.match(/\uFFFD/g) ?? []).length;
+    };
+    const marked = (text: string) => Number(/\[… (\d+) bytes cut to fit the reply …\]/.exec(text)?.[1]);
+    const stdout = (result.structuredContent as { stdout: string }).stdout;
+    expect(stdout.endsWith('\uFFFDTHE-END\n')).toBe(true);
+    expect(marked(stdout)).toBe(3_000_008 - outputBytesShown(stdout));
+    const shown = textOf(result).split('--- stdout ---\n')[1].split('\n[stdout cut')[0];
+    // The text item drops the last line break of a stream.
+    expect(marked(shown)).toBe(3_000_008 - (outputBytesShown(shown) + 1));
+  });
+
   test('a command can open /dev/stdout and /dev/stderr by name, command after command', async () => {
     // More commands than one batch of pipes (32 FIFOs, two per command), some at once.
     const results = await Promise.all(Array.from({ length: 24 }, (_, i) => call(server, 'exec', { command: `echo out${i} >/dev/stdout; echo err${i} >/dev/stderr; echo tee${i} | tee /dev/stderr` })));

@@ -84,6 +84,16 @@ describe('readFile', () => {
     await expect(readTextFile('sub', confined)).rejects.toMatchObject({ code: 'BAD_INPUT', message: 'sub is a directory; use listDir' });
     await expect(readTextFile('nope.txt', confined)).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'nope.txt: no such file or directory' });
   });
+
+  test('reads a file whose size on disk is not its content (procfs) to its end, and refuses one past the limit', async () => {
+    const roomy = { ...open, maxReadBytes: 1024 * 1024 };
+    expect(statSync('/proc/version').size).toBe(0);
+    expect(await readTextFile('/proc/version', roomy)).toMatchObject({ content: readFileSync('/proc/version', 'utf8'), sizeBytes: readFileSync('/proc/version').length });
+    const status = await readTextFile('/proc/self/status', roomy);
+    expect(status.content).toMatch(/^Name:[\s\S]*\nVmRSS:[\s\S]*\n$/);
+    expect(status.sizeBytes).toBe(Buffer.byteLength(status.content));
+    await expect(readTextFile('/proc/self/status', { ...open, maxReadBytes: 100 })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining('more than the 100-byte limit of readFile') });
+  });
 });
 
 describe('writeFile', () => {
@@ -198,6 +208,20 @@ describe('special files and modes', () => {
     await writeTextFile('tool', 'new', confined);
     expect(statSync(path.join(ws, 'tool')).mode & 0o7777).toBe(0o755);
   });
+});
+
+test.each([
+  ['a 300-character file name', 'n'.repeat(300)],
+  ['a path over 4096 bytes', 'd/'.repeat(2100) + 'f.txt'],
+])('%s is BAD_INPUT with a short message that cuts the path, in both modes', async (_what, name) => {
+  for (const options of [open, confined]) {
+    for (const attempt of [() => readTextFile(name, options), () => writeTextFile(name, 'x', options)]) {
+      const error = await attempt().then(() => undefined, (e: { code: string; message: string; data?: { path?: string } }) => e);
+      expect(error).toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining(': file name or path too long') });
+      expect(error!.message.length).toBeLessThan(300);
+      expect(error!.data?.path?.length).toBeLessThan(300);
+    }
+  }
 });
 
 test('a file where a directory should be is a plain error, not an escape', async () => {

@@ -57,6 +57,40 @@ describe('fitText', () => {
   });
 });
 
+describe('fitText of captured output that is not UTF-8', () => {
+  const capture = async (data: Buffer, cap: number, window?: number) => {
+    const stream = new PassThrough();
+    const captured = captureOutput(stream, cap, window);
+    stream.end(data);
+    await captured.closed;
+    return captured;
+  };
+  const marked = (text: string) => Number(/\[… (\d+) bytes cut/.exec(text)![1]);
+  const withoutMarker = (text: string) => text.replace(/\n\[…[^\]]*\]\n/, '');
+
+  test.each([
+    // [what, unit of output, its bytes as shown characters: bytes each U+FFFD or letter stood for]
+    ['invalid bytes, one U+FFFD each', [0xff], { '\uFFFD': 1 }],
+    ['truncated sequences, one U+FFFD for two bytes', [0xe2, 0x82, 0x41], { '\uFFFD': 2, A: 1 }],
+    ['real U+FFFD characters, three bytes each', [0xef, 0xbf, 0xbd], { '\uFFFD': 3 }],
+  ])('the marker counts the original bytes cut: %s', async (_what, unit, bytesOf) => {
+    const data = Buffer.from(Array.from({ length: 100_000 }, () => unit).flat());
+    const captured = await capture(data, 10 * 1024 * 1024);
+    const fitted = fitText(captured.text(), 3000, captured.sourceBytes);
+    const shownBytes = [...withoutMarker(fitted.text)].reduce((sum, char) => sum + (bytesOf as Record<string, number>)[char], 0);
+    expect(marked(fitted.text)).toBe(data.length - shownBytes);
+  });
+
+  test('through the capture\'s own cut too, and a second fit to a smaller budget', async () => {
+    const data = Buffer.alloc(300_000, 0xff);
+    const captured = await capture(data, 10 * 1024 * 1024, 20_000);
+    for (const budget of [30_000, 2000]) {
+      const fitted = fitText(captured.text(), budget, captured.sourceBytes);
+      expect(marked(fitted.text)).toBe(data.length - [...withoutMarker(fitted.text)].length);
+    }
+  });
+});
+
 describe('fitStreams', () => {
   test('lets a small stream keep everything and gives the rest to the large one', () => {
     const fitted = fitStreams('x'.repeat(10_000), 'small error', 2000);
@@ -90,6 +124,11 @@ describe('captureOutput', () => {
     expect(capture.truncated()).toBe(true);
     expect(capture.total()).toBe(16);
     expect((await feed(['0123456789', 'ab'], 12)).text()).toBe('0123456789ab');
+  });
+
+  test('decodes a character split between head and tail whole when nothing was cut', async () => {
+    const capture = await feed(['ab\u20ac'.repeat(3)], 16, 8);
+    expect(capture.text()).toBe('ab\u20ac'.repeat(3));
   });
 
   test('holds only a window of head and tail when given one', async () => {
