@@ -36,7 +36,8 @@ export function startShellWorker(config: Record<string, unknown>): Promise<Shell
         resolve({
           child,
           rpc,
-          tools: message.tools,
+          // The shell worker announces descriptors, not texts (only the api worker sends ToolTexts).
+          tools: message.tools as ToolDescriptor[],
           logs,
           call: (tool, args = {}, options = {}) => rpc.call({ tool, arguments: args }, { deadlineMs: options.deadlineMs ?? 30_000, signal: options.signal }).catch((error: unknown) => errorResult(error)),
           async stop() {
