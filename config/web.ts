@@ -16,7 +16,8 @@ export const webSchema = z.strictObject({
       fallbackEngines: z.array(z.string().min(1)).default([]),
       headless: z.boolean().default(true),
       executablePath: z.string().min(1).optional(),
-      rateLimit: z.number().int().positive().default(1),
+      /** Searches per interval; a fraction is a slower rate (0.5 per 1000 ms: one per 2 s). */
+      rateLimit: z.number().positive().default(1),
       rateLimitIntervalMs: z.number().int().positive().default(2000),
       timeoutMs: z.number().int().positive().default(30_000),
       maxResults: z.number().int().positive().max(100).default(10),
@@ -24,7 +25,8 @@ export const webSchema = z.strictObject({
     .prefault({}),
   fetch: z
     .strictObject({
-      rateLimit: z.number().int().positive().default(1),
+      /** Fetches per interval; a fraction is a slower rate. */
+      rateLimit: z.number().positive().default(1),
       rateLimitIntervalMs: z.number().int().positive().default(1000),
       timeoutMs: z.number().int().positive().default(15_000),
       maxBodyBytes: z.number().int().positive().default(10 * 1024 * 1024),

@@ -1,5 +1,6 @@
 import { COMMON_FLAGS, SCHEMA_HTTP_DEFAULTS } from '../../../supervisor/profile';
 import { loadConfig } from '../../../config/load';
+import { validateConfig } from '../../../config/validate';
 import { checkWebConfig, webSearchMcpProfile } from '../../../supervisor/cli/web-profile';
 import { webToolsets } from '../../../supervisor/toolsets/web';
 import { createLogger } from '../../../supervisor/logger';
@@ -34,6 +35,11 @@ describe('the web-search-mcp profile', () => {
     expect(config.web.search).toMatchObject({ engine: 'bing', engineUrl: 'http://127.0.0.1:9/x', executablePath: '/opt/c', fallbackEngines: ['brave', 'startpage'] });
     expect(config.web.fetch.allowPrivateNetwork).toBe(true);
     expect(load([], { PUPPETEER_EXECUTABLE_PATH: '/opt/p' }).web.search.executablePath).toBe('/opt/p');
+  });
+
+  it('takes a fractional rate limit in the config (0.5 per 1000 ms: one search per 2 s) and refuses zero', () => {
+    expect(validateConfig({ web: { search: { rateLimit: 0.5, rateLimitIntervalMs: 1000 } } }).web.search.rateLimit).toBe(0.5);
+    expect(() => validateConfig({ web: { fetch: { rateLimit: 0 } } })).toThrow(/web\.fetch\.rateLimit/);
   });
 
   it('names the variable of a bad value and the known engines for an unknown one', () => {
