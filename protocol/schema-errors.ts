@@ -2,16 +2,31 @@ import type { ErrorObject } from 'ajv';
 
 /**
  * The ajv errors worth naming to a caller. A value that fits none of a oneOf/anyOf gets one error
- * per alternative, each where that alternative first failed, and then the oneOf's own: only those
- * that got furthest into the value are kept (the alternative the caller meant, usually), so a
- * valid `type` is not reported as wrong while the real fault sits deeper. In protocol/ because the
- * supervisor's check and the api worker's (library, invoke-api-endpoint) both describe them.
+ * per alternative, each where that alternative first failed, and then the oneOf's own: of those,
+ * only the ones that got furthest into the value are kept (the alternative the caller meant,
+ * usually), so a valid `type` is not reported as wrong while the real fault sits deeper. Errors
+ * outside any oneOf/anyOf (a missing required argument beside it) are all kept. In protocol/
+ * because the supervisor's check and the api worker's (library, invoke-api-endpoint) both
+ * describe them.
  */
 export function closestErrors(errors: ErrorObject[]): ErrorObject[] {
+  const groups = errors.filter((error) => error.keyword === 'oneOf' || error.keyword === 'anyOf').map((error) => `${error.schemaPath}/`);
+  if (groups.length === 0) return errors;
+  // Each error under a oneOf/anyOf belongs to the outermost one (the shortest schema path).
+  const groupOf = (error: ErrorObject) => groups.filter((prefix) => error.schemaPath.startsWith(prefix)).sort((a, b) => a.length - b.length)[0];
   const depth = (error: ErrorObject) => (error.instancePath === '' ? 0 : error.instancePath.split('/').length);
-  const deepest = Math.max(0, ...errors.map(depth));
-  const kept = errors.filter((error) => depth(error) === deepest && error.keyword !== 'oneOf' && error.keyword !== 'anyOf');
-  return kept.length > 0 ? kept : errors;
+  const deepest = new Map<string, number>();
+  for (const error of errors) {
+    const group = groupOf(error);
+    if (group !== undefined) deepest.set(group, Math.max(deepest.get(group) ?? 0, depth(error)));
+  }
+  return errors.filter((error) => {
+    const group = groupOf(error);
+    if (group !== undefined) return depth(error) === deepest.get(group);
+    // A oneOf/anyOf's own error stays only when none of its alternatives' errors came with it.
+    if (error.keyword === 'oneOf' || error.keyword === 'anyOf') return !deepest.has(`${error.schemaPath}/`);
+    return true;
+  });
 }
 
 /** `problems` joined for a message, at most five, saying how many more there were. */

@@ -34,6 +34,13 @@ export function openapiProfile(): Profile {
     api[key] = [...((api[key] as unknown[] | undefined) ?? []), ...list];
     input.apis = [api as ApiInput];
   };
+  // A description given here is read by its own form (URL, else file path), not by a config
+  // file's `specInputMethod`, which was about the file's own `openApiSpec`; a
+  // `--spec-input-method` (applied after this one) still says otherwise.
+  const spec = (input: ConfigInput, value: unknown) => {
+    set('openApiSpec')(input, value);
+    api.specInputMethod ??= 'url';
+  };
   const method = (value: unknown) => {
     const upper = String(value).trim().toUpperCase();
     if (!HTTP_METHOD.test(upper)) throw new ConfigError(`--operation: '${String(value)}' is not an HTTP method (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS)`);
@@ -56,7 +63,7 @@ export function openapiProfile(): Profile {
   const flags: FlagSpec[] = [
     ...SERVER_FLAGS,
     { name: 'api-base-url', kind: 'string', arg: 'URL', apply: set('apiBaseUrl'), help: 'base URL of the upstream API (required; API_BASE_URL)' },
-    { name: 'openapi-spec', kind: 'string', arg: 'PATH|URL', apply: set('openApiSpec'), help: 'OpenAPI description: file path or URL (OPENAPI_SPEC_PATH)' },
+    { name: 'openapi-spec', kind: 'string', arg: 'PATH|URL', apply: spec, help: 'OpenAPI description: file path or URL (OPENAPI_SPEC_PATH)' },
     { name: 'spec-input-method', kind: 'string', arg: 'METHOD', apply: set('specInputMethod'), help: 'url, file, stdin or inline: how --openapi-spec is read (default: URL if http(s), else file)' },
     { name: 'headers', kind: 'headers', arg: 'NAME:VALUE,...', apply: mergeHeaders, help: 'headers sent upstream, comma-separated (API_HEADERS)' },
     { name: 'header', kind: 'string', multiple: true, arg: 'NAME=VALUE', apply: oneHeader, help: 'one header sent upstream' },
@@ -72,7 +79,7 @@ export function openapiProfile(): Profile {
   ];
   const envVars: EnvSpec[] = [
     { name: 'API_BASE_URL', kind: 'string', apply: set('apiBaseUrl') },
-    { name: 'OPENAPI_SPEC_PATH', kind: 'string', apply: set('openApiSpec') },
+    { name: 'OPENAPI_SPEC_PATH', kind: 'string', apply: spec },
     { name: 'API_HEADERS', kind: 'headers', apply: mergeHeaders },
   ];
   return {

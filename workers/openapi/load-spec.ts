@@ -188,14 +188,18 @@ async function readStream(stream: NodeJS.ReadableStream, maxBytes: number): Prom
 }
 
 async function fetchExternal(root: JsonObject, rootUri: string | undefined, external: Map<string, Json>, options: LoadSpecOptions, source: string): Promise<void> {
-  const pending = [...externalRefs(root, rootUri)];
+  // Each document to read, with the one whose $ref named it.
+  const pending = [...externalRefs(root, rootUri)].map((uri) => ({ uri, from: rootUri }));
   while (pending.length > 0) {
     if (external.size >= 100) throw new McpvisorError('BAD_INPUT', `${source} references more than 100 external documents`);
-    const uri = pending.shift()!;
+    const { uri, from } = pending.shift()!;
     if (external.has(uri) || uri === rootUri) continue;
     let text: string;
-    // fileURLToPath, not the URL's pathname: that keeps `%20` for a space in a folder's name.
-    const file = uri.startsWith('file:') ? fileURLToPath(uri) : undefined;
+    // A document from the network may not read this machine's files (file:///etc/…), as in a browser.
+    if (uri.startsWith('file:') && from !== undefined && /^https?:/i.test(from)) {
+      throw new McpvisorError('BLOCKED', `${source}: ${from} may not reference a local file (${uri})`);
+    }
+    const file = uri.startsWith('file:') ? localPath(uri, source) : undefined;
     if (file !== undefined) text = await readSpecFile(file, file);
     else if (/^https?:/.test(uri)) text = await readUrl(uri, options);
     else throw new McpvisorError('BAD_INPUT', `${source}: cannot follow the $ref to ${uri}`);
@@ -206,7 +210,19 @@ async function fetchExternal(root: JsonObject, rootUri: string | undefined, exte
       throw new McpvisorError('BAD_INPUT', `invalid OpenAPI specification format in ${file ?? uri} (referenced from ${source}): not valid JSON or YAML (${firstLine((error as Error).message)})`);
     }
     external.set(uri, doc as Json);
-    for (const next of externalRefs(doc as Json, uri)) if (!external.has(next) && next !== rootUri) pending.push(next);
+    for (const next of externalRefs(doc as Json, uri)) if (!external.has(next) && next !== rootUri) pending.push({ uri: next, from: uri });
+  }
+}
+
+/**
+ * The path of a `file:` URL: fileURLToPath, not the URL's pathname, which keeps `%20` for a space
+ * in a folder's name. BAD_INPUT for one it refuses (another host, an encoded `/`).
+ */
+function localPath(uri: string, source: string): string {
+  try {
+    return fileURLToPath(uri);
+  } catch (error) {
+    throw new McpvisorError('BAD_INPUT', `${source}: cannot follow the $ref to ${uri}: ${(error as Error).message}`);
   }
 }
 

@@ -56,7 +56,7 @@ function withHeaders(result: ToolResult, response: ApiResponse): ToolResult {
  */
 function rateLimitNote(headers: Record<string, string>): string {
   const remaining = headers['x-ratelimit-remaining'] ?? headers['ratelimit-remaining'];
-  if (remaining === undefined || Number(remaining) !== 0) return '';
+  if (remaining === undefined || remaining.trim() === '' || Number(remaining) !== 0) return '';
   const epoch = Number(headers['x-ratelimit-reset']);
   const delta = Number(headers['ratelimit-reset']);
   // Date's range ends at 8.64e15 ms: a bigger epoch is shown as it came.
@@ -134,9 +134,10 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
     if (!response.truncated) {
       try {
         const value: unknown = JSON.parse(text);
-        // Digits enough for an integer JSON.parse cannot hold: indent the text itself, and leave
-        // structuredContent out if it would carry another number.
-        const exact = /\d{16}/.test(text) ? indentJson(text) : undefined;
+        // Digits enough for a number JSON.parse cannot hold: indent the text itself, and leave
+        // structuredContent out if it would carry another number. Indented past the budget
+        // (deep nesting): the body as it came, and no structuredContent, which may differ.
+        const exact = /\d{16}/.test(text) ? indentJson(text, maxBytes) ?? { text: text.trim(), lossy: true } : undefined;
         const indented = exact?.text ?? JSON.stringify(value, null, 2);
         // Indenting can take a body that fits over the budget: then the body as it came.
         const shown = indented.length > text.length && !fits(indented, maxBytes) && fits(text, maxBytes) ? text.trim() : indented;
@@ -164,7 +165,8 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
  * another host), so it is named in the text, absolute, besides the headers block.
  */
 function redirectResult(response: ApiResponse): ToolResult {
-  const location = response.headers.location;
+  // Only a redirect to another origin reaches here with a Location (same-origin ones are followed), never a 304.
+  const location = response.status === 304 ? undefined : response.headers.location;
   if (location === undefined) {
     const text = decode(response.body, (response.headers['content-type'] ?? '').toLowerCase());
     return { content: [{ type: 'text', text: `HTTP ${response.status}${text ? `\n${text.slice(0, ERROR_EXCERPT_CHARS)}` : ''}` }] };

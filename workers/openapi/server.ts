@@ -18,7 +18,13 @@ export class OpenAPIServer {
   readonly config: OpenApiConfig;
   readonly #log?: WorkerLogger;
   #service?: ApiToolService;
+  /** The one load of the description, shared by concurrent start() calls. */
+  #loading?: Promise<ApiToolService>;
   #closeTransport?: () => Promise<void>;
+  /** A transport is served or being connected. */
+  #serving = false;
+  /** Bumped by stop(): a start() that sees it change gave up. */
+  #generation = 0;
 
   /** Throws what validateConfig throws. */
   constructor(config: OpenApiConfigInput, options: { log?: WorkerLogger } = {}) {
@@ -27,29 +33,58 @@ export class OpenAPIServer {
   }
 
   /**
-   * Loads the description and builds the tools, then serves them on `transport` when one is
-   * given; rejects on load failure (see load-spec.ts) and when already serving a transport.
+   * Loads the description and builds the tools (once, however many calls wait for it), then
+   * serves them on `transport` when one is given. Rejects on load failure (see load-spec.ts),
+   * with BAD_INPUT when a transport is already served, and with SHUTTING_DOWN when stop() came
+   * first (what it had opened is closed).
    */
   async start(transport?: Transport): Promise<void> {
-    if (transport && this.#closeTransport) throw new McpvisorError('BAD_INPUT', 'the server is already serving a transport: stop() it first');
-    this.#service ??= await ApiToolService.create(this.config, this.#log);
-    if (!transport) return;
-    // Required here: the SDK's server stays out of the api worker, which loads this folder too.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { serveTools } = require('../../protocol/sdk-server') as typeof import('../../protocol/sdk-server');
-    this.#closeTransport = await serveTools(
-      { name: this.config.name, version: this.config.version, listTools: () => this.listTools(), callTool: (name, args, options) => this.callTool(name, args, options) },
-      transport,
-    );
+    if (transport) {
+      if (this.#serving) throw new McpvisorError('BAD_INPUT', 'the server is already serving a transport: stop() it first');
+      this.#serving = true;
+    }
+    const generation = this.#generation;
+    try {
+      const loading = (this.#loading ??= ApiToolService.create(this.config, this.#log));
+      let service: ApiToolService;
+      try {
+        service = await loading;
+      } catch (error) {
+        if (this.#loading === loading) this.#loading = undefined; // a later start() tries again
+        throw error;
+      }
+      if (generation !== this.#generation) throw new McpvisorError('SHUTTING_DOWN', 'stop() was called while the server was starting');
+      this.#service = service;
+      if (!transport) return;
+      // Required here: the SDK's server stays out of the api worker, which loads this folder too.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { serveTools } = require('../../protocol/sdk-server') as typeof import('../../protocol/sdk-server');
+      const close = await serveTools(
+        { name: this.config.name, version: this.config.version, listTools: () => this.listTools(), callTool: (name, args, options) => this.callTool(name, args, options) },
+        transport,
+      );
+      if (generation !== this.#generation) {
+        await close();
+        throw new McpvisorError('SHUTTING_DOWN', 'stop() was called while the server was starting');
+      }
+      this.#closeTransport = close;
+    } catch (error) {
+      if (transport && generation === this.#generation) this.#serving = false;
+      throw error;
+    }
   }
 
-  /** Closes the transport, if any, and releases the API client. */
+  /** Closes the transport, if any, and releases the API client (also one still loading). */
   async stop(): Promise<void> {
-    const service = this.#service;
+    this.#generation++;
+    const loading = this.#loading;
     const close = this.#closeTransport;
+    this.#loading = undefined;
     this.#service = undefined;
     this.#closeTransport = undefined;
+    this.#serving = false;
     await close?.();
+    const service = await loading?.catch(() => undefined);
     await service?.close();
   }
 

@@ -67,11 +67,15 @@ export class OrphanGuard {
     } catch {
       return false;
     }
-    guard.on('error', () => undefined);
-    guard.stdin!.on('error', () => undefined);
-    guard.once('exit', () => {
+    // A spawn that fails (EAGAIN at the process limit, EMFILE) says so with 'error' and no 'exit':
+    // forget that guard too, so the next command starts another.
+    const gone = () => {
       if (this.#guard === guard) this.#guard = undefined;
-    });
+    };
+    guard.on('error', gone);
+    guard.stdin?.on('error', () => undefined);
+    guard.once('exit', gone);
+    if (guard.pid === undefined || !guard.stdin) return false;
     // Neither the guard nor its pipe keeps the worker alive: the worker's end closing is the signal.
     guard.unref();
     (guard.stdin as unknown as { unref?: () => void }).unref?.();

@@ -99,7 +99,9 @@ export class RateLimiter {
       waiter.resolve();
     }
     if (this.#waiters.length === 0) return;
-    const waitMs = Math.max(1, Math.ceil(((1 - this.#tokens) * this.#intervalMs) / this.#limit));
+    // setTimeout takes at most 2^31-1 ms (a longer wait becomes 1 ms, a spin): a wait past ~24
+    // days (a tiny fractional rate) is taken in steps.
+    const waitMs = Math.min(2 ** 31 - 1, Math.max(1, Math.ceil(((1 - this.#tokens) * this.#intervalMs) / this.#limit)));
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#schedule();

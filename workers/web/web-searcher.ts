@@ -279,15 +279,19 @@ export class WebSearcher {
     // also survives a <meta refresh> that starts another navigation while we read.
     const html = this.#headless && response ? await response.text().catch(() => page.content()) : await settledContent(page, task.deadline);
     let outcome = task.engine.parse(html, { status, url: response?.url() ?? page.url(), maxResults });
+    // The status of the page read last: a page a person reached by solving the challenge is no
+    // longer the first answer's 403.
+    let lastStatus = status;
     // Visible browser: a person may solve the challenge; re-read the page until then.
     while (!this.#headless && outcome.kind === 'blocked' && Date.now() + CAPTCHA_POLL_MS < task.deadline && !task.signal.aborted) {
       await new Promise((resolve) => setTimeout(resolve, CAPTCHA_POLL_MS));
-      outcome = task.engine.parse(await settledContent(page, task.deadline), { status: 200, url: page.url(), maxResults });
+      lastStatus = 200;
+      outcome = task.engine.parse(await settledContent(page, task.deadline), { status: lastStatus, url: page.url(), maxResults });
     }
     // An error page (503, 500, 404) is not an empty result page: the engine could not answer.
     // 403 and 429 stay blocks (the parsers' genericBlock). Decision: results found on an error
     // page are kept, as the page did answer.
-    if (outcome.kind === 'results' && outcome.results.length === 0 && status >= 400) return { kind: 'failed', reason: `HTTP ${status}` };
+    if (outcome.kind === 'results' && outcome.results.length === 0 && lastStatus >= 400) return { kind: 'failed', reason: `HTTP ${lastStatus}` };
     return outcome;
   }
 }

@@ -35,10 +35,14 @@ beforeAll(async () => {
   const results = readFileSync(path.join(SERP_FIXTURES, 'duckduckgo-1.html'));
   const solving = challenge(`<script>setTimeout(() => location.replace('/results/html/?q=' + new URLSearchParams(location.search).get('q')), 1500)</script>`);
   const unsolved = challenge('');
+  const solvingToNothing = challenge(`<script>setTimeout(() => location.replace('/empty/html/'), 1500)</script>`);
   site = await startSite({
     '/solve/html/': (_req, res) => res.writeHead(202, { 'content-type': 'text/html; charset=utf-8' }).end(solving),
     '/results/html/': (_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(results),
     '/never/html/': (_req, res) => res.writeHead(202, { 'content-type': 'text/html; charset=utf-8' }).end(unsolved),
+    // A challenge answered with 403, behind which the engine has no results for the query.
+    '/solve403/html/': (_req, res) => res.writeHead(403, { 'content-type': 'text/html; charset=utf-8' }).end(solvingToNothing),
+    '/empty/html/': (_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<html><body><div id="links" class="results"></div></body></html>'),
   });
 });
 
@@ -61,6 +65,17 @@ describe('WebSearcher with a visible browser (headless: false)', () => {
       // results the "person" went on to.
       expect(site.hits.filter((hit) => hit.path === '/solve/html/')).toHaveLength(1);
       expect(site.hits.find((hit) => hit.path === '/results/html/')?.query).toBe('?q=does%20caffeine%20affect%20sleep');
+    } finally {
+      await searcher.close();
+    }
+  });
+
+  it('reads a solved challenge by the page the person reached: no results there is an empty answer, not the first page\'s HTTP 403', async () => {
+    const searcher = new WebSearcher(false, { engineUrl: `${site.origin}/solve403`, rateLimit: false, timeoutMs: 20_000, maxResults: 50 });
+    try {
+      const outcome = await searcher.searchDetailed('nothing to find');
+      expect(outcome).toMatchObject({ results: [], blocked: [], failed: [] });
+      expect(site.hits.some((hit) => hit.path === '/empty/html/')).toBe(true);
     } finally {
       await searcher.close();
     }

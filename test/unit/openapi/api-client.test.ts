@@ -223,6 +223,16 @@ describe('results', () => {
     expect(big).toEqual({ content: [{ type: 'text', text: '{\n  "id": 12345678901234567890,\n  "ratio": 1.10,\n  "list": [],\n  "o": {\n    "s": "a,b}"\n  }\n}' }] });
     // Long digit runs that parse exactly keep their structuredContent.
     expect(responseToResult(response(200, 'application/json', '{"id":9007199254740991,"s":"12345678901234567890"}')).structuredContent).toEqual({ id: 9007199254740991, s: '12345678901234567890' });
+    // Other forms parsing changes: out of a double's range, more digits than it holds.
+    expect(responseToResult(response(200, 'application/json', '[1e400, 12345678901234567890e0]')).structuredContent).toBeUndefined();
+    expect(responseToResult(response(200, 'application/json', '[0.30000000000000004, 1234567890123456]')).structuredContent).toEqual({ result: [0.30000000000000004, 1234567890123456] });
+  });
+  test('keep a deeply nested body with long numbers to the budget: as it came, not indented into gigabytes', () => {
+    const body = `${'['.repeat(16_000)}12345678901234567890${']'.repeat(16_000)}`;
+    const before = process.memoryUsage().rss;
+    const result = responseToResult(response(200, 'application/json', body), 100_000);
+    expect(result).toEqual({ content: [{ type: 'text', text: body }] });
+    expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
   });
   test('send JSON as it came when only its indented copy is over maxResultBytes', () => {
     const compact = JSON.stringify(Array.from({ length: 300 }, (_, i) => [i, i]));
@@ -236,9 +246,11 @@ describe('results', () => {
     const draft = responseToResult(response(429, '', '', { headers: { 'ratelimit-remaining': '0', 'ratelimit-reset': '12', 'retry-after': '12' } }));
     expect((draft.content[0] as { text: string }).text).toBe('UPSTREAM_ERROR: HTTP 429 [retry-after: 12] [rate limit exhausted, resets in 12 s]');
     expect((responseToResult(response(403, '', 'no', { headers: { 'x-ratelimit-remaining': '10' } })).content[0] as { text: string }).text).toBe('UPSTREAM_ERROR: authentication error: HTTP 403: no');
+    expect((responseToResult(response(403, '', 'no', { headers: { 'x-ratelimit-remaining': '' } })).content[0] as { text: string }).text).toBe('UPSTREAM_ERROR: authentication error: HTTP 403: no');
   });
   test('answer a 304 or a 3xx without a location as what it is, not an error', () => {
     expect(responseToResult(response(304, '', ''))).toEqual({ content: [{ type: 'text', text: 'HTTP 304' }] });
+    expect((responseToResult(response(304, '', '', { headers: { location: 'https://elsewhere.example/x' } })).content[0] as { text: string }).text).toBe('HTTP 304');
   });
   test('return text as text, summarise binary and report an empty body', () => {
     expect(responseToResult(response(200, 'text/plain', 'hi')).content).toEqual([{ type: 'text', text: 'hi' }]);

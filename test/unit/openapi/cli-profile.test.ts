@@ -54,6 +54,11 @@ describe('openapi-mcp-server flags and environment variables', () => {
         headers: { 'X-File': 'f', Authorization: 'Bearer t', 'X-Flag': '1' },
         includeTags: ['b'],
       });
+      // The file's inline description and its method go together: a description on the command line replaces both.
+      writeFileSync(file, JSON.stringify({ apis: [{ apiBaseUrl: 'https://file.example', openApiSpec: 'openapi: 3.0.3', specInputMethod: 'inline' }] }));
+      expect(load(['--config', file, '--openapi-spec', 'https://specs.example/api.yaml']).apis[0]).toMatchObject({ openApiSpec: 'https://specs.example/api.yaml', specInputMethod: 'url' });
+      expect(load(['--config', file, '--openapi-spec', './api.yaml', '--spec-input-method', 'file']).apis[0]).toMatchObject({ openApiSpec: './api.yaml', specInputMethod: 'file' });
+      expect(load(['--config', file, '--header', 'X-A=1']).apis[0]).toMatchObject({ openApiSpec: 'openapi: 3.0.3', specInputMethod: 'inline' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

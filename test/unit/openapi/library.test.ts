@@ -74,6 +74,19 @@ describe('OpenAPIServer', () => {
     await closed;
   });
 
+  test('a stop() while start(transport) is loading wins: the start rejects, nothing stays open, and a later start works', async () => {
+    const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: PETSTORE, specCache: false });
+    const starting = expect(server.start(InMemoryTransport.createLinkedPair()[1])).rejects.toMatchObject({ code: 'SHUTTING_DOWN' });
+    const alsoStarting = expect(server.start()).rejects.toMatchObject({ code: 'SHUTTING_DOWN' });
+    await server.stop();
+    await starting;
+    await alsoStarting;
+    expect(() => server.listTools()).toThrow(/not started/);
+    await Promise.all([server.start(), server.start()]);
+    expect(server.listTools().length).toBe(8);
+    await server.stop();
+  });
+
   test('rejects start() when the description cannot be loaded', async () => {
     const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: '/missing.yaml', specCache: false });
     await expect(server.start()).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'OpenAPI spec file not found: /missing.yaml' });

@@ -18,6 +18,8 @@ beforeAll(async () => {
     if (req.url === '/petstore.yaml') {
       res.setHeader('content-type', 'application/yaml');
       res.end(readFileSync(PETSTORE));
+    } else if (req.url === '/file-ref.yaml') {
+      res.end(`openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /x:\n    get:\n      parameters:\n        - $ref: 'file:///etc/passwd#/p'\n      responses: {'200': {description: ok}}\n`);
     } else if (req.url?.startsWith('/external/')) {
       res.end(readFileSync(path.join(FIXTURES, req.url.slice(1))));
     } else {
@@ -89,6 +91,10 @@ describe('loadSpec', () => {
       expect(props.size).toEqual({ type: 'integer', minimum: 0 });
       expect(props.parent).toEqual({ type: 'object', description: 'recursive reference to #/Thing' });
     }
+  });
+
+  test('refuses a $ref from a description on the network to a file of this machine', async () => {
+    expect(await rejection(loadSpec({ openApiSpec: `${base}/file-ref.yaml` }))).toMatchObject({ code: 'BLOCKED', message: expect.stringContaining('may not reference a local file (file:///etc/passwd)') });
   });
 
   test('follows $refs into files in a folder whose name needs percent-encoding in a URL, and names a referenced file that is not JSON or YAML', async () => {

@@ -2,7 +2,8 @@ import { errorCodeOf } from '../../../protocol/results';
 import type { Pool, PoolStats } from '../../../protocol/pool';
 import { AnnouncedTool } from '../../../protocol/tool-text';
 import type { JsonObjectSchema, ToolCall, ToolResult } from '../../../protocol/tool';
-import { Catalogue } from '../../../supervisor/catalogue';
+import Ajv from 'ajv/dist/2020';
+import { Catalogue, describeErrors } from '../../../supervisor/catalogue';
 
 /** A pool that answers every call with the arguments it got: what reached the pool. */
 function echoPool(schemas: Record<string, JsonObjectSchema>): Pool {
@@ -52,6 +53,22 @@ describe('Catalogue argument validation', () => {
   test('names the fault of the oneOf alternative the value meant, not the others\' type mismatches', async () => {
     const result = await catalogue.call('rules', { rules: [{ type: 'creation' }, { type: 'pull_request', parameters: { count: 'one' } }] }, { signal });
     expect((result.content[0] as { text: string }).text).toBe("BAD_INPUT (tool rules): invalid arguments: argument 'rules.1.parameters.count' must be integer");
+  });
+
+  test('keeps every error outside a oneOf beside the narrowed ones', () => {
+    const schema = {
+      type: 'object',
+      required: ['owner', 'repo'],
+      properties: { owner: { type: 'string' }, repo: { type: 'string' }, body: { type: 'object', properties: { labels: { type: 'array', items: { type: 'string' } } } }, pick: { oneOf: [{ type: 'string' }, { type: 'object', properties: { n: { type: 'integer' } } }] } },
+    };
+    const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+    validate({ body: { labels: [1] }, pick: { n: 'x' } });
+    const message = describeErrors(validate.errors ?? []);
+    expect(message).toContain("missing required argument 'owner'");
+    expect(message).toContain("missing required argument 'repo'");
+    expect(message).toContain("argument 'body.labels.0' must be string");
+    expect(message).toContain("argument 'pick.n' must be integer");
+    expect(message).not.toContain("argument 'pick' must be string");
   });
 
   test('enforces 2020-12 and, for schemas it refuses, draft-07', async () => {

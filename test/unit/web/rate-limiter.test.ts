@@ -52,6 +52,24 @@ describe('RateLimiter', () => {
     expect(Date.now() - started).toBeLessThan(250);
   });
 
+  it('waits quietly for a refill past setTimeout\'s range (a tiny fractional rate) instead of spinning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const limiter = new RateLimiter(1e-7, 2000); // one per ~230 days
+      await limiter.acquire();
+      const controller = new AbortController();
+      const waiting = limiter.acquire({ signal: controller.signal });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      controller.abort(new Error('done waiting'));
+      await expect(waiting).rejects.toThrow('done waiting');
+      expect(warnings).not.toContain('TimeoutOverflowWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('refuses a limit or interval that is not positive', () => {
     expect(() => new RateLimiter(0, 1000)).toThrow(RangeError);
     expect(() => new RateLimiter(1, -1)).toThrow(/positive limit and interval/);
