@@ -67,6 +67,10 @@ export function captureOutput(stream: Readable, capBytes: number, windowBytes = 
     if (parts) return parts;
     const first = Buffer.concat(head, headBytes);
     let last = Buffer.concat(tail, tailBytes);
+    // The parts hold all that is shown; the chunks would stay alive with this capture until the
+    // reply is written (its sourceBytes counts on it).
+    head.length = 0;
+    tail.length = 0;
     if (tailBytes > keep) last = last.subarray(tailBytes - keep);
     const skipped = seen - headBytes - last.length;
     // Decoded whole when nothing was cut: a character split between head and tail stays one.
@@ -97,9 +101,19 @@ interface Part {
 /** Text decoded from `data`; valid UTF-8 is counted from the text, anything else from `data`. */
 function textPart(data: Buffer): Part {
   const text = data.toString('utf8');
-  const size = data.length;
-  // Valid UTF-8 round-trips: the text's own bytes are the output's, and `data` can go.
-  if (isUtf8(data)) return { text, bytes: (units) => (units >= text.length ? size : Buffer.byteLength(text.slice(0, units))) };
+  return isUtf8(data) ? utf8Part(text, data.length) : rawPart(text, data);
+}
+
+/**
+ * Valid UTF-8 round-trips: the text's own bytes are the output's, and `data` can go. A function
+ * of its own, because closures made in one function share its variables: made in textPart,
+ * this one kept `data` (MBs of output) alive until the reply was sent.
+ */
+function utf8Part(text: string, size: number): Part {
+  return { text, bytes: (units) => (units >= text.length ? size : Buffer.byteLength(text.slice(0, units))) };
+}
+
+function rawPart(text: string, data: Buffer): Part {
   return { text, bytes: (units) => utf8PrefixBytes(data, units) };
 }
 
