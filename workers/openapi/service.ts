@@ -225,6 +225,12 @@ export class ApiToolService {
       const { spec, entry } = await this.#operationOf(tool);
       return json(endpointSchema(tool, entry, spec, this.#prefix));
     }
+    // A model often puts the endpoint's arguments beside toolId: say where they go, rather than
+    // "'owner' is required" for an argument it did give.
+    const stray = Object.keys(args).filter((key) => key !== 'toolId' && key !== 'parameters');
+    if (stray.length > 0) {
+      throw new McpvisorError('BAD_INPUT', `invoke-api-endpoint takes the endpoint's arguments inside 'parameters' ({"toolId": "…", "parameters": {…}}); these were beside it: ${stray.slice(0, 10).join(', ')}`);
+    }
     const parameters = args.parameters ?? {};
     if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters)) throw new McpvisorError('BAD_INPUT', "'parameters' must be an object");
     return this.#invoke(tool, parameters as Record<string, unknown>, options);

@@ -216,6 +216,7 @@ describe('meta-tools', () => {
     const byName = await s.handle('invoke-api-endpoint', { toolId: 'lst-pets', parameters: { limit: 5 } });
     expect((byName.structuredContent as { echo: { url: string } }).echo.url).toBe('/v1/pets?limit=5');
     await expect(s.handle('invoke-api-endpoint', { toolId: 'GET::pets__---petId', parameters: {} })).rejects.toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'petId' is required" });
+    await expect(s.handle('invoke-api-endpoint', { toolId: 'GET::pets__---petId', petId: '7' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining("arguments inside 'parameters'") });
     await s.close();
   });
 });
