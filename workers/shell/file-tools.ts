@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { promises as fs, constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -138,6 +139,11 @@ export async function readTextFile(input: string, options: FileToolOptions): Pro
       throw new McpvisorError('BAD_INPUT', `${input} holds more than the ${options.maxReadBytes}-byte limit of readFile (it grew while being read, or its size on disk was not its content's, as in /proc); use exec with head, tail or grep`);
     }
     if (data.includes(0)) throw new McpvisorError('BAD_INPUT', `${input} looks binary (it contains NUL bytes); readFile returns text only`);
+    // Decoding would turn each such byte into U+FFFD, and writing the text back would corrupt
+    // the file (a Latin-1 `é` becoming EF BF BD): refused, as binary is.
+    if (!isUtf8(data)) {
+      throw new McpvisorError('BAD_INPUT', `${input} is not valid UTF-8 text (another encoding such as Latin-1, or binary); readFile returns UTF-8 text only: use exec, e.g. iconv -f latin1 -t utf-8 or file`);
+    }
     return { path: file, content: data.toString('utf8'), sizeBytes: data.length, modified: stat.mtime.toISOString() };
   } finally {
     await handle.close();
@@ -179,7 +185,11 @@ async function readToEnd(handle: FileHandle, sizeOnDisk: number, maxBytes: numbe
 export async function writeTextFile(input: string, content: string, options: FileToolOptions): Promise<{ path: string; bytesWritten: number; created: boolean }> {
   // `dir/` names a directory: path.resolve would drop the slash and write a file `dir`.
   if (/[/\\]$/.test(input)) throw new McpvisorError('BAD_INPUT', `${input} ends with a slash, so it names a directory; writeFile needs a file name`);
-  const file = await resolvePath(input, options);
+  // A lone surrogate has no UTF-8 form: Buffer.from would write U+FFFD in its place, silently.
+  if (!(content as string & { isWellFormed(): boolean }).isWellFormed()) throw new McpvisorError('BAD_INPUT', 'content has a lone UTF-16 surrogate (half of a character), which UTF-8 cannot carry');
+  // Unconfined, a symlink is written through, as the sandbox's checked path and a shell's `>` do:
+  // renaming over the link would replace it and leave its target stale.
+  const file = options.confined ? await resolvePath(input, options) : await linkTarget(await resolvePath(input, options));
   if (file === options.workspace) throw new McpvisorError('BAD_INPUT', `${input} is a directory`);
   const name = path.basename(file);
   let dir: FileHandle | undefined;
@@ -223,6 +233,21 @@ export async function writeTextFile(input: string, content: string, options: Fil
     await dir?.close();
   }
   return { path: file, bytesWritten: data.length, created: mode === undefined };
+}
+
+/** The file a path names through its symlinks (the last one dangling: the file it would create); the path itself otherwise. */
+async function linkTarget(file: string): Promise<string> {
+  let current = file;
+  for (let hops = 0; hops < 40; hops++) {
+    let link: string;
+    try {
+      link = await fs.readlink(current);
+    } catch {
+      break; // not a symlink, or missing: written as it is
+    }
+    current = path.resolve(path.dirname(current), link);
+  }
+  return current;
 }
 
 /** Deletes a file (a symlink is removed itself). BAD_INPUT for a directory; NOT_FOUND when missing. */

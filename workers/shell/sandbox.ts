@@ -164,7 +164,7 @@ export function limitsPrelude(options: Pick<SandboxOptions, 'maxProcesses' | 'ma
 
 /** The whole environment of a sandboxed command: nothing of the host's leaks in. */
 export function sandboxEnv(workspace: string): NodeJS.ProcessEnv {
-  return { PATH: PATH_INSIDE, HOME: workspace, TMPDIR: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', SHELL: '/bin/sh' };
+  return { PATH: PATH_INSIDE, HOME: workspace, TMPDIR: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', SHELL: '/bin/sh', PAGER: 'cat', GIT_PAGER: 'cat' };
 }
 
 /**

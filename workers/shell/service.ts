@@ -234,10 +234,21 @@ function realWorkspace(dir: string): string {
   return real;
 }
 
-/** The worker's environment less the supervisor's secrets; PWD set to the workspace. */
+/** Editors a command could start: with no terminal they wait for keys until the timeout. */
+const EDITOR_ENV = ['EDITOR', 'VISUAL', 'GIT_EDITOR', 'GIT_SEQUENCE_EDITOR'];
+
+/**
+ * The worker's environment less the supervisor's secrets; PWD set to the workspace; no terminal,
+ * as in the sandbox: `TERM=dumb`, no editor, pagers that print. A client's `TERM` made
+ * `git commit` without `-m` start vim, which drew escapes and hung until the timeout; now git
+ * refuses at once ("Terminal is dumb, but EDITOR unset").
+ */
 function commandEnv(workspace: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!SECRET_ENV.test(name)) env[name] = value;
+  for (const [name, value] of Object.entries(process.env)) if (!SECRET_ENV.test(name) && !EDITOR_ENV.includes(name)) env[name] = value;
   env.PWD = workspace;
+  env.TERM = 'dumb';
+  env.PAGER = 'cat';
+  env.GIT_PAGER = 'cat';
   return env;
 }

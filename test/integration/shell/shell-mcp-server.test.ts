@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { errorCodeOf } from '../../../protocol/results';
@@ -19,7 +20,8 @@ describe.each([
 
   beforeAll(async () => {
     ws = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'shell-mcp-')));
-    server = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE, SHELL_WORKSPACE: ws, COMMAND_TIMEOUT: '10000', DEBUG: 'true' });
+    // A client's terminal and editor, as an MCP client started from a shell passes them on.
+    server = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE, SHELL_WORKSPACE: ws, COMMAND_TIMEOUT: '10000', DEBUG: 'true', TERM: 'xterm-256color', EDITOR: 'vi' });
   });
   afterAll(async () => {
     await server?.close();
@@ -153,6 +155,36 @@ describe.each([
       sandbox: { enabled: sandboxed, available: sandboxed, tool: 'bubblewrap' },
     });
     expect(textOf(result)).toContain(`sandbox: ${mode}`);
+    // df's rule (used of used + available), which df rounds up to a whole percent.
+    const df = Number(execFileSync('df', ['--output=pcent', ws], { encoding: 'utf8' }).split('\n')[1].trim().replace('%', ''));
+    const used = (result.structuredContent!.disk as { usedPercent: number }).usedPercent;
+    expect(used).toBeLessThanOrEqual(df);
+    expect(used).toBeGreaterThanOrEqual(df - 1);
+  });
+
+  test('writeFile writes through a symlink to its target, as the sandbox does and a shell\'s > does', async () => {
+    writeFileSync(path.join(ws, 'AGENTS.md'), 'v1');
+    symlinkSync('AGENTS.md', path.join(ws, 'CLAUDE.md'));
+    const result = await call(server, 'writeFile', { path: 'CLAUDE.md', content: 'v2' });
+    expect(result.isError).toBeFalsy();
+    expect(lstatSync(path.join(ws, 'CLAUDE.md')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(path.join(ws, 'AGENTS.md'), 'utf8')).toBe('v2');
+  });
+
+  test('readFile refuses text that is not UTF-8 instead of handing back U+FFFD a rewrite would keep; writeFile refuses a lone surrogate', async () => {
+    writeFileSync(path.join(ws, 'legacy.ini'), Buffer.from('name=caf\xe9\nport=80\n', 'latin1'));
+    const read = await call(server, 'readFile', { path: 'legacy.ini' });
+    expect([read.isError, errorCodeOf(read)]).toEqual([true, 'BAD_INPUT']);
+    expect(textOf(read)).toContain('not valid UTF-8');
+    const write = await call(server, 'writeFile', { path: 'half.txt', content: 'x\ud800y' });
+    expect([write.isError, errorCodeOf(write)]).toEqual([true, 'BAD_INPUT']);
+    expect(existsSync(path.join(ws, 'half.txt'))).toBe(false);
+  });
+
+  test('a command has no terminal and no editor: git commit without -m fails at once instead of waiting in vim', async () => {
+    const result = await call(server, 'exec', { command: 'echo "TERM=$TERM EDITOR=${EDITOR-unset} PAGER=$PAGER"; git init -q repo && cd repo && echo a > a && git add a && git -c user.name=t -c user.email=t@t commit -q; echo "commit=$?"' });
+    expect(result.structuredContent).toMatchObject({ timedOut: false });
+    expect(result.structuredContent!.stdout).toMatch(/^TERM=dumb EDITOR=unset PAGER=cat\n[\s\S]*commit=[1-9]/);
   });
 
   test('listProcesses filters by name, case-insensitively, and finds the server itself', async () => {

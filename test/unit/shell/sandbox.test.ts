@@ -44,7 +44,7 @@ describe('sandboxArgv', () => {
   });
 
   test('gives the command a fixed environment with nothing of the host', () => {
-    expect(sandboxEnv('/tmp/project')).toEqual({ PATH: expect.stringContaining('/usr/bin'), HOME: '/tmp/project', TMPDIR: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', SHELL: '/bin/sh' });
+    expect(sandboxEnv('/tmp/project')).toEqual({ PATH: expect.stringContaining('/usr/bin'), HOME: '/tmp/project', TMPDIR: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', SHELL: '/bin/sh', PAGER: 'cat', GIT_PAGER: 'cat' });
   });
 });
 
