@@ -5,11 +5,12 @@ export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'O
 
 /**
  * `url` with its userinfo (`user:password@`, up to the authority's last `@`) shown as `***@`: for
- * logs. `loose` (for echoing a value that is not a valid URL): everything from the scheme to the
- * last `@` of the text, since a password with `/` or `#` breaks the URL's own structure.
+ * logs. `loose` (for echoing a value that is not a valid URL): everything after a scheme-like
+ * start (`https://`, or a mistyped `https//`, `https:/`) up to the last `@` of the text, since a
+ * password with `/` or `#` breaks the URL's own structure and a mistyped scheme is no URL at all.
  */
 export function maskCredentials(url: string, loose = false): string {
-  return url.replace(loose ? /^([a-z][a-z0-9+.-]*:\/\/).*@/is : /^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@');
+  return loose ? url.replace(/^([a-z][a-z0-9+.-]*:?\/+)?.*@/is, '$1***@') : url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@');
 }
 
 /**

@@ -123,8 +123,11 @@ export class RpcClient {
     });
   }
 
-  /** Fails every pending call with WORKER_CRASHED; later calls reject at once. Idempotent. */
-  close(reason: string): void {
+  /**
+   * Fails every pending call with WORKER_CRASHED (`reason` says why), or with SHUTTING_DOWN when
+   * the server is stopping the worker on purpose; later calls reject at once. Idempotent.
+   */
+  close(reason: string, code: 'WORKER_CRASHED' | 'SHUTTING_DOWN' = 'WORKER_CRASHED'): void {
     if (this.#closedReason !== undefined) return;
     this.#closedReason = reason;
     for (const detach of this.#detach) detach();
@@ -135,7 +138,7 @@ export class RpcClient {
     const pending = [...this.#pending.values()];
     this.#pending.clear();
     for (const entry of pending) {
-      entry.reject(new McpvisorError('WORKER_CRASHED', `the worker running this call crashed (${reason})`));
+      entry.reject(code === 'SHUTTING_DOWN' ? new McpvisorError('SHUTTING_DOWN', reason) : new McpvisorError('WORKER_CRASHED', `the worker running this call crashed (${reason})`));
     }
   }
 

@@ -144,6 +144,9 @@ export class ProcessPool implements Pool {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const workers = [...this.#workers.values()];
+    // Calls still running past the grace end here, as what they are: not a crash (a monitor
+    // counting WORKER_CRASHED would see one on every deploy).
+    for (const worker of workers) worker.rpc.close('the server shut down before this call finished', 'SHUTTING_DOWN');
     const shutdown: SupervisorMessage = { type: 'shutdown', graceMs: 0 };
     for (const worker of workers) if (worker.child.connected) worker.child.send(shutdown, () => undefined);
     // A polite shutdown first; whatever is still alive after a short grace is killed with its tree.

@@ -385,6 +385,17 @@ describe('shutdown', () => {
     expect(await eventually(() => !isAlive(pid))).toBe(true);
   });
 
+  it('answers a call still running when the grace period ends with SHUTTING_DOWN, not as a crash', async () => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: { shutdownGraceMs: 300 } } }))]);
+    const { client } = await connectHttp(server.mcpUrl);
+    const pending = call(client, 'sleep', { ms: 4000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    server.server.child.kill('SIGTERM');
+    const result = await pending;
+    expect([result.isError, errorCodeOf(result)]).toEqual([true, 'SHUTTING_DOWN']);
+    expect(await server.server.exited).toBe(0);
+  });
+
   it('lets an in-flight call finish within the grace period on SIGTERM', async () => {
     const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))]);
     const { client } = await connectHttp(server.mcpUrl);

@@ -122,6 +122,13 @@ describe('configuration errors', () => {
     const message = errorOf(() => validateConfig({ http: { authToken: 'short-secret' } }));
     expect(message).toContain('http.authToken: authToken must be at least 16 characters');
     expect(message).not.toContain('short-secret');
+    // Credentials in a URL whose scheme is mistyped (no URL at all) are masked too.
+    for (const apiBaseUrl of ['https//user:SECRETpw@api.example.com/v1', 'https:/user:SECRETpw@api.example.com#x']) {
+      const typo = errorOf(() => validateConfig({ apis: [{ apiBaseUrl }] }));
+      expect(typo).toContain('apis.0.apiBaseUrl');
+      expect(typo).not.toContain('SECRETpw');
+      expect(typo).toContain('***@api.example.com');
+    }
   });
 
   it('lists every problem of one input', () => {
