@@ -4,6 +4,7 @@ import type { HttpConfig } from '../../config/schema';
 import type { Logger } from '../logger';
 import { createSession } from '../mcp-session';
 import type { Supervisor } from '../supervisor';
+import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
 
@@ -63,6 +64,11 @@ export class LegacySseSessions {
     if (!transport || this.#supervisor.draining) {
       return sendJsonRpcError(res, 404, -32001, transport ? 'Session ended: this server is shutting down' : 'Session not found: open a new one with GET /sse');
     }
+    // The SDK's transport answers these in plain text (one a bare "TypeError: argument string is
+    // required"); they get JSON-RPC errors, as on the Streamable HTTP endpoint.
+    if (!isJsonType(req.headers['content-type'])) return sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: the body must be application/json');
+    if (Array.isArray(req.body)) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: the legacy SSE transport takes one JSON-RPC message per POST, not a batch');
+    if (req.body === null || typeof req.body !== 'object') return sendJsonRpcError(res, 400, -32600, 'Invalid Request: the body must be a JSON-RPC message object');
     await transport.handlePostMessage(req, res, req.body);
   }
 

@@ -59,6 +59,10 @@ export class StreamableSessions {
       if (req.method === 'POST' && !isJsonType(req.headers['content-type'])) {
         return sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
       }
+      // An initialize that is malformed is not a missing session: say what it lacks.
+      if (req.method === 'POST' && namesInitialize(body)) {
+        return sendJsonRpcError(res, 400, -32600, 'Invalid Request: initialize needs params with protocolVersion (a string), capabilities (an object) and clientInfo (name and version)');
+      }
       return sendJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required (send initialize first)');
     }
     const entry = this.#sessions.get(sessionId);
@@ -164,6 +168,12 @@ export class StreamableSessions {
       }
     }
   }
+}
+
+/** Whether a message of `body` has the method initialize, well formed or not. */
+function namesInitialize(body: unknown): boolean {
+  const one = (message: unknown) => (message as { method?: unknown } | null)?.method === 'initialize';
+  return Array.isArray(body) ? body.some(one) : one(body);
 }
 
 function containsInitialize(body: unknown): boolean {

@@ -262,6 +262,13 @@ describe('Streamable HTTP and legacy SSE transports', () => {
     expect(posted.status).toBe(202);
     const unknown = await fetch(`${server.baseUrl}/message/nope`, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT()) });
     expect(unknown.status).toBe(404);
+    // Bodies the SDK's transport would answer in plain text get JSON-RPC errors.
+    const plain = await fetch(`${server.baseUrl}/message/${id}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify(INIT()) });
+    expect([plain.status, (await plain.json()).error.code]).toEqual([415, -32000]);
+    const untyped = await fetch(`${server.baseUrl}/message/${id}`, { method: 'POST', body: new Uint8Array(Buffer.from(JSON.stringify(INIT()))) });
+    expect([untyped.status, (await untyped.json()).error.code]).toEqual([415, -32000]);
+    const batch = await fetch(`${server.baseUrl}/message/${id}`, { method: 'POST', headers: HEADERS, body: JSON.stringify([INIT(), INIT()]) });
+    expect([batch.status, (await batch.json()).error.code]).toEqual([400, -32600]);
     controller.abort();
   });
 
@@ -271,6 +278,11 @@ describe('Streamable HTTP and legacy SSE transports', () => {
     expect(((await parse.json()) as { error: { code: number } }).error.code).toBe(-32700);
     const put = await fetch(server.mcpUrl, { method: 'PUT', headers: HEADERS, body: '{}' });
     expect(put.status).toBe(405);
+    // A malformed initialize is said to be one, not a request without a session.
+    const badInit = await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 5 } }) });
+    const answer = (await badInit.json()) as { error: { code: number; message: string } };
+    expect([badInit.status, answer.error.code]).toEqual([400, -32600]);
+    expect(answer.error.message).toContain('initialize needs params with protocolVersion');
   });
 
   it('answers quick calls as JSON, a batch as an array, a long call as an SSE stream, and refuses an id still in flight', async () => {
