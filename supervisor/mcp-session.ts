@@ -2,7 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, PingRequestSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { McpvisorError } from '../protocol/errors';
 import type { ToolResult } from '../protocol/tool';
 import type { Logger } from './logger';
@@ -47,6 +47,12 @@ let ajvValidator: jsonSchemaValidator | undefined;
  * revision (2024-10-07 through 2025-11-25) and answers everything but plain tools/call requests
  * (see `connect`).
  */
+/** Requests the SDK answers, by method, whose params badParams checks first. */
+const CHECKED_REQUESTS = new Map<string, { safeParse(message: unknown): { success: true } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } } }>([
+  ['tools/list', ListToolsRequestSchema],
+  ['ping', PingRequestSchema],
+]);
+
 export function createSession(options: SessionOptions): Session {
   const { supervisor, logger } = options;
   const server = new Server(
@@ -123,7 +129,7 @@ export function createSession(options: SessionOptions): Session {
       if (requestId !== undefined) abort(requestId);
       return false; // the SDK cancels its own calls
     }
-    if (message.method !== 'tools/call' || !('id' in message)) return false;
+    if (message.method !== 'tools/call' || !('id' in message)) return badParams(transport, message);
     const id = message.id;
     const invalid = invalidCallParams(message.params);
     if (invalid) {
@@ -144,6 +150,23 @@ export function createSession(options: SessionOptions): Session {
         return transport.send({ jsonrpc: '2.0', id, error: body } as JSONRPCMessage);
       },
     ).catch((error: Error) => server.onerror?.(new Error(`Failed to send response: ${error}`)));
+    return true;
+  }
+
+  /**
+   * Requests the SDK answers whose params do not fit its schema: answered here with -32602 and
+   * the first problem, where the SDK answers its zod error as an internal error (-32603) whose
+   * message is the whole issue dump. True when answered.
+   */
+  function badParams(transport: Transport, message: JSONRPCMessage): boolean {
+    const schema = 'id' in message && 'method' in message ? CHECKED_REQUESTS.get(message.method) : undefined;
+    if (!schema) return false;
+    const parsed = schema.safeParse(message);
+    if (parsed.success) return false;
+    const issue = parsed.error.issues[0];
+    const where = issue.path.filter((part) => part !== 'params').join('.');
+    const text = `Invalid params: ${where ? `${where}: ` : ''}${issue.message}`;
+    void transport.send({ jsonrpc: '2.0', id: (message as { id: RequestId }).id, error: { code: ErrorCode.InvalidParams, message: text } } as JSONRPCMessage).catch(() => undefined);
     return true;
   }
 

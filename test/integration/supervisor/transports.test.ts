@@ -56,7 +56,9 @@ describe('stdio transport', () => {
     send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
     send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } });
     send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'no-such-tool', arguments: {} } });
-    expect(await eventually(() => stdout.split('\n').filter(Boolean).length >= 4)).toBe(true);
+    send({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: { cursor: 5 } });
+    send({ jsonrpc: '2.0', id: 6, method: 'constructor' });
+    expect(await eventually(() => stdout.split('\n').filter(Boolean).length >= 6)).toBe(true);
     const workers = descendants(child.pid!);
     expect(workers.length).toBeGreaterThan(0);
     child.stdin.end();
@@ -65,8 +67,11 @@ describe('stdio transport', () => {
     const lines = stdout.split('\n').filter(Boolean);
     const messages = lines.map((line) => JSON.parse(line) as { jsonrpc: string; id: number; error?: { code: number; message: string } });
     expect(messages.every((message) => message.jsonrpc === '2.0')).toBe(true);
-    expect(messages.map((message) => message.id).sort()).toEqual([1, 2, 3, 4]);
+    expect(messages.map((message) => message.id).sort()).toEqual([1, 2, 3, 4, 5, 6]);
     expect(messages.find((message) => message.id === 4)!.error).toEqual({ code: -32602, message: "unknown tool 'no-such-tool'" });
+    // Bad params of a request the SDK serves: -32602 naming the field, not -32603 with a zod dump.
+    expect(messages.find((message) => message.id === 5)!.error).toEqual({ code: -32602, message: expect.stringMatching(/^Invalid params: cursor: /) });
+    expect(messages.find((message) => message.id === 6)!.error).toMatchObject({ code: -32601 });
     expect(stderr).toContain('"msg":"configuration validated"');
     expect(await eventually(() => workers.every((pid) => !isAlive(pid)))).toBe(true);
   });
