@@ -60,25 +60,29 @@ export class Supervisor {
   /** Starts every pool; rejects with the first pool's failure (the reason its worker gave). */
   async start(): Promise<void> {
     this.#state = 'starting';
+    const planned = this.#plans.flatMap((plan) => plan.pools.map((poolPlan) => ({ plan, poolPlan, pool: this.#createPool(poolPlan) })));
+    for (const { poolPlan, pool } of planned) this.#pools.push({ pool, required: poolPlan.required ?? true });
     const started = await Promise.allSettled(
-      this.#plans.flatMap((plan) =>
-        plan.pools.map(async (poolPlan) => {
-          const pool = this.#createPool(poolPlan);
-          this.#pools.push({ pool, required: poolPlan.required ?? true });
-          await pool.start();
-          this.catalogue.register(pool, {
-            namespace: plan.namespace,
-            callTimeoutMs: poolPlan.callTimeoutMs ?? this.config.pools.callTimeoutMs,
-            beforeCall: poolPlan.beforeCall,
-          });
-          this.#log.debug({ pool: pool.name, tools: pool.tools.length }, 'pool started');
-        }),
-      ),
+      planned.map(async ({ pool }) => {
+        await pool.start();
+        this.#log.debug({ pool: pool.name, tools: pool.tools.length }, 'pool started');
+      }),
     );
-    const failure = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failure) {
+    let failure: unknown = started.find((result): result is PromiseRejectedResult => result.status === 'rejected')?.reason;
+    // Registered in the configuration's order once all are up, not as each pool gets ready:
+    // tools/list is then the same list on every start and on every instance behind a balancer.
+    try {
+      if (failure === undefined) {
+        for (const { plan, poolPlan, pool } of planned) {
+          this.catalogue.register(pool, { namespace: plan.namespace, callTimeoutMs: poolPlan.callTimeoutMs ?? this.config.pools.callTimeoutMs, beforeCall: poolPlan.beforeCall });
+        }
+      }
+    } catch (error) {
+      failure = error;
+    }
+    if (failure !== undefined) {
       await this.stop(0);
-      throw failure.reason;
+      throw failure;
     }
     if (this.catalogue.size === 0) this.#log.warn('no tools are enabled: every toolset is disabled or empty');
     this.#state = 'running';

@@ -327,6 +327,22 @@ describe('pool limits and restart intensity', () => {
     }
   });
 
+  it('lists tools in the configuration\'s order, whichever pool gets ready first', async () => {
+    const config = fixtureConfig({ thread: false, process: { namespace: 'slow', config: { initDelayMs: 800 } } });
+    (config.customToolsets as Record<string, unknown>[]).push({ name: 'fast', namespace: 'fast', module: (config.customToolsets as Array<{ module: string }>)[0].module, workers: 1, callTimeoutMs: 5000 });
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(config)]);
+    try {
+      const { client } = await connectHttp(server.mcpUrl);
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      const firstFast = names.findIndex((name) => name.startsWith('fast-'));
+      expect(names.slice(0, firstFast).every((name) => name.startsWith('slow-'))).toBe(true);
+      expect(firstFast).toBeGreaterThan(0);
+      await client.close();
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('refuses to start when a worker fails to initialise, with its reason', async () => {
     const server = spawnBin('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, process: { config: { failInit: 'the API key is wrong' } } }))]);
     expect(await server.exited).toBe(1);
