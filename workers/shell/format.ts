@@ -15,7 +15,8 @@ export function formatExec(result: ExecFields, timeoutMs: number, capBytes: numb
   const stream = (name: string, text: string, truncated: boolean, bytes: number) => {
     if (text === '' && !truncated) return;
     lines.push(`--- ${name} ---`, text.endsWith('\n') ? text.slice(0, -1) : text);
-    if (truncated) lines.push(`[${name} cut: ${bytes} bytes were written in all; at most ${capBytes} are kept per stream and the reply shows their head and tail]`);
+    // Cut by the output cap or only by the reply's budget: the note is true of both.
+    if (truncated) lines.push(`[${name} cut: ${bytes} bytes were written in all, more than fit (the output cap of ${capBytes} bytes per stream, then the reply's size); shown: its head and tail around the marker]`);
   };
   stream('stdout', result.stdout, result.stdoutTruncated, result.stdoutBytes);
   stream('stderr', result.stderr, result.stderrTruncated, result.stderrBytes);

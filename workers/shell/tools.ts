@@ -25,6 +25,8 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
     description:
       'Runs a command with /bin/sh -c in the workspace and returns stdout, stderr, the exit code (or signal) and the duration. ' +
       'stdin is empty; the command and everything it started are killed at the time limit; each stream is cut at the output cap. ' +
+      'Each call is a fresh shell: cd, export and background jobs (cmd &) do not carry over to the next call (chain them: cd sub && make). ' +
+      'There is no terminal: no editor or prompt can wait for input. ' +
       'Destructive patterns (rm -rf /, mkfs, dd if=, > /dev/...) are refused.',
     inputSchema: {
       type: 'object',
