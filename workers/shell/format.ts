@@ -37,11 +37,20 @@ function signalNote(code: number): string {
 export function formatDir(listing: { path: string; entries: DirEntry[]; total: number; truncated: boolean }): string {
   const rows = listing.entries.map((entry) => {
     const mark = entry.type === 'directory' ? '/' : entry.type === 'symlink' ? '@' : '';
-    return `${entry.type.padEnd(9)} ${String(entry.sizeBytes).padStart(12)}  ${entry.modified}  ${entry.name}${mark}`;
+    return `${entry.type.padEnd(9)} ${String(entry.sizeBytes).padStart(12)}  ${entry.modified}  ${shownName(entry.name)}${mark}`;
   });
   const head = `${listing.path}: ${listing.total} entr${listing.total === 1 ? 'y' : 'ies'}`;
   const tail = listing.truncated ? [`[first ${listing.entries.length} of ${listing.total} shown]`] : [];
   return [head, ...rows, ...tail].join('\n');
+}
+
+/**
+ * A file name for a one-line row: a name with a line break, a tab or another control character
+ * is shown JSON-quoted (`"new\nline.txt"`), so that it stays one row; structuredContent has it
+ * as it is.
+ */
+function shownName(name: string): string {
+  return /[\u0000-\u001f\u007f]/.test(name) ? JSON.stringify(name) : name;
 }
 
 export function formatSystemInfo(info: SystemInfo): string {

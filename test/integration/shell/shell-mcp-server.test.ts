@@ -74,6 +74,15 @@ describe.each([
     expect(existsSync(path.join(ws, 'dir/note.txt'))).toBe(false);
   });
 
+  test('listDir shows a name with a line break as one quoted row; its structuredContent has the name as it is', async () => {
+    await call(server, 'writeFile', { path: 'names/new\nline.txt', content: 'x' });
+    const listing = await call(server, 'listDir', { path: 'names' });
+    expect(listing.structuredContent).toMatchObject({ entries: [{ name: 'new\nline.txt' }] });
+    const rows = textOf(listing).split('\n');
+    expect(rows).toHaveLength(2);
+    expect(rows[1]).toMatch(/ "new\\nline\.txt"$/);
+  });
+
   test('a file written by exec is read back by readFile', async () => {
     await call(server, 'exec', { command: 'printf "from exec" > made-by-exec.txt' });
     expect(readFileSync(path.join(ws, 'made-by-exec.txt'), 'utf8')).toBe('from exec');
