@@ -12,7 +12,7 @@ export const webSchema = z.strictObject({
       engineUrls: z.record(z.string(), z.string().url()).default({}),
       /** Searches one browser worker runs at once (pages of one Chromium). */
       concurrency: z.number().int().min(1).max(16).default(4),
-      /** Engines tried in order when one is blocked or answers an HTTP error. */
+      /** Engines tried in order when one is blocked, answers an HTTP error or cannot be reached. */
       fallbackEngines: z.array(z.string().min(1)).default([]),
       headless: z.boolean().default(true),
       executablePath: z.string().min(1).optional(),

@@ -23,7 +23,7 @@ export const WEB_HELP = [
   'Environment:',
   `  WEB_SEARCH_ENGINE=NAME            search engine: ${ENGINE_NAMES.join(', ')} (default duckduckgo)`,
   '  WEB_SEARCH_ENGINE_URL=URL         base URL of the engine (a mirror, or a local server in tests)',
-  '  WEB_SEARCH_FALLBACK_ENGINES=A,B   engines tried in order when one blocks the search or answers an HTTP error',
+  '  WEB_SEARCH_FALLBACK_ENGINES=A,B   engines tried when one blocks, answers an HTTP error or cannot be reached',
   '  WEB_SEARCH_HEADLESS=true|false    false shows the browser so a person can solve a captcha (default true)',
   '  WEB_ALLOW_PRIVATE_NETWORK=true    let fetch_web_content reach loopback/private/link-local addresses (default false)',
   '  WEB_FETCH_THREADS=N               threads converting pages (default 2)',

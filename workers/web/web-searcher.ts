@@ -15,7 +15,7 @@ export interface WebSearcherOptions {
   engineUrl?: string;
   /** Base URLs of fallback engines by name. */
   engineUrls?: Record<string, string>;
-  /** Engines tried in order when the previous one is blocked or answers an HTTP error. Default none. */
+  /** Engines tried in order when the previous one is blocked, answers an HTTP error or cannot be reached. Default none. */
   fallbackEngines?: string[];
   executablePath?: string;
   /** Pages open at once in the one browser. Default 4. */
@@ -132,9 +132,18 @@ export class WebSearcher {
       const blocked: SearchOutcome['blocked'] = [];
       const failed: SearchOutcome['failed'] = [];
       this.#stats.searches += 1;
-      for (const engine of engines) {
+      for (const [index, engine] of engines.entries()) {
         const url = engine.searchUrl(query.trim(), this.#baseUrl(engine, engine === primary));
-        const outcome = await this.#run(cluster, { url, engine, signal, deadline });
+        let outcome: PageOutcome;
+        try {
+          outcome = await this.#run(cluster, { url, engine, signal, deadline });
+        } catch (error) {
+          // An engine that cannot be reached (refused, DNS, reset: Chromium's net::ERR_…) is one
+          // more failure when another engine is left to try; the last one's error is the search's.
+          const reason = /net::ERR_[A-Z_]+/.exec((error as Error)?.message ?? '')?.[0];
+          if (reason === undefined || signal.aborted || index === engines.length - 1) throw error;
+          outcome = { kind: 'failed', reason };
+        }
         if (outcome.kind === 'results') return { results: outcome.results, engine: engine.name, blocked, failed };
         if (outcome.kind === 'failed') {
           this.#stats.httpErrors += 1;

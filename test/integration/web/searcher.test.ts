@@ -130,6 +130,24 @@ describe('WebSearcher when an engine answers with an HTTP error status', () => {
   });
 });
 
+describe('WebSearcher when an engine cannot be reached', () => {
+  it('takes the next engine of the chain, listing the one refused; the last one\'s failure is the search\'s', async () => {
+    const closed = await startSite({});
+    await closed.close();
+    const chain = new WebSearcher(true, { engineUrl: `${closed.origin}/nowhere`, fallbackEngines: ['bing'], engineUrls: { bing: `${site.origin}/router` }, rateLimit: false, timeoutMs: 20_000 });
+    const alone = new WebSearcher(true, { engineUrl: `${closed.origin}/nowhere`, rateLimit: false, timeoutMs: 20_000 });
+    try {
+      const outcome = await chain.searchDetailed('does caffeine affect sleep');
+      expect(outcome).toMatchObject({ engine: 'bing', failed: [{ engine: 'duckduckgo', reason: 'net::ERR_CONNECTION_REFUSED' }] });
+      expect(outcome.results.length).toBeGreaterThan(0);
+      await expect(alone.searchDetailed('x')).rejects.toMatchObject({ code: 'NETWORK_ERROR' });
+    } finally {
+      await chain.close();
+      await alone.close();
+    }
+  });
+});
+
 describe('the library WebSearcher without a logger of its own', () => {
   it('logs a failed search as a pino warning on stderr, keeps stdout clean, and returns []', async () => {
     const closed = await startSite({});
