@@ -29,8 +29,12 @@ export function closestErrors(errors: ErrorObject[]): ErrorObject[] {
   });
 }
 
-/** `problems` joined for a message, at most five, saying how many more there were. */
+/**
+ * `problems` joined for a message, each once (alternatives often fail the same way), at most
+ * five, saying how many more there were.
+ */
 export function joinProblems(problems: string[]): string {
-  const more = problems.length > 5 ? ` (and ${problems.length - 5} more)` : '';
-  return `${problems.slice(0, 5).join('; ')}${more}`;
+  const unique = [...new Set(problems)];
+  const more = unique.length > 5 ? ` (and ${unique.length - 5} more)` : '';
+  return `${unique.slice(0, 5).join('; ')}${more}`;
 }

@@ -81,7 +81,7 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
       continue;
     }
     const arg = claim(param.name, [`${param.in}_${param.name}`]);
-    const schema = parameterSchema(param, ctx, onProblem);
+    const schema = nonEmpty(parameterSchema(param, ctx, onProblem), param);
     properties[arg] = describe(schema, param.description, `${param.in} parameter '${param.name}'`);
     targets.set(arg, { kind: 'parameter', in: param.in as 'path' | 'query' | 'header' | 'cookie', name: param.name });
     if (param.required || param.in === 'path') required.push(arg);
@@ -189,6 +189,19 @@ function objectProperties(schema: JsonObject): JsonObject | undefined {
   return type === 'object' ? {} : undefined;
 }
 
+/**
+ * A string parameter that cannot be empty says so (`minLength: 1`), so a model learns it from the
+ * schema and the validator refuses `""`: a path one (an empty segment calls another endpoint),
+ * and a required query one without `allowEmptyValue`, which the serialiser leaves out when empty
+ * (OpenAPI: no empty values unless allowed), so `""` sent a request lacking it, as a success.
+ */
+function nonEmpty(schema: Json, param: RawParameter): Json {
+  const mustHaveText = param.in === 'path' || (param.in === 'query' && param.required === true && param.allowEmptyValue !== true);
+  if (!mustHaveText || schema === null || typeof schema !== 'object' || Array.isArray(schema) || schema.minLength !== undefined) return schema;
+  const isString = schema.type === 'string' || (Array.isArray(schema.type) && schema.type.includes('string'));
+  return isString ? { ...schema, minLength: 1 } : schema;
+}
+
 function parameterSchema(param: RawParameter, ctx: RefContext, onProblem?: (message: string) => void): Json {
   if (param.schema !== undefined) return normalise(deref(param.schema, ctx, onProblem) ?? {});
   if (param.content && typeof param.content === 'object' && !Array.isArray(param.content)) {
@@ -210,8 +223,11 @@ function parameterSchema(param: RawParameter, ctx: RefContext, onProblem?: (mess
  * instead of refusing to compile the whole schema (which left a tool unchecked):
  * - 3.0 `nullable` → a type list;
  * - 3.0 `exclusiveMinimum: true` with `minimum` → the number form (`exclusiveMinimum: 0`);
- * - `oneOf` with a `discriminator` → `anyOf`: the discriminator picks one schema, and plain
- *   oneOf refused a Dog that a looser Cat schema also matched;
+ * - `oneOf` → `anyOf`: in a description oneOf names the shapes a value may take, and its "exactly
+ *   one" refused valid values whenever the shapes overlap, which is most of the time: subtypes
+ *   that inherit a `discriminator` through `allOf` (a Cat with `pet_type` matched the Dog
+ *   schema too), object branches without `required` or `additionalProperties: false`. Each
+ *   branch's own constraints still hold; the API has the last word;
  * - a `pattern` JavaScript cannot compile (`(?i)…`) is left out: a client could not use it either
  *   (one that compiles only without the `u` flag, such as `\-` outside a class, is kept);
  * - keywords a JSON Schema validator misreads (`xml`, `externalDocs`, `x-…`) are dropped.
@@ -244,7 +260,7 @@ function normalise(schema: Json): Json {
       delete out[exclusive];
     }
   }
-  if (schema.discriminator !== undefined && Array.isArray(out.oneOf) && out.anyOf === undefined) {
+  if (Array.isArray(out.oneOf) && out.anyOf === undefined) {
     out.anyOf = out.oneOf;
     delete out.oneOf;
   }

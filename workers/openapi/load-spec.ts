@@ -123,6 +123,9 @@ export function checkDocument(doc: JsonObject, source: string): string {
   if (version === undefined || !/^(3\.[01]|2\.0)/.test(version)) {
     throw new McpvisorError('BAD_INPUT', `invalid OpenAPI specification in ${source}: missing or unsupported 'openapi' / 'swagger' version field (supported: 3.0, 3.1, Swagger 2.0)`);
   }
+  // OpenAPI 3.1 makes `paths` optional beside `webhooks` or `components`: such a document has no
+  // operation to call (0 tools), but it is valid.
+  if (doc.paths === undefined && version.startsWith('3.1') && (doc.webhooks !== undefined || doc.components !== undefined)) doc.paths = {};
   if (doc.paths === null || typeof doc.paths !== 'object' || Array.isArray(doc.paths)) {
     throw new McpvisorError('BAD_INPUT', `invalid OpenAPI specification in ${source}: missing required field 'paths'`);
   }

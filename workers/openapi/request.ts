@@ -201,9 +201,10 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     else if (Buffer.isBuffer(req.body)) out = req.body;
     else out = JSON.stringify(req.body);
     if (!headers['content-type']) headers['content-type'] = 'application/json';
-  } else if (body?.shape === 'whole' && hasBody && wholeBody === null && /json/i.test(body.contentType)) {
-    // A nullable body given as null: the JSON literal, which the builder drops.
-    out = 'null';
+  } else if (body?.shape === 'whole' && hasBody && wholeBody !== undefined) {
+    // A body given as null, "", 0 or false, which the builder drops as if none were given: the
+    // JSON literal (`null`, `""`, `0`, `false`), or for a text type the text itself (empty).
+    out = /json/i.test(body.contentType) ? JSON.stringify(wholeBody) : String(wholeBody ?? '');
     headers['content-type'] = body.contentType;
   } else {
     // No body given (an optional one): a content type without one makes strict servers answer 400.

@@ -67,12 +67,10 @@ export class ArgumentValidator {
 }
 
 function describeError(error: ErrorObject): string {
-  const where = error.instancePath
-    ? `'${error.instancePath.slice(1).replace(/\//g, '.')}'`
-    : error.keyword === 'required'
-      ? `'${(error.params as { missingProperty: string }).missingProperty}'`
-      : 'arguments';
-  if (error.keyword === 'required') return `${where} is required`;
+  const at = error.instancePath.slice(1).replace(/\//g, '.');
+  // A missing property is named with its path (`body.pet_type`), not as its parent missing.
+  if (error.keyword === 'required') return `'${[at, (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')}' is required`;
+  const where = at ? `'${at}'` : 'arguments';
   if (error.keyword === 'enum') return `${where} must be one of ${JSON.stringify((error.params as { allowedValues: unknown[] }).allowedValues)}`;
   return `${where} ${error.message ?? 'is invalid'}`;
 }

@@ -45,7 +45,8 @@ describe('input schemas', () => {
     expect(primitive.body?.contentType).toBe('text/plain');
     const oneOf = (await toolsOf('openapi-3.1.yaml')).get('PUT::notes__---id')!;
     expect(Object.keys(props(oneOf))).toEqual(['id', 'body']);
-    expect((props(oneOf).body.oneOf as unknown[]).length).toBe(2);
+    // oneOf is listed and checked as anyOf (normalise in input-schema.ts).
+    expect((props(oneOf).body.anyOf as unknown[]).length).toBe(2);
   });
 
   test('resolve $refs, merge allOf, drop readOnly properties and turn nullable into a type list', async () => {
@@ -74,8 +75,29 @@ describe('input schemas', () => {
     expect(props(tools.get('GET::orders')!).status).toMatchObject({ type: 'array', items: { type: 'string' } });
   });
 
+  test('take every value a real description\'s overlapping oneOf allows, and ask for text where an empty value cannot be sent', async () => {
+    const tools = await toolsOf('real-world-shapes.yaml');
+    const validator = new ArgumentValidator();
+    const check = (toolId: string, args: Record<string, unknown>) => {
+      try {
+        validator.check(toolId, tools.get(toolId)!.inputSchema, args);
+        return undefined;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    // A Cat with pet_type also matches the Dog schema (both inherit the discriminator): oneOf refused both.
+    expect(check('PATCH::pets', { body: { pet_type: 'Cat', hunts: true, age: 3 } })).toBeUndefined();
+    expect(check('PATCH::pets', { body: { pet_type: 'Dog', bark: true, breed: 'Husky' } })).toBeUndefined();
+    expect(check('PATCH::pets', { body: { hunts: true } })).toBe("invalid arguments: 'body.pet_type' is required");
+    expect(check('POST::shapes', { body: { a: '1', b: '2' } })).toBeUndefined();
+    const login = props(tools.get('GET::user__login__---realm')!);
+    expect([login.realm.minLength, login.username.minLength, login.note.minLength, login.hint.minLength]).toEqual([1, 1, undefined, undefined]);
+    expect(check('GET::user__login__---realm', { realm: 'r', username: '', note: '' })).toMatch(/'username' must NOT have fewer than 1 characters/);
+  });
+
   test('are accepted by the MCP SDK schema for every fixture and for GitHub', async () => {
-    for (const file of ['petstore-3.0.yaml', 'swagger-2.0.json', 'openapi-3.1.yaml', 'collisions.yaml', GITHUB]) {
+    for (const file of ['petstore-3.0.yaml', 'swagger-2.0.json', 'openapi-3.1.yaml', 'collisions.yaml', 'real-world-shapes.yaml', GITHUB]) {
       const service = await ApiToolService.create({ apiBaseUrl: 'http://127.0.0.1:9', openApiSpec: path.isAbsolute(file) ? file : path.join(FIXTURES, file), specCache: false });
       const parsed = ListToolsResultSchema.parse({ tools: service.tools });
       expect(parsed.tools.length).toBe(service.tools.length);

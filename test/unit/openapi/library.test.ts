@@ -103,7 +103,7 @@ describe('createToolFromOperation and createMetaTools', () => {
     expect(tool).toEqual({
       name: 'get-usr-by-id',
       description: 'Make a GET request to /users/{id}',
-      inputSchema: { type: 'object', properties: { id: { type: 'string', description: "(path parameter 'id')" } }, required: ['id'] },
+      inputSchema: { type: 'object', properties: { id: { type: 'string', minLength: 1, description: "(path parameter 'id')" } }, required: ['id'] },
       tags: ['users'],
       method: 'GET',
       resourceName: 'users',

@@ -93,6 +93,11 @@ describe('loadSpec', () => {
     }
   });
 
+  test('loads an OpenAPI 3.1 document with webhooks and no paths (valid there) as one without operations', async () => {
+    const spec = await loadSpec({ openApiSpec: path.join(FIXTURES, 'webhooks-only-3.1.yaml') });
+    expect(new ToolsManager({}, spec).generateTools()).toEqual([]);
+  });
+
   test('refuses a $ref from a description on the network to a file of this machine', async () => {
     expect(await rejection(loadSpec({ openApiSpec: `${base}/file-ref.yaml` }))).toMatchObject({ code: 'BLOCKED', message: expect.stringContaining('may not reference a local file (file:///etc/passwd)') });
   });

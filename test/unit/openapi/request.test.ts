@@ -191,6 +191,12 @@ describe('buildUpstreamRequest: what swagger-client serialises wrongly', () => {
     const nothing = build('PUT::nullable', { body: null });
     expect(nothing.headers['content-type']).toBe('application/json');
     expect(nothing.body).toBe('null');
+    // The builder drops every false-like body, as if none were given: each is its JSON literal.
+    const flag = (await builder('real-world-shapes.yaml'));
+    for (const [toolId, value, sent] of [['POST::flag', false, 'false'], ['PUT::count', 0, '0'], ['PUT::label', '', '""'], ['PUT::label', 'x', '"x"']] as const) {
+      const request = flag(toolId, { body: value });
+      expect([request.body, request.headers['content-type']]).toEqual([sent, 'application/json']);
+    }
   });
 
   test('multipart: one part per array item, binary properties as file parts from base64, and refuses what is not base64', async () => {
