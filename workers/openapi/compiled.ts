@@ -9,7 +9,7 @@ import { planSpec } from './request';
 import { buildEndpointTools, type EndpointTool } from './tools-manager';
 
 /** Bump when the shape or meaning of CompiledApi or of the data text changes. */
-export const COMPILED_FORMAT = 5;
+export const COMPILED_FORMAT = 6;
 
 /** One endpoint tool in the index: what filters, routing and listings read; the rest is in the data text. */
 export interface IndexedTool {

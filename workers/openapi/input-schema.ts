@@ -117,6 +117,7 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
     }
   }
 
+  let dependentRequired: Record<string, string[]> | undefined;
   if (body) {
     let schema = normalise(bodySchema ?? {}) as JsonObject;
     let props = objectProperties(schema);
@@ -135,6 +136,7 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
     }
     if (body.shape === 'object' && props) {
       const bodyRequired = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+      const bodyArgs: Array<{ arg: string; name: string }> = [];
       for (const [name, propSchema] of Object.entries(props)) {
         if (propSchema && typeof propSchema === 'object' && (propSchema as JsonObject).readOnly === true) continue;
         const arg = claim(name, [`body_${name}`]);
@@ -142,7 +144,15 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
         if (binary) (body.binaryProperties ??= []).push(name);
         properties[arg] = describe(binary ? asBase64Argument(propSchema as JsonObject) : propSchema, undefined, arg === name ? undefined : `request body property '${name}'`);
         targets.set(arg, { kind: 'bodyProperty', name });
+        bodyArgs.push({ arg, name });
         if (body.required && bodyRequired.has(name)) required.push(arg);
+      }
+      // An optional body still needs its required properties once any of it is given: with
+      // `{scope}` alone, a form that requires client_id and client_secret went out without them.
+      if (!body.required && bodyRequired.size > 0) {
+        const needed = bodyArgs.filter((entry) => bodyRequired.has(entry.name)).map((entry) => entry.arg);
+        const dependent = Object.fromEntries(bodyArgs.map(({ arg }) => [arg, needed.filter((other) => other !== arg)]).filter(([, others]) => others.length > 0));
+        if (Object.keys(dependent).length > 0) dependentRequired = dependent;
       }
     } else {
       const arg = claim('body', ['request_body']);
@@ -157,6 +167,7 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
 
   const inputSchema: JsonObjectSchema = { type: 'object', properties: properties as Record<string, unknown> };
   if (required.length > 0) inputSchema.required = required;
+  if (dependentRequired) inputSchema.dependentRequired = dependentRequired;
   return { inputSchema, targets, body };
 }
 

@@ -94,6 +94,10 @@ describe('input schemas', () => {
     const login = props(tools.get('GET::user__login__---realm')!);
     expect([login.realm.minLength, login.username.minLength, login.note.minLength, login.hint.minLength]).toEqual([1, 1, undefined, undefined]);
     expect(check('GET::user__login__---realm', { realm: 'r', username: '', note: '' })).toMatch(/'username' must NOT have fewer than 1 characters/);
+    // An optional body: nothing of it is fine, but once part of it is given its required fields are needed.
+    expect(check('POST::token', {})).toBeUndefined();
+    expect(check('POST::token', { scope: 3 })).toMatch(/client_id/);
+    expect(check('POST::token', { client_id: 'a', client_secret: 'b', scope: 3 })).toBeUndefined();
   });
 
   test('are accepted by the MCP SDK schema for every fixture and for GitHub', async () => {
