@@ -76,7 +76,7 @@ export function htmlToMarkdown(html: string, url: string): Converted {
     let parsed: ReturnType<Readability['parse']> = null;
     try {
       // Readability changes the document it reads; the fallback below parses the page again.
-      parsed = new Readability(document as unknown as Document, { charThreshold: 200 }).parse();
+      parsed = new Readability(document as unknown as Document, { charThreshold: 200, classesToPreserve: codeLanguageClasses(document) }).parse();
     } catch {
       parsed = null;
     }
@@ -101,6 +101,18 @@ export function htmlToMarkdown(html: string, url: string): Converted {
   const title = metadata.title;
   if (title && article && !markdown.startsWith('# ')) markdown = `# ${title}\n\n${markdown}`;
   return { markdown, metadata: { ...metadata, url }, article };
+}
+
+/**
+ * The `language-…`/`lang-…` classes of the page's code blocks: Readability drops every class it
+ * is not told to keep, and the fenced block's language (```` ```bash ````) comes from them.
+ */
+function codeLanguageClasses(document: { querySelectorAll(selector: string): ArrayLike<{ getAttribute(name: string): string | null }> }): string[] {
+  const kept = new Set<string>();
+  for (const node of Array.from(document.querySelectorAll('pre[class], code[class]'))) {
+    for (const name of (node.getAttribute('class') ?? '').split(/\s+/)) if (/^(language|lang)-/.test(name)) kept.add(name);
+  }
+  return [...kept];
 }
 
 /** Rows found per table during one turndown run (tables do not change while it writes). */

@@ -67,6 +67,14 @@ describe('htmlToMarkdown, as real pages write it', () => {
     expect(htmlToMarkdown(html, 'http://x.example/').markdown).toContain('```\ndef total(*args):\n    my_list = list(args)\n    return sum(my_list)\n```');
   });
 
+  it('keeps a code block\'s language on an article page, which Readability would strip with its classes', () => {
+    const paragraph = '<p>' + 'Installing the tool takes a minute and needs nothing but a shell and a network connection to the registry. '.repeat(6) + '</p>';
+    const html = `<html><head><title>Install</title></head><body><nav>menu</nav><div class="post"><h2>Install</h2>${paragraph}<pre><code class="language-bash">npm install --global tool</code></pre>${paragraph}</div></body></html>`;
+    const { markdown, article } = htmlToMarkdown(html, 'http://x.example/');
+    expect(article).toBe(true);
+    expect(markdown).toContain('```bash\nnpm install --global tool\n```');
+  });
+
   it('resolves links and images against <base href>', () => {
     const html = '<html><head><base href="https://docs.example.com/v2/"></head><body><p>See <a href="guide.html">guide</a> <img src="img/diagram.png" alt="d"></p></body></html>';
     const { markdown } = htmlToMarkdown(html, 'http://127.0.0.1:9/page');
