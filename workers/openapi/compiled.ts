@@ -9,7 +9,7 @@ import { planSpec } from './request';
 import { buildEndpointTools, type EndpointTool } from './tools-manager';
 
 /** Bump when the shape or meaning of CompiledApi or of the data text changes. */
-export const COMPILED_FORMAT = 6;
+export const COMPILED_FORMAT = 7;
 
 /** One endpoint tool in the index: what filters, routing and listings read; the rest is in the data text. */
 export interface IndexedTool {

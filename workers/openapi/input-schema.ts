@@ -307,6 +307,9 @@ function safeName(name: string): string {
 function pickContentType(types: string[]): string {
   return (
     types.find((t) => t === 'application/json') ??
+    // Not json-patch+json before the others: a JSON Patch is an array of operations, while the
+    // descriptions that offer it beside merge patches (Kubernetes) give one object schema.
+    types.find((t) => /^application\/([\w.-]+\+)?json/.test(t) && !/^application\/json-patch\+json/.test(t)) ??
     types.find((t) => /^application\/([\w.-]+\+)?json/.test(t)) ??
     types.find((t) => t === 'application/x-www-form-urlencoded') ??
     types.find((t) => t === 'multipart/form-data') ??

@@ -52,7 +52,8 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
     }
     for (const key of Object.keys(item)) {
       if (!(METHOD_KEYS as readonly string[]).includes(key) && !['parameters', 'summary', 'description', 'servers', '$ref'].includes(key) && !key.startsWith('x-')) {
-        onSkip(`${key.toUpperCase()} ${path}`, `'${key}' is not an HTTP method`);
+        // TRACE is a method of the Path Item Object, but spec 000's tool IDs and filters have seven.
+        onSkip(`${key.toUpperCase()} ${path}`, key === 'trace' ? 'TRACE operations are not served (tool IDs take GET, POST, PUT, PATCH, DELETE, HEAD and OPTIONS)' : `'${key}' is not an HTTP method`);
       }
     }
     for (const method of METHOD_KEYS) {

@@ -271,7 +271,8 @@ function acceptOf(spec: JsonObject): string | undefined {
       }
     }
   }
-  const accept = types.length > 0 ? types.join(', ') : undefined;
+  // Each type once: several 2xx responses often share them (Kubernetes listed three twice).
+  const accept = types.length > 0 ? [...new Set(types)].join(', ') : undefined;
   accepts.set(spec, accept);
   return accept;
 }

@@ -5,6 +5,7 @@ import { collectOperations, type OperationEntry } from './operations';
 import type { JsonObject, RefContext } from './refs';
 import { META_TOOL_NAMES } from './meta-names';
 import { dedupeToolNames, generateToolName, MAX_TOOL_NAME_LENGTH, toolNameSource } from './tool-name';
+import { fitSchemas } from './schema-budget';
 
 /** spec 000's ITool. */
 export interface ITool {
@@ -203,6 +204,13 @@ export function buildEndpointTools(ctx: RefContext, disableAbbreviation: boolean
       throw new McpvisorError('BAD_INPUT', `with disableAbbreviation, ${long.length} tool name(s) exceed ${maxLength} characters: ${long.slice(0, 20).map((t) => `${t.name} (${t.toolId})`).join(', ')}${long.length > 20 ? ', …' : ''}`);
     }
   }
+  // Written out, shared components can make schemas of any size: each within its share.
+  const fitted = fitSchemas(tools.map((tool) => tool.inputSchema as unknown as JsonObject));
+  tools.forEach((tool, i) => {
+    if (fitted[i] === (tool.inputSchema as unknown)) return;
+    tool.inputSchema = fitted[i] as unknown as JsonObjectSchema;
+    warn(`${tool.method} ${tool.path}: its input schema is too large to list whole; deeper parts are left out (get-api-endpoint-schema shows them)`, { toolId: tool.toolId });
+  });
   // The meta-tools hold their names first, so an endpoint named like one gets a suffix.
   const { names, renamed } = dedupeToolNames([...META_TOOL_NAMES, ...tools.map((t) => t.name)], maxLength);
   for (let i = 0; i < tools.length; i++) tools[i].name = names[i + META_TOOL_NAMES.length];

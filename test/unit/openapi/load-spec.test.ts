@@ -98,6 +98,13 @@ describe('loadSpec', () => {
     expect(new ToolsManager({}, spec).generateTools()).toEqual([]);
   });
 
+  test('says why a TRACE operation is not served', async () => {
+    const spec = await loadSpec({ openApiSpec: path.join(FIXTURES, 'real-world-shapes.yaml') });
+    const warnings: string[] = [];
+    new ToolsManager({}, spec).generateTools(false, { warn: (message: string) => warnings.push(message) });
+    expect(warnings).toContain('operation skipped: TRACE /pods/{name}: TRACE operations are not served (tool IDs take GET, POST, PUT, PATCH, DELETE, HEAD and OPTIONS)');
+  });
+
   test('refuses a $ref from a description on the network to a file of this machine', async () => {
     expect(await rejection(loadSpec({ openApiSpec: `${base}/file-ref.yaml` }))).toMatchObject({ code: 'BLOCKED', message: expect.stringContaining('may not reference a local file (file:///etc/passwd)') });
   });

@@ -193,6 +193,9 @@ describe('buildUpstreamRequest: what swagger-client serialises wrongly', () => {
     expect(nothing.body).toBe('null');
     // The builder drops every false-like body, as if none were given: each is its JSON literal.
     const flag = (await builder('real-world-shapes.yaml'));
+    // A merge patch (an object) rather than the JSON Patch listed first; each Accept type once.
+    const patch = flag('PATCH::pods__---name', { name: 'p1', body: { metadata: { labels: { x: 'y' } } } });
+    expect([patch.headers['content-type'], patch.body, patch.headers.accept]).toEqual(['application/merge-patch+json', '{"metadata":{"labels":{"x":"y"}}}', 'application/json, application/yaml']);
     for (const [toolId, value, sent] of [['POST::flag', false, 'false'], ['PUT::count', 0, '0'], ['PUT::label', '', '""'], ['PUT::label', 'x', '"x"']] as const) {
       const request = flag(toolId, { body: value });
       expect([request.body, request.headers['content-type']]).toEqual([sent, 'application/json']);

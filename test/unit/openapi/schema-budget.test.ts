@@ -1,0 +1,49 @@
+import { fitSchemas, MAX_SCHEMA_CHARS, withinBudget } from '../../../workers/openapi/schema-budget';
+import type { JsonObject } from '../../../workers/openapi/refs';
+
+/**
+ * A schema as DocuSign's shared components make it once written out: each level holds the one
+ * below twice, under two names, with a long description; 20 levels are ~2^20 copies, though the
+ * object graph has 20 nodes.
+ */
+function exponential(levels: number): JsonObject {
+  let node: JsonObject = { type: 'string', description: 'a leaf', enum: ['a', 'b'] };
+  for (let i = 0; i < levels; i++) node = { type: 'object', description: `level ${i}: ${'words '.repeat(20)}`, properties: { left: node, right: node }, required: ['left'] };
+  return { type: 'object', properties: { id: { type: 'string' }, body: node }, required: ['id', 'body'] };
+}
+
+describe('schema budget', () => {
+  test('leaves a schema within the budget as it is (the same object)', () => {
+    const small = exponential(3);
+    expect(withinBudget(small)).toBe(small);
+  });
+
+  test('cuts a schema of exponential written size at a whole level, keeping the arguments, their types and a note', () => {
+    const huge = exponential(24);
+    const cut = withinBudget(huge, 64 * 1024);
+    const text = JSON.stringify(cut);
+    expect(text.length).toBeLessThanOrEqual(64 * 1024);
+    expect(Object.keys(cut.properties as JsonObject)).toEqual(['id', 'body']);
+    expect(cut.required).toEqual(['id', 'body']);
+    expect(cut.description).toMatch(/left out/);
+    // Whole levels: every branch reaches the same depth, and below it a schema keeps its type.
+    const depths = new Set<number>();
+    const walk = (node: JsonObject, depth: number) => {
+      const props = node.properties as Record<string, JsonObject> | undefined;
+      if (!props) return depths.add(depth);
+      for (const child of Object.values(props)) walk(child, depth + 1);
+    };
+    walk((cut.properties as Record<string, JsonObject>).body, 0);
+    expect(depths.size).toBe(1);
+    expect(text).toContain('{"type":"object"}');
+  });
+
+  test('shares the total among the large schemas only: the small ones stay whole', () => {
+    const small = Array.from({ length: 50 }, () => exponential(2));
+    const large = Array.from({ length: 10 }, () => exponential(24));
+    const fitted = fitSchemas([...small, ...large], MAX_SCHEMA_CHARS, 400 * 1024);
+    fitted.slice(0, 50).forEach((schema, i) => expect(schema).toBe(small[i]));
+    const total = fitted.reduce((sum, schema) => sum + JSON.stringify(schema).length, 0);
+    expect(total).toBeLessThanOrEqual(400 * 1024);
+  });
+});
