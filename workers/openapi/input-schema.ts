@@ -119,7 +119,8 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
 
   let dependentRequired: Record<string, string[]> | undefined;
   if (body) {
-    let schema = normalise(bodySchema ?? {}) as JsonObject;
+    // A copy: objectProperties merges allOf into it, and normalised schemas are shared.
+    let schema = { ...(normalise(bodySchema ?? {}) as JsonObject) };
     let props = objectProperties(schema);
     // JSON, form and multipart bodies are serialised from their values; any other type is sent as given.
     const serialised = /json|x-www-form-urlencoded|multipart\//i.test(body.contentType);
@@ -186,10 +187,12 @@ function objectProperties(schema: JsonObject): JsonObject | undefined {
     const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
     for (const part of schema.allOf) {
       if (!part || typeof part !== 'object' || Array.isArray(part)) return undefined;
-      const inner = objectProperties(part);
+      // A copy: normalised schemas are shared between tools (normalise), and this merges into it.
+      const own = { ...part };
+      const inner = objectProperties(own);
       if (!inner) return undefined;
       Object.assign(merged, inner);
-      for (const name of (Array.isArray(part.required) ? part.required : []) as string[]) required.add(name);
+      for (const name of (Array.isArray(own.required) ? own.required : []) as string[]) required.add(name);
     }
     schema.properties = merged;
     schema.required = [...required];
@@ -245,7 +248,18 @@ function parameterSchema(param: RawParameter, ctx: RefContext, onProblem?: (mess
  */
 function normalise(schema: Json): Json {
   if (schema === null || typeof schema !== 'object') return schema;
-  if (Array.isArray(schema)) return schema.map(normalise);
+  // Written-out `$ref`s share their targets: normalised once each, the result shares them too,
+  // where a copy per use grew exponentially (Microsoft Graph ran out of memory here).
+  const done = normalised.get(schema);
+  if (done !== undefined) return done;
+  const result = Array.isArray(schema) ? schema.map(normalise) : normaliseObject(schema);
+  normalised.set(schema, result);
+  return result;
+}
+
+const normalised = new WeakMap<object, Json>();
+
+function normaliseObject(schema: JsonObject): Json {
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'nullable' || key === 'discriminator' || key === 'xml' || key === 'externalDocs' || key.startsWith('x-')) continue;
