@@ -2,7 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, PingRequestSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema, PingRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { McpvisorError } from '../protocol/errors';
 import type { ToolResult } from '../protocol/tool';
 import type { Logger } from './logger';
@@ -49,6 +49,7 @@ let ajvValidator: jsonSchemaValidator | undefined;
  */
 /** Requests the SDK answers, by method, whose params badParams checks first. */
 const CHECKED_REQUESTS = new Map<string, { safeParse(message: unknown): { success: true } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } } }>([
+  ['initialize', InitializeRequestSchema],
   ['tools/list', ListToolsRequestSchema],
   ['ping', PingRequestSchema],
 ]);
@@ -60,6 +61,8 @@ export function createSession(options: SessionOptions): Session {
     { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: sharedValidator },
   );
   const running = new Map<RequestId, AbortController>();
+  /** An initialize request has been taken (lifecycle). */
+  let initialized = false;
 
   const abort = (requestId: RequestId) => {
     const controller = running.get(requestId);
@@ -129,7 +132,7 @@ export function createSession(options: SessionOptions): Session {
       if (requestId !== undefined) abort(requestId);
       return false; // the SDK cancels its own calls
     }
-    if (message.method !== 'tools/call' || !('id' in message)) return badParams(transport, message);
+    if (message.method !== 'tools/call' || !('id' in message)) return badParams(transport, message) || lifecycle(transport, message);
     const id = message.id;
     const invalid = invalidCallParams(message.params);
     if (invalid) {
@@ -156,18 +159,41 @@ export function createSession(options: SessionOptions): Session {
   /**
    * Requests the SDK answers whose params do not fit its schema: answered here with -32602 and
    * the first problem, where the SDK answers its zod error as an internal error (-32603) whose
-   * message is the whole issue dump. True when answered.
+   * message is the whole issue dump; and a tools/list cursor, which the SDK ignores. True when
+   * answered.
    */
   function badParams(transport: Transport, message: JSONRPCMessage): boolean {
     const schema = 'id' in message && 'method' in message ? CHECKED_REQUESTS.get(message.method) : undefined;
     if (!schema) return false;
     const parsed = schema.safeParse(message);
-    if (parsed.success) return false;
-    const issue = parsed.error.issues[0];
-    const where = issue.path.filter((part) => part !== 'params').join('.');
-    const text = `Invalid params: ${where ? `${where}: ` : ''}${issue.message}`;
+    let text: string;
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue.path.filter((part) => part !== 'params').join('.');
+      text = `Invalid params: ${where ? `${where}: ` : ''}${issue.message}`;
+    } else if ((message as { method: string }).method === 'tools/list' && (message as { params?: { cursor?: unknown } }).params?.cursor !== undefined) {
+      // MCP: "Invalid cursors SHOULD result in an error with code -32602". We never hand one out.
+      text = 'Invalid params: cursor: unknown cursor (this server lists every tool in one page and gives no nextCursor)';
+    } else return false;
     void transport.send({ jsonrpc: '2.0', id: (message as { id: RequestId }).id, error: { code: ErrorCode.InvalidParams, message: text } } as JSONRPCMessage).catch(() => undefined);
     return true;
+  }
+
+  /**
+   * What the SDK's Server leaves out: a second initialize is refused (the HTTP transport refuses
+   * it before it gets here; stdio has only this), and the revision the SDK will answer is told to
+   * the transport (`setProtocolVersion`), whose batch rule depends on it. True when answered.
+   */
+  function lifecycle(transport: Transport, message: JSONRPCMessage): boolean {
+    if (!('id' in message) || !('method' in message) || message.method !== 'initialize') return false;
+    if (initialized) {
+      void transport.send({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request: the session is already initialized' } } as JSONRPCMessage).catch(() => undefined);
+      return true;
+    }
+    initialized = true;
+    const requested = (message.params as { protocolVersion: string }).protocolVersion;
+    transport.setProtocolVersion?.(SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION);
+    return false;
   }
 
   return {

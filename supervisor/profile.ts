@@ -91,8 +91,11 @@ export interface RunningServer {
   url?: string;
   /** Resolves when the server should stop by itself (stdin closed in stdio mode). */
   ended: Promise<void>;
-  /** Drains (`http.shutdownGraceMs`), ends sessions, stops every pool. Idempotent. */
-  stop(): Promise<void>;
+  /**
+   * Drains for `graceMs` (default `http.shutdownGraceMs`), ends sessions, stops every pool.
+   * Idempotent: a later call joins the first.
+   */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -114,10 +117,10 @@ export async function startServer(config: Config, options: { logger?: Logger; to
     supervisor,
     url: 'url' in transport ? transport.url : undefined,
     ended: 'ended' in transport ? transport.ended : new Promise<void>(() => undefined),
-    stop() {
+    stop(graceMs = config.http.shutdownGraceMs) {
       stopping ??= (async () => {
-        logger.info({ graceMs: config.http.shutdownGraceMs }, 'shutting down');
-        await supervisor.stop(config.http.shutdownGraceMs);
+        logger.info({ graceMs }, 'shutting down');
+        await supervisor.stop(graceMs);
         await transport.close();
         logger.info('stopped');
       })();
@@ -184,11 +187,11 @@ function forLog(config: Config): Config {
 
 async function serveUntilStopped(config: Config, logger: Logger): Promise<void> {
   const server = await startServer(config, { logger });
-  const stop = async (why: string) => {
+  const stop = async (why: string, graceMs = config.http.shutdownGraceMs) => {
     logger.info({ why }, 'stop requested');
-    const force = setTimeout(() => process.exit(1), config.http.shutdownGraceMs + 10_000);
+    const force = setTimeout(() => process.exit(1), graceMs + 10_000);
     force.unref();
-    await server.stop();
+    await server.stop(graceMs);
     logger.flush();
     process.exit(0);
   };
@@ -197,7 +200,9 @@ async function serveUntilStopped(config: Config, logger: Logger): Promise<void> 
   // stdout closed under us (the client went away): nothing left to serve.
   process.stdout.on('error', () => void stop('stdout closed'));
   await server.ended;
-  await stop('stdin closed');
+  // The one client is gone and can read no answer: running calls are cancelled at once rather
+  // than given the grace, so the server is gone before the SDK client's SIGTERM (2 s after EOF).
+  await stop('stdin closed', 0);
 }
 
 function helpText(profile: Profile, flags: FlagSpec[]): string {

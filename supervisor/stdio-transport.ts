@@ -1,6 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { serializeMessage, toJsonRpcMessage } from './wire';
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { batchesAllowed, hasUnsafeId, serializeMessage, toJsonRpcMessage } from './wire';
 
 /** How much of an over-long line's end is kept, to find its id. */
 const SKIPPED_TAIL_CHARS = 256;
@@ -8,10 +8,12 @@ const SKIPPED_TAIL_CHARS = 256;
 /**
  * Newline-delimited JSON-RPC over stdin/stdout. Unlike the SDK's stdio transport, which drops a
  * line it cannot parse, every bad line gets the JSON-RPC 2.0 answer: -32700 for text that is not
- * JSON, -32600 for JSON that is not a JSON-RPC message (or a batch, which MCP no longer has). A
- * line longer than `maxLineBytes` is skipped as it arrives, so the buffer stays bounded, and
- * answered -32600 when it ends, with its id when the line ends with one (the SDK client writes
- * `id` last), so the caller is not left waiting for its timeout.
+ * JSON, -32600 for JSON that is not a JSON-RPC message, or for a batch where the negotiated
+ * revision has none (wire.ts batchesAllowed). A batch that is allowed is answered as JSON-RPC
+ * says: one array of its answers, written when the last one is ready (#batches). A line longer
+ * than `maxLineBytes` is skipped as it arrives, so the buffer stays bounded, and answered -32600
+ * when it ends, with its id when the line ends with one (the SDK client writes `id` last), so the
+ * caller is not left waiting for its timeout.
  */
 export class LineStdioTransport implements Transport {
   onclose?: () => void;
@@ -24,6 +26,10 @@ export class LineStdioTransport implements Transport {
   /** While an over-long line is being dropped: its last characters, where its id usually is. */
   #skippedTail: string | undefined;
   #closed = false;
+  /** The revision initialize negotiated (mcp-session.ts tells it). */
+  #protocolVersion: string | undefined;
+  /** Batches being answered: the ids still to answer, and the answers so far. */
+  #batches: Array<{ waiting: Set<RequestId>; answers: JSONRPCMessage[] }> = [];
 
   constructor(options: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream; maxLineBytes?: number } = {}) {
     this.#input = options.input ?? process.stdin;
@@ -37,12 +43,36 @@ export class LineStdioTransport implements Transport {
     this.#input.on('error', this.#onError);
   }
 
+  setProtocolVersion(version: string): void {
+    this.#protocolVersion = version;
+  }
+
   send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed) return Promise.resolve();
+    const id = (message as { id?: RequestId | null }).id;
+    if (id !== undefined && id !== null && !('method' in message) && this.#collect(id, message)) return Promise.resolve();
+    return this.#write(serializeMessage(message));
+  }
+
+  #write(text: string): Promise<void> {
     return new Promise((resolve) => {
-      if (this.#output.write(`${serializeMessage(message)}\n`)) resolve();
+      if (this.#output.write(`${text}\n`)) resolve();
       else this.#output.once('drain', resolve);
     });
+  }
+
+  /** Holds the answer `id` if a batch waits for it; writes the batch's array once it is complete. True when held. */
+  #collect(id: RequestId, answer: JSONRPCMessage | undefined): boolean {
+    const at = this.#batches.findIndex((batch) => batch.waiting.has(id));
+    if (at === -1) return false;
+    const batch = this.#batches[at];
+    batch.waiting.delete(id);
+    if (answer) batch.answers.push(answer);
+    if (batch.waiting.size === 0) {
+      this.#batches.splice(at, 1);
+      if (batch.answers.length > 0) void this.#write(`[${batch.answers.map((one) => serializeMessage(one)).join(',')}]`);
+    }
+    return true;
   }
 
   async close(): Promise<void> {
@@ -88,11 +118,41 @@ export class LineStdioTransport implements Transport {
     } catch {
       return this.#reply(null, -32700, 'Parse error: the line is not valid JSON');
     }
-    if (Array.isArray(value)) return this.#reply(null, -32600, 'Invalid Request: batches are not supported');
+    if (!Array.isArray(value)) {
+      const message = this.#message(value);
+      if (message) this.#deliver(message);
+      return;
+    }
+    if (!batchesAllowed(this.#protocolVersion)) {
+      const revision = this.#protocolVersion === undefined ? 'before initialize' : `under protocol revision ${this.#protocolVersion}`;
+      return this.#reply(null, -32600, `Invalid Request: JSON-RPC batches are not accepted ${revision} (MCP has them in 2025-03-26 only); send one message per line`);
+    }
+    if (value.length === 0) return this.#reply(null, -32600, 'Invalid Request: an empty batch');
+    // The requests' answers go out together; a bad member is answered in the array too.
+    const batch = { waiting: new Set<RequestId>(), answers: [] as JSONRPCMessage[] };
+    const messages = value.map((raw) => {
+      const message = toJsonRpcMessage(raw);
+      if (!message) batch.answers.push(invalid(raw));
+      else if ('method' in message && 'id' in message) batch.waiting.add(message.id);
+      return message;
+    });
+    if (batch.waiting.size > 0) this.#batches.push(batch);
+    else if (batch.answers.length > 0) void this.#write(`[${batch.answers.map((one) => serializeMessage(one)).join(',')}]`);
+    for (const message of messages) if (message) this.#deliver(message);
+  }
+
+  /** `value` as a message, or undefined after answering why it is not one. */
+  #message(value: unknown): JSONRPCMessage | undefined {
     const message = toJsonRpcMessage(value);
-    if (!message) {
-      const id = (value as { id?: unknown } | null)?.id;
-      return this.#reply(typeof id === 'string' || typeof id === 'number' ? id : null, -32600, 'Invalid Request: not a JSON-RPC 2.0 message');
+    if (!message) void this.send(invalid(value));
+    return message;
+  }
+
+  #deliver(message: JSONRPCMessage): void {
+    // A cancelled request gets no answer: its batch stops waiting for one.
+    if ('method' in message && message.method === 'notifications/cancelled') {
+      const requestId = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+      if (requestId !== undefined) this.#collect(requestId, undefined);
     }
     this.onmessage?.(message);
   }
@@ -109,6 +169,16 @@ export class LineStdioTransport implements Transport {
   #reply(id: string | number | null, code: number, message: string): void {
     void this.send({ jsonrpc: '2.0', id, error: { code, message } } as unknown as JSONRPCMessage);
   }
+}
+
+/** The -32600 answer to a value that is not a JSON-RPC message: with its id when that is usable. */
+function invalid(value: unknown): JSONRPCMessage {
+  const id = (value as { id?: unknown } | null)?.id;
+  const usable = typeof id === 'string' || Number.isSafeInteger(id);
+  const message = hasUnsafeId(value)
+    ? 'Invalid Request: a numeric id must be an integer within ±(2^53 - 1), which JSON parsers keep exact; use a string id'
+    : 'Invalid Request: not a JSON-RPC 2.0 message';
+  return { jsonrpc: '2.0', id: usable ? (id as RequestId) : null, error: { code: -32600, message } } as unknown as JSONRPCMessage;
 }
 
 /** The id of a JSON-RPC message whose last member is a top-level `"id"`, from the message's end. */

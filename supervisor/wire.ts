@@ -48,8 +48,26 @@ export function serializeMessage(message: JSONRPCMessage): string {
  */
 export function toJsonRpcMessage(raw: unknown): JSONRPCMessage | undefined {
   if (isPlainRequest(raw)) return raw as JSONRPCMessage;
+  // JSON.parse has rounded such an id: answering it would answer another request's id.
+  if (hasUnsafeId(raw)) return undefined;
   const parsed = JSONRPCMessageSchema.safeParse(raw);
   return parsed.success ? parsed.data : undefined;
+}
+
+/** An `id` that is a number but not an exactly representable integer (JSON.parse changed it, or a fraction). */
+export function hasUnsafeId(raw: unknown): boolean {
+  const id = isObject(raw) ? (raw as { id?: unknown }).id : undefined;
+  return typeof id === 'number' && !Number.isSafeInteger(id);
+}
+
+/**
+ * Whether JSON-RPC batches are taken under the negotiated protocol revision: MCP added them in
+ * 2025-03-26 and removed them in 2025-06-18 ("MUST be a single JSON-RPC request, notification, or
+ * response"). Earlier revisions are JSON-RPC 2.0, which has them. Not before initialize, which
+ * may not be batched.
+ */
+export function batchesAllowed(protocolVersion: string | undefined): boolean {
+  return protocolVersion !== undefined && protocolVersion <= '2025-03-26';
 }
 
 function isPlainRequest(raw: unknown): boolean {

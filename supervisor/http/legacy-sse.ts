@@ -7,6 +7,7 @@ import type { Supervisor } from '../supervisor';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
+import { toJsonRpcMessage } from '../wire';
 
 /**
  * The legacy HTTP+SSE transport (protocol 2024-11-05, spec 001): `GET /sse` opens a session whose
@@ -69,6 +70,8 @@ export class LegacySseSessions {
     if (!isJsonType(req.headers['content-type'])) return sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: the body must be application/json');
     if (Array.isArray(req.body)) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: the legacy SSE transport takes one JSON-RPC message per POST, not a batch');
     if (req.body === null || typeof req.body !== 'object') return sendJsonRpcError(res, 400, -32600, 'Invalid Request: the body must be a JSON-RPC message object');
+    // What the SDK's transport would refuse with "Invalid message: [object Object]" (an id of null, say).
+    if (!toJsonRpcMessage(req.body)) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: not a JSON-RPC 2.0 message (a request needs a string or integer id)');
     await transport.handlePostMessage(req, res, req.body);
   }
 

@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
-import { serializeMessage, toJsonRpcMessage } from '../wire';
+import { batchesAllowed, serializeMessage, toJsonRpcMessage } from '../wire';
 
 /** The SDK's limit on a JSON-RPC batch. */
 const MAX_BATCH_SIZE = 100;
@@ -65,6 +65,7 @@ export class SessionTransport implements Transport {
 
   #options: SessionTransportOptions;
   #initialized = false;
+  #protocolVersion: string | undefined;
   #closed = false;
   #streams = new Map<RequestId, PostStream>();
 
@@ -74,6 +75,11 @@ export class SessionTransport implements Transport {
 
   async start(): Promise<void> {
     // Connections come per request (handlePost).
+  }
+
+  /** The revision initialize negotiated (mcp-session.ts tells it); batches depend on it. */
+  setProtocolVersion(version: string): void {
+    this.#protocolVersion = version;
   }
 
   /** A POST to the endpoint, its body already parsed as JSON (body.ts). */
@@ -87,6 +93,7 @@ export class SessionTransport implements Transport {
       return sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
     }
     if (body === undefined) return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+    if (Array.isArray(body) && body.length === 0) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: an empty batch');
     if (Array.isArray(body) && body.length > MAX_BATCH_SIZE) {
       return sendJsonRpcError(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
     }
@@ -109,6 +116,9 @@ export class SessionTransport implements Transport {
       if (!this.#initialized) return sendJsonRpcError(res, 400, -32000, 'Bad Request: Server not initialized');
       const versionError = checkProtocolVersion(req);
       if (versionError) return sendJsonRpcError(res, 400, -32000, versionError);
+      if (Array.isArray(body) && !batchesAllowed(this.#protocolVersion)) {
+        return sendJsonRpcError(res, 400, -32600, `Invalid Request: JSON-RPC batches are not accepted under protocol revision ${this.#protocolVersion} (MCP has them in 2025-03-26 only); send one message per POST`);
+      }
     }
 
     const extra = { requestInfo: { headers: req.headers } };

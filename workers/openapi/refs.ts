@@ -75,34 +75,82 @@ export function follow(node: Json | undefined, ctx: RefContext, baseUri = ctx.ro
   throw new Error('a $ref chain loops');
 }
 
+/** Objects one deref may write before it writes `$ref`s out to a limited depth only. */
+export const DEREF_NODE_BUDGET = 4_096;
+
+/** Thrown inside derefWithin when the budget is spent. */
+const SPENT = Symbol('deref budget spent');
+
 /**
  * A deep copy of `node` with every `$ref` replaced by its target. A ref met again inside itself
  * becomes `{ description: 'recursive reference to <ref>' }`. Unresolvable refs become
  * `{ description: 'unresolved reference <ref>' }` and are reported through `onProblem`.
  * Results of refs without a cycle inside are shared (treat the output as read-only).
+ *
+ * Written out, refs can make a tree of exponential size: Microsoft Graph's entities reference
+ * each other through navigation properties, so that one request body came to 114 MB and the
+ * description never finished loading. When the copy would pass `budget` objects, refs are
+ * written out to the deepest nesting that stays within it (at least one level), and a ref below
+ * is `{ type, description: '<ref>: not written out …' }`. schema-budget.ts then cuts the
+ * listing to its size as for any large schema.
  */
-export function deref(node: Json | undefined, ctx: RefContext, onProblem?: (message: string) => void, baseUri = ctx.rootUri): Json | undefined {
+export function deref(node: Json | undefined, ctx: RefContext, onProblem?: (message: string) => void, baseUri = ctx.rootUri, budget = DEREF_NODE_BUDGET): Json | undefined {
+  const whole = derefWithin(node, ctx, baseUri, Infinity, budget);
+  if (whole !== SPENT) return reported(whole, onProblem);
+  let kept = derefWithin(node, ctx, baseUri, 1, Infinity) as Written;
+  // Deeper while it fits; done when nothing was left out for depth (the rest came from the cache).
+  for (let depth = 2; kept.limited; depth++) {
+    const deeper = derefWithin(node, ctx, baseUri, depth, budget);
+    if (deeper === SPENT) break;
+    kept = deeper;
+  }
+  return reported(kept, onProblem);
+}
+
+interface Written {
+  value: Json | undefined;
+  problems: string[];
+  /** Some ref was left out for depth. */
+  limited: boolean;
+}
+
+function reported(written: Written, onProblem: ((message: string) => void) | undefined): Json | undefined {
+  for (const problem of written.problems) onProblem?.(problem);
+  return written.value;
+}
+
+/** deref with at most `maxDepth` refs written out inside one another; SPENT past `budget` objects. */
+function derefWithin(node: Json | undefined, ctx: RefContext, baseUri: string | undefined, maxDepth: number, budget: number): Written | typeof SPENT {
   const cache = derefCache(ctx);
   const stack: string[] = [];
+  const problems: string[] = [];
   let cut = 0;
+  let limited = false;
+  let written = 0;
+  const spend = () => {
+    if (++written > budget) throw SPENT;
+  };
   const walk = (value: Json | undefined, uri: string | undefined): Json | undefined => {
     if (value === null || typeof value !== 'object') return value;
+    spend();
     if (Array.isArray(value)) return value.map((item) => walk(item, uri) as Json);
     if (typeof value.$ref === 'string') {
       const ref = value.$ref;
       const key = `${refDocument(ref, uri) ?? ''}#${ref.slice(ref.indexOf('#') + 1)}`;
       const cached = cache.get(key);
       if (cached !== undefined) return cached;
-      if (stack.includes(key)) {
+      const recursive = stack.includes(key);
+      if (recursive || stack.length >= maxDepth) {
         cut++;
+        if (!recursive) limited = true;
         const target = locate(ref, uri, ctx).value as JsonObject | undefined;
-        const out: JsonObject = { description: `recursive reference to ${ref}` };
+        const out: JsonObject = { description: recursive ? `recursive reference to ${ref}` : `${ref}: not written out (nested too deep to list)` };
         if (target && typeof target === 'object' && typeof target.type === 'string') return { type: target.type, ...out };
         return out;
       }
       const found = locate(ref, uri, ctx);
       if (found.value === undefined) {
-        onProblem?.(`unresolved reference ${ref}`);
+        problems.push(`unresolved reference ${ref}`);
         return { description: `unresolved reference ${ref}` };
       }
       const cutsBefore = cut;
@@ -125,7 +173,13 @@ export function deref(node: Json | undefined, ctx: RefContext, onProblem?: (mess
     }
     return out;
   };
-  return walk(node, baseUri);
+  try {
+    const value = walk(node, baseUri);
+    return { value, problems, limited };
+  } catch (error) {
+    if (error === SPENT) return SPENT;
+    throw error;
+  }
 }
 
 const caches = new WeakMap<RefContext, Map<string, Json>>();

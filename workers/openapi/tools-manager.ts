@@ -206,11 +206,16 @@ export function buildEndpointTools(ctx: RefContext, disableAbbreviation: boolean
   }
   // Written out, shared components can make schemas of any size: each within its share.
   const fitted = fitSchemas(tools.map((tool) => tool.inputSchema as unknown as JsonObject));
-  tools.forEach((tool, i) => {
-    if (fitted[i] === (tool.inputSchema as unknown)) return;
+  const cut = tools.filter((tool, i) => {
+    if (fitted[i] === (tool.inputSchema as unknown)) return false;
     tool.inputSchema = fitted[i] as unknown as JsonObjectSchema;
-    warn(`${tool.method} ${tool.path}: its input schema is too large to list whole; deeper parts are left out (get-api-endpoint-schema shows them)`, { toolId: tool.toolId });
+    return true;
   });
+  // One line for all of them (Microsoft Graph has over a thousand), as for abbreviations.
+  if (cut.length > 0) {
+    const examples = cut.slice(0, 5).map((tool) => `${tool.method} ${tool.path}`);
+    warn(`${cut.length} input schema(s) too large to list whole, deeper parts left out (get-api-endpoint-schema shows them), e.g. ${examples.join(', ')}`, { cut: cut.slice(0, 20).map((tool) => tool.toolId) });
+  }
   // The meta-tools hold their names first, so an endpoint named like one gets a suffix.
   const { names, renamed } = dedupeToolNames([...META_TOOL_NAMES, ...tools.map((t) => t.name)], maxLength);
   for (let i = 0; i < tools.length; i++) tools[i].name = names[i + META_TOOL_NAMES.length];

@@ -84,7 +84,7 @@ describe('stdio transport with malformed input', () => {
     const child = spawn(process.execPath, [bin('mcpvisor'), '--config', writeConfig(config)], { stdio: ['pipe', 'pipe', 'ignore'] });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stdin.write(`${JSON.stringify(INIT())}\n`);
+    child.stdin.write(`${JSON.stringify(INIT('2025-06-18'))}\n`);
     child.stdin.write('this is not json\n');
     child.stdin.write('[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]\n');
     child.stdin.write('{"jsonrpc":"1.0","id":3,"method":"tools/list"}\n');

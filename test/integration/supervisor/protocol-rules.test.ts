@@ -1,0 +1,141 @@
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { fixtureConfig, writeConfig } from '../../helpers/config';
+import { startHttp, type HttpServer } from '../../helpers/mcp';
+import { bin, eventually } from '../../helpers/processes';
+
+/**
+ * The protocol rules the SDK's Server leaves to us: batches by negotiated revision, one
+ * initialize per session, tools/list cursors, ids a JSON parser cannot keep exact, and what a
+ * closed stdin does to calls still running.
+ */
+const INIT = (protocolVersion: string, id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+type Child = ChildProcessByStdio<Writable, Readable, null>;
+type Answer = { id: unknown; result?: Record<string, unknown>; error?: { code: number; message: string } };
+
+/** A raw stdio server: `send` writes lines as given, `lines` are its stdout lines parsed. */
+function stdioServer(root: Record<string, unknown> = {}): { child: Child; send(line: string): void; lines(): unknown[] } {
+  const child = spawn(process.execPath, [bin('mcpvisor'), '--config', writeConfig(fixtureConfig({ thread: false, root }))], { stdio: ['pipe', 'pipe', 'ignore'] });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+  return {
+    child,
+    send: (line) => void child.stdin.write(`${line}\n`),
+    lines: () => stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown),
+  };
+}
+
+async function finish(child: Child): Promise<number | null> {
+  child.stdin.end();
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+}
+
+describe('protocol rules over stdio', () => {
+  it('answers a batch under 2025-03-26 with one array of its answers, invalid members included', async () => {
+    const server = stdioServer();
+    server.send(JSON.stringify(INIT('2025-03-26')));
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    server.send(
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 'echo', arguments: { text: 'first' } } },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 'b', method: 'ping' },
+        { jsonrpc: '1.0', id: 'c', method: 'ping' },
+      ]),
+    );
+    expect(await eventually(() => server.lines().some(Array.isArray))).toBe(true);
+    await finish(server.child);
+    const batch = server.lines().find(Array.isArray) as Answer[];
+    expect(batch.map((answer) => answer.id).sort()).toEqual(['a', 'b', 'c']);
+    expect(JSON.stringify(batch.find((answer) => answer.id === 'a')!.result)).toContain('first');
+    expect(batch.find((answer) => answer.id === 'b')!.result).toEqual({});
+    expect(batch.find((answer) => answer.id === 'c')!.error!.code).toBe(-32600);
+  });
+
+  it('refuses a batch under 2025-06-18, a second initialize, a tools/list cursor and an id it cannot keep exact', async () => {
+    const server = stdioServer();
+    server.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}');
+    server.send(JSON.stringify(INIT('2025-06-18', 2)));
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    server.send(JSON.stringify([{ jsonrpc: '2.0', id: 3, method: 'ping' }]));
+    server.send(JSON.stringify(INIT('2024-11-05', 4)));
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: { cursor: 'not-ours' } }));
+    server.send('{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}');
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'ping' }));
+    expect(await eventually(() => server.lines().some((line) => (line as Answer).id === 6))).toBe(true);
+    await finish(server.child);
+    const answers = server.lines() as Answer[];
+    const byId = (id: unknown) => answers.find((answer) => answer.id === id)!;
+    // A malformed initialize is bad params; a good one after it is the session's initialize.
+    expect(byId(1).error).toMatchObject({ code: -32602, message: expect.stringMatching(/^Invalid params: /) });
+    expect(byId(2).result).toMatchObject({ protocolVersion: '2025-06-18' });
+    const nulls = answers.filter((answer) => answer.id === null);
+    expect(nulls.map((answer) => answer.error!.message)).toEqual([
+      expect.stringContaining('batches are not accepted under protocol revision 2025-06-18'),
+      expect.stringContaining('a numeric id must be an integer within'),
+    ]);
+    expect(byId(4).error).toEqual({ code: -32600, message: 'Invalid Request: the session is already initialized' });
+    expect(byId(5).error).toMatchObject({ code: -32602, message: expect.stringContaining('unknown cursor') });
+    expect(byId(6).result).toEqual({});
+    // The rounded id was never answered as if it were the request's.
+    expect(answers.some((answer) => answer.id === 9007199254740992)).toBe(false);
+  });
+
+  it('cancels calls still running when stdin closes, instead of waiting out the shutdown grace', async () => {
+    const server = stdioServer({ http: { shutdownGraceMs: 60_000 } });
+    server.send(JSON.stringify(INIT('2025-11-25')));
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 20_000 } } }));
+    expect(await eventually(() => server.lines().length >= 1)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await finish(server.child)).toBe(0);
+    // With the grace, the sleep would have finished and been answered as a success.
+    const answer = (server.lines() as Answer[]).find((line) => line.id === 2)!;
+    expect(JSON.stringify(answer.result)).toContain('SHUTTING_DOWN');
+  });
+});
+
+describe('protocol rules over HTTP', () => {
+  let server: HttpServer;
+  beforeAll(async () => {
+    server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))]);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('refuses batches in a 2025-06-18 session and an empty batch in any', async () => {
+    const init = await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT('2025-06-18')) });
+    const sessionId = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const post = (body: unknown) => fetch(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify(body) });
+    const batch = await post([{ jsonrpc: '2.0', id: 2, method: 'ping' }]);
+    const batchAnswer = (await batch.json()) as Answer;
+    expect([batch.status, batchAnswer.error!.code]).toEqual([400, -32600]);
+    expect(batchAnswer.error!.message).toContain('under protocol revision 2025-06-18');
+    const empty = await post([]);
+    expect([empty.status, ((await empty.json()) as Answer).error!.message]).toEqual([400, 'Invalid Request: an empty batch']);
+    const single = await post({ jsonrpc: '2.0', id: 3, method: 'ping' });
+    expect(((await single.json()) as Answer).result).toEqual({});
+  });
+
+  it('answers a legacy SSE message with a null id as JSON-RPC, not plain text', async () => {
+    const controller = new AbortController();
+    const stream = await fetch(`${server.baseUrl}/sse`, { signal: controller.signal });
+    const reader = stream.body!.getReader();
+    let text = '';
+    while (!text.includes('\n\n')) text += Buffer.from((await reader.read()).value!).toString('utf8');
+    const endpoint = new URL(/data: (.*)/.exec(text)![1], server.baseUrl);
+    const posted = await fetch(endpoint, { method: 'POST', headers: HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: null, method: 'ping' }) });
+    expect(posted.status).toBe(400);
+    expect(((await posted.json()) as Answer).error).toMatchObject({ code: -32600, message: expect.stringContaining('not a JSON-RPC 2.0 message') });
+    controller.abort();
+  });
+});

@@ -1,0 +1,70 @@
+import { buildEndpointTools } from '../../../workers/openapi/tools-manager';
+import { deref, DEREF_NODE_BUDGET, type Json, type JsonObject, type RefContext } from '../../../workers/openapi/refs';
+import { MAX_SCHEMA_CHARS } from '../../../workers/openapi/schema-budget';
+
+/**
+ * Entities as Microsoft Graph describes them: each extends a base through allOf and links to five
+ * others through navigation properties, and the links form cycles. Written out, one entity is a
+ * tree of ~5^8 nodes, although the description holds 9 small schemas.
+ */
+function graphLike(entities = 8): RefContext {
+  const schemas: JsonObject = { entity: { type: 'object', properties: { id: { type: 'string' } } } };
+  const paths: JsonObject = {};
+  for (let i = 0; i < entities; i++) {
+    const navigation: JsonObject = {};
+    for (let j = 1; j <= 5; j++) navigation[`link${j}`] = { type: 'array', description: `the linked e${(i + j) % entities}s: ${'words '.repeat(30)}`, items: { $ref: `#/components/schemas/e${(i + j) % entities}` } };
+    schemas[`e${i}`] = { allOf: [{ $ref: '#/components/schemas/entity' }, { type: 'object', properties: { [`name${i}`]: { type: 'string', description: `entity ${i}` }, ...navigation } }] };
+    paths[`/e${i}`] = { patch: { requestBody: { content: { 'application/json': { schema: { $ref: `#/components/schemas/e${i}` } } } }, responses: { 204: { description: 'done' } } } };
+  }
+  return { root: { openapi: '3.0.3', info: { title: 'graph-like', version: '1' }, paths, components: { schemas } }, external: new Map() };
+}
+
+function objectsIn(node: Json | undefined): number {
+  if (node === null || typeof node !== 'object') return 0;
+  return 1 + (Array.isArray(node) ? node : Object.values(node)).reduce((sum: number, inner) => sum + objectsIn(inner), 0);
+}
+
+describe('deref', () => {
+  test('writes out a schema within the budget whole, as without one', () => {
+    const ctx = graphLike();
+    // An entity's base and one level of its links: no cycle, far below the budget.
+    const node = { type: 'object', properties: { base: { $ref: '#/components/schemas/entity' }, tags: { type: 'array', items: { type: 'string' } } } };
+    expect(deref(node, ctx)).toEqual(deref(node, graphLike(), undefined, undefined, Infinity));
+    expect(deref(node, ctx)).toEqual({ type: 'object', properties: { base: { type: 'object', properties: { id: { type: 'string' } } }, tags: { type: 'array', items: { type: 'string' } } } });
+  });
+
+  test('writes refs of cyclic entities out to the depth that fits the budget, and stubs below it', () => {
+    const ctx = graphLike();
+    const written = deref({ $ref: '#/components/schemas/e0' }, ctx) as JsonObject;
+    expect(objectsIn(written)).toBeLessThanOrEqual(DEREF_NODE_BUDGET);
+    // The entity and its links are written out: the linked entity's own properties are there.
+    const own = (written.allOf as JsonObject[])[1].properties as Record<string, JsonObject>;
+    expect(own.name0).toEqual({ type: 'string', description: 'entity 0' });
+    const linked = ((own.link1.items as JsonObject).allOf as JsonObject[])[1].properties as Record<string, JsonObject>;
+    expect(linked.name1).toEqual({ type: 'string', description: 'entity 1' });
+    // Every branch is cut at the same ref depth, with a stub that says so.
+    const text = JSON.stringify(written);
+    expect(text).toMatch(/#\/components\/schemas\/e\d+: not written out \(nested too deep to list\)/);
+  });
+
+  test('reports an unresolved ref once, however many depths it tried', () => {
+    const ctx = graphLike();
+    const problems: string[] = [];
+    deref({ type: 'object', properties: { missing: { $ref: '#/components/schemas/nope' }, entity: { $ref: '#/components/schemas/e3' } } }, ctx, (problem) => problems.push(problem));
+    expect(problems).toEqual(['unresolved reference #/components/schemas/nope']);
+  });
+
+  test('builds the tools of such a description, each schema within its listing budget, with one warning for all the cut ones', () => {
+    const ctx = graphLike();
+    const warnings: string[] = [];
+    const tools = buildEndpointTools(ctx, false, 64, (message) => warnings.push(message));
+    expect(tools).toHaveLength(8);
+    for (const tool of tools) {
+      expect(JSON.stringify(tool.inputSchema).length).toBeLessThanOrEqual(MAX_SCHEMA_CHARS);
+      expect(tool.inputSchema.properties).toHaveProperty('name' + tool.path.slice(2));
+    }
+    const cut = warnings.filter((message) => /too large to list whole/.test(message));
+    expect(cut).toHaveLength(1);
+    expect(cut[0]).toMatch(/^8 input schema\(s\) too large to list whole/);
+  });
+});
