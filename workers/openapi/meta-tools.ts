@@ -4,6 +4,7 @@ import { META_TOOL_NAMES } from './meta-names';
 import type { OperationEntry } from './operations';
 import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
 import type { EndpointTool } from './tools-manager';
+import { withinBudget } from './schema-budget';
 
 /** Page size of `list-api-endpoints` when none is asked; the most it returns is 200. */
 export const DEFAULT_PAGE_SIZE = 50;
@@ -108,12 +109,13 @@ function bySearch(tools: EndpointTool[], search: string): EndpointTool[] {
 
 /**
  * `get-api-endpoint-schema`: resolved schemas of one endpoint (`entry`, its operation in the
- * description `ctx`); responses trimmed past 200,000 characters.
+ * description `ctx`); each part cut to MAX_SCHEMA_CHARS (fit), responses trimmed further when the
+ * whole is larger.
  */
 export function endpointSchema(tool: EndpointTool, entry: OperationEntry, ctx: RefContext, prefix = ''): Record<string, unknown> {
   const op = entry.operation;
-  const requestBody = op.requestBody !== undefined ? deref(follow(op.requestBody, ctx).value, ctx) : undefined;
-  let responses = deref(op.responses as Json | undefined, ctx) as JsonObject | undefined;
+  const requestBody = op.requestBody !== undefined ? fit(deref(follow(op.requestBody, ctx).value, ctx)) : undefined;
+  let responses = fit(deref(op.responses as Json | undefined, ctx)) as JsonObject | undefined;
   const security = (op.security ?? ctx.root.security) as Json | undefined;
   const schemes = (ctx.root.components as JsonObject | undefined)?.securitySchemes ?? ctx.root.securityDefinitions;
   const out: Record<string, unknown> = {
@@ -125,11 +127,11 @@ export function endpointSchema(tool: EndpointTool, entry: OperationEntry, ctx: R
     description: tool.description,
     tags: tool.tags,
     inputSchema: tool.inputSchema,
-    parameters: entry.parameters.map((p) => deref(p as unknown as Json, ctx)),
+    parameters: entry.parameters.map((p) => fit(deref(p as unknown as Json, ctx))),
     requestBody,
     responses,
     security,
-    securitySchemes: security ? deref(schemes as Json | undefined, ctx) : undefined,
+    securitySchemes: security ? fit(deref(schemes as Json | undefined, ctx)) : undefined,
   };
   if (JSON.stringify(out).length > MAX_SCHEMA_CHARS && responses) {
     // Keep success responses only, then only their status and description.
@@ -141,6 +143,15 @@ export function endpointSchema(tool: EndpointTool, entry: OperationEntry, ctx: R
     }
   }
   return out;
+}
+
+/**
+ * A written-out part within MAX_SCHEMA_CHARS, cut at whole levels (schema-budget.ts). Why: refs
+ * written out share their targets, so 40 schemas that each use the one before twice are a small
+ * graph whose text is 2^40 copies; measuring or serialising it whole took a worker to 1.7 GB.
+ */
+function fit(part: Json | undefined): Json | undefined {
+  return part !== null && typeof part === 'object' && !Array.isArray(part) ? withinBudget(part, MAX_SCHEMA_CHARS) : part;
 }
 
 /** The tool an `invoke-api-endpoint` or `get-api-endpoint-schema` call names; BAD_INPUT otherwise. */

@@ -29,7 +29,12 @@ export function resolvePointer(doc: Json, pointer: string): Json | undefined {
   if (!pointer.startsWith('/')) return undefined;
   let node: Json | undefined = doc;
   for (const raw of pointer.slice(1).split('/')) {
-    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    let key: string;
+    try {
+      key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    } catch {
+      return undefined; // a broken %-escape (`%E0%A4%A`): unresolvable, reported as such
+    }
     if (node === null || typeof node !== 'object') return undefined;
     node = Array.isArray(node) ? node[Number(key)] : node[key];
     if (node === undefined) return undefined;
@@ -205,7 +210,8 @@ export function externalRefs(node: Json, baseUri: string | undefined, out = new 
     const value = stack.pop()!;
     if (value === null || typeof value !== 'object') continue;
     if (Array.isArray(value)) {
-      stack.push(...value);
+      // One by one: spreading a 150,000-item enum into push() overflows the call stack.
+      for (const item of value) stack.push(item);
       continue;
     }
     if (typeof value.$ref === 'string' && !value.$ref.startsWith('#')) {

@@ -1,5 +1,5 @@
 import { buildEndpointTools } from '../../../workers/openapi/tools-manager';
-import { deref, DEREF_NODE_BUDGET, type Json, type JsonObject, type RefContext } from '../../../workers/openapi/refs';
+import { deref, DEREF_NODE_BUDGET, externalRefs, type Json, type JsonObject, type RefContext } from '../../../workers/openapi/refs';
 import { MAX_SCHEMA_CHARS } from '../../../workers/openapi/schema-budget';
 
 /**
@@ -52,6 +52,14 @@ describe('deref', () => {
     const problems: string[] = [];
     deref({ type: 'object', properties: { missing: { $ref: '#/components/schemas/nope' }, entity: { $ref: '#/components/schemas/e3' } } }, ctx, (problem) => problems.push(problem));
     expect(problems).toEqual(['unresolved reference #/components/schemas/nope']);
+  });
+
+  test('reports a ref with a broken %-escape as unresolved instead of throwing, and walks a 200,000-item enum', () => {
+    const problems: string[] = [];
+    expect(deref({ $ref: '#/components/schemas/%E0%A4%A' }, graphLike(), (problem) => problems.push(problem))).toEqual({ description: 'unresolved reference #/components/schemas/%E0%A4%A' });
+    expect(problems).toEqual(['unresolved reference #/components/schemas/%E0%A4%A']);
+    const huge = { type: 'string', enum: Array.from({ length: 200_000 }, (_, i) => `v${i}`), items: { $ref: 'other.yaml#/x' } };
+    expect([...externalRefs(huge, 'file:///spec/api.yaml')]).toEqual(['file:///spec/other.yaml']);
   });
 
   test('builds the tools of such a description, each schema within its listing budget, with one warning for all the cut ones', () => {

@@ -209,6 +209,24 @@ describe('meta-tools', () => {
     await s.close();
   });
 
+  test('get-api-endpoint-schema stays within its size when shared refs would write out exponentially', async () => {
+    // 20 schemas, each using the one before twice: a small graph, 2^20 copies once written out.
+    const schemas: Record<string, unknown> = { s0: { type: 'string' } };
+    for (let i = 1; i < 20; i++) schemas[`s${i}`] = { type: 'object', properties: { left: { $ref: `#/components/schemas/s${i - 1}` }, right: { $ref: `#/components/schemas/s${i - 1}` }, label: { type: 'string' } } };
+    const body = { content: { 'application/json': { schema: { $ref: '#/components/schemas/s19' } } } };
+    const spec = { openapi: '3.0.3', info: { title: 'dag', version: '1' }, paths: { '/dag': { post: { operationId: 'postDag', requestBody: body, responses: { 200: { description: 'ok', ...body } } } } }, components: { schemas } };
+    const { s } = await service({ toolsMode: 'dynamic', specInputMethod: 'inline', openApiSpec: JSON.stringify(spec) });
+    const answer = await s.handle('get-api-endpoint-schema', { toolId: 'POST::dag' });
+    const text = (answer.content[0] as { text: string }).text;
+    // Each part within 200,000 characters (as compact JSON; the text is indented).
+    expect(JSON.stringify(answer.structuredContent).length).toBeLessThan(4 * 200_000);
+    expect(text.length).toBeLessThan(8 * 1024 * 1024);
+    const schema = answer.structuredContent as Record<string, any>;
+    expect(schema.requestBody.content['application/json'].schema.properties.left.properties.left.type).toBe('object');
+    expect(JSON.stringify(schema.requestBody)).toContain('left out');
+    await s.close();
+  });
+
   test('invoke-api-endpoint validates and fills path templates', async () => {
     const { s } = await service({ toolsMode: 'dynamic' });
     const result = await s.handle('invoke-api-endpoint', { toolId: 'GET::pets__---petId', parameters: { petId: '42' } });
