@@ -21,6 +21,19 @@ interface Entry {
   validate?: ValidateFunction;
 }
 
+/**
+ * Characters (ASCII, so bytes) of tool descriptors one tools/list page holds. Why: the SDK
+ * client's stdio reader refuses any message over 10 MiB and closes the session, so a list of
+ * 11,000 tools (Microsoft Graph's, 21 MB) killed it; a page leaves room for the envelope.
+ */
+export const TOOLS_PAGE_CHARS = 4 * 1024 * 1024;
+
+/** One tools/list answer: MCP's ListToolsResult. */
+export interface ToolsPage {
+  tools: ToolDescriptor[];
+  nextCursor?: string;
+}
+
 export interface RouteOptions {
   signal: AbortSignal;
 }
@@ -34,6 +47,9 @@ export interface RouteOptions {
 export class Catalogue {
   #entries = new Map<string, Entry>();
   #listed: ToolDescriptor[] | undefined;
+  #pages: ToolsPage[] | undefined;
+  /** Changes with every registration, so a cursor from before it is refused. */
+  #generation = 0;
   #ajv: Ajv | undefined;
   /** For schemas of older drafts that 2020-12 refuses; made when one comes. */
   #draft07: Ajv | undefined;
@@ -54,6 +70,8 @@ export class Catalogue {
       });
     }
     this.#listed = undefined;
+    this.#pages = undefined;
+    this.#generation++;
   }
 
   /**
@@ -63,6 +81,45 @@ export class Catalogue {
   list(): ToolDescriptor[] {
     this.#listed ??= preserialized<ToolDescriptor>(`[${[...this.#entries.values()].map((entry) => entry.tool.json).join(',')}]`);
     return this.#listed;
+  }
+
+  /**
+   * The tools/list page a cursor names (the first without one): all tools in one page unless
+   * their descriptors pass TOOLS_PAGE_CHARS, then pages of at most that, each but the last with
+   * a `nextCursor`. An unknown cursor throws BAD_INPUT.
+   */
+  listPage(cursor?: string): ToolsPage {
+    const pages = (this.#pages ??= this.#paginate());
+    if (cursor === undefined) return pages[0];
+    const match = /^p(\d+)g(\d+)$/.exec(cursor);
+    const page = match && Number(match[2]) === this.#generation ? pages[Number(match[1])] : undefined;
+    if (!page || match![1] === '0') throw new McpvisorError('BAD_INPUT', 'unknown cursor: give a nextCursor from this server\'s last tools/list, or none for the first page');
+    return page;
+  }
+
+  /** How many pages tools/list takes. */
+  get pageCount(): number {
+    return (this.#pages ??= this.#paginate()).length;
+  }
+
+  #paginate(): ToolsPage[] {
+    const entries = [...this.#entries.values()];
+    const total = entries.reduce((sum, entry) => sum + entry.tool.json.length + 1, 0);
+    if (total <= TOOLS_PAGE_CHARS) return [{ tools: this.list() }];
+    const groups: string[][] = [[]];
+    let size = 0;
+    for (const { tool } of entries) {
+      if (size > 0 && size + tool.json.length + 1 > TOOLS_PAGE_CHARS) {
+        groups.push([]);
+        size = 0;
+      }
+      groups[groups.length - 1].push(tool.json);
+      size += tool.json.length + 1;
+    }
+    return groups.map((group, i) => ({
+      tools: preserialized<ToolDescriptor>(`[${group.join(',')}]`),
+      ...(i + 1 < groups.length ? { nextCursor: `p${i + 1}g${this.#generation}` } : {}),
+    }));
   }
 
   has(name: string): boolean {

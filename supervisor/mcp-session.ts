@@ -93,7 +93,15 @@ export function createSession(options: SessionOptions): Session {
     }
   }
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: supervisor.catalogue.list() }));
+  server.setRequestHandler(ListToolsRequestSchema, (request) => {
+    try {
+      return supervisor.catalogue.listPage(request.params?.cursor) as never;
+    } catch (error) {
+      if (!(error instanceof McpvisorError)) throw error;
+      // A plain error with a JSON-RPC code (McpError would prefix "MCP error -32602:").
+      throw Object.assign(new Error(`Invalid params: cursor: ${error.message}`), { code: ErrorCode.InvalidParams });
+    }
+  });
 
   // Registered past Server's own override of setRequestHandler, which parses each tools/call a
   // second time and each result against the SDK's zod schema. Results are built by our own
@@ -159,22 +167,16 @@ export function createSession(options: SessionOptions): Session {
   /**
    * Requests the SDK answers whose params do not fit its schema: answered here with -32602 and
    * the first problem, where the SDK answers its zod error as an internal error (-32603) whose
-   * message is the whole issue dump; and a tools/list cursor, which the SDK ignores. True when
-   * answered.
+   * message is the whole issue dump. True when answered.
    */
   function badParams(transport: Transport, message: JSONRPCMessage): boolean {
     const schema = 'id' in message && 'method' in message ? CHECKED_REQUESTS.get(message.method) : undefined;
     if (!schema) return false;
     const parsed = schema.safeParse(message);
-    let text: string;
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const where = issue.path.filter((part) => part !== 'params').join('.');
-      text = `Invalid params: ${where ? `${where}: ` : ''}${issue.message}`;
-    } else if ((message as { method: string }).method === 'tools/list' && (message as { params?: { cursor?: unknown } }).params?.cursor !== undefined) {
-      // MCP: "Invalid cursors SHOULD result in an error with code -32602". We never hand one out.
-      text = 'Invalid params: cursor: unknown cursor (this server lists every tool in one page and gives no nextCursor)';
-    } else return false;
+    if (parsed.success) return false;
+    const issue = parsed.error.issues[0];
+    const where = issue.path.filter((part) => part !== 'params').join('.');
+    const text = `Invalid params: ${where ? `${where}: ` : ''}${issue.message}`;
     void transport.send({ jsonrpc: '2.0', id: (message as { id: RequestId }).id, error: { code: ErrorCode.InvalidParams, message: text } } as JSONRPCMessage).catch(() => undefined);
     return true;
   }

@@ -85,6 +85,13 @@ export class Supervisor {
       throw failure;
     }
     if (this.catalogue.size === 0) this.#log.warn('no tools are enabled: every toolset is disabled or empty');
+    const pages = this.catalogue.pageCount;
+    if (pages > 1) {
+      this.#log.warn(
+        { tools: this.catalogue.size, pages },
+        `${this.catalogue.size} tools take ${pages} tools/list pages (nextCursor); a client that does not follow nextCursor sees the first page only: an API's toolsMode 'dynamic' or include filters keep the list short`,
+      );
+    }
     this.#state = 'running';
     // After the start's own work (the first tools/list): what the first call would wait for.
     setTimeout(() => this.catalogue.warmUp(), WARM_UP_DELAY_MS).unref();
