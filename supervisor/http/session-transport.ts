@@ -100,7 +100,8 @@ export class SessionTransport implements Transport {
     const messages: JSONRPCMessage[] = [];
     for (const raw of Array.isArray(body) ? body : [body]) {
       const message = toJsonRpcMessage(raw);
-      if (!message) return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON-RPC message');
+      // JSON-RPC 2.0: valid JSON that is not a Request object is -32600 (the SDK's transport says -32700).
+      if (!message) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: not a JSON-RPC 2.0 message');
       messages.push(message);
     }
     if (this.#closed) return sendJsonRpcError(res, 404, -32001, 'Session not found');

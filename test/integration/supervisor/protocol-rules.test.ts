@@ -111,7 +111,7 @@ describe('protocol rules over HTTP', () => {
     await server.stop();
   });
 
-  it('refuses batches in a 2025-06-18 session and an empty batch in any', async () => {
+  it('refuses batches in a 2025-06-18 session and an empty batch in any; valid JSON that is not JSON-RPC is -32600', async () => {
     const init = await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT('2025-06-18')) });
     const sessionId = init.headers.get('mcp-session-id')!;
     await init.text();
@@ -124,6 +124,9 @@ describe('protocol rules over HTTP', () => {
     expect([empty.status, ((await empty.json()) as Answer).error!.message]).toEqual([400, 'Invalid Request: an empty batch']);
     const single = await post({ jsonrpc: '2.0', id: 3, method: 'ping' });
     expect(((await single.json()) as Answer).result).toEqual({});
+    // Valid JSON that is no JSON-RPC message: Invalid Request, not a parse error.
+    const notRpc = await post({ jsonrpc: '1.0', id: 4, method: 'ping' });
+    expect([notRpc.status, ((await notRpc.json()) as Answer).error!.code]).toEqual([400, -32600]);
   });
 
   it('answers a legacy SSE message with a null id as JSON-RPC, not plain text', async () => {
