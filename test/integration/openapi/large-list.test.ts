@@ -19,10 +19,12 @@ function largeDescription(): string {
   return file;
 }
 
+const ENV = tempCacheEnv();
+
 describe('a tool list larger than one message', () => {
   let conn: StdioConnection;
   beforeAll(async () => {
-    conn = await connectStdio('openapi-mcp-server', ['--api-base-url', 'http://127.0.0.1:9', '--openapi-spec', largeDescription()], tempCacheEnv());
+    conn = await connectStdio('openapi-mcp-server', ['--api-base-url', 'http://127.0.0.1:9', '--openapi-spec', largeDescription()], ENV);
   }, 60_000);
   afterAll(() => conn.close());
 

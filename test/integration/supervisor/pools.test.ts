@@ -110,8 +110,16 @@ describe('pool supervision', () => {
   });
 
   it('keeps the answers of a batch when one of its calls is cancelled', async () => {
-    const { transport } = await connectHttp(server.mcpUrl);
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId! };
+    // Batches exist in revision 2025-03-26 only: a raw session of that revision.
+    const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(server.mcpUrl, {
+      method: 'POST',
+      headers: base,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    await init.text();
+    const headers = { ...base, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-03-26' };
+    await (await fetch(server.mcpUrl, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
     const file = marker();
     const batch = fetch(server.mcpUrl, {
       method: 'POST',
@@ -136,7 +144,7 @@ describe('pool supervision', () => {
     expect(answers.map((answer) => answer.id)).toEqual([8]);
     expect(answers[0].result?.isError).toBeUndefined();
     expect(await eventually(() => readMarker(file).startsWith('cancelled'))).toBe(true);
-    await transport.close();
+    await fetch(server.mcpUrl, { method: 'DELETE', headers });
   });
 
   it('cancels the call in the worker when the client drops the HTTP request it was waiting on', async () => {
