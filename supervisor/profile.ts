@@ -197,11 +197,11 @@ async function serveUntilStopped(config: Config, logger: Logger): Promise<void> 
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
-  // stdout closed under us (the client went away): nothing left to serve.
-  process.stdout.on('error', () => void stop('stdout closed'));
+  // stdout closed under us, or stdin at its end: the one client is gone and can read no answer,
+  // so running calls are cancelled at once rather than given the grace (the SDK client sends
+  // SIGTERM 2 s after closing stdin, and SIGKILL 2 s later).
+  process.stdout.on('error', () => void stop('stdout closed', 0));
   await server.ended;
-  // The one client is gone and can read no answer: running calls are cancelled at once rather
-  // than given the grace, so the server is gone before the SDK client's SIGTERM (2 s after EOF).
   await stop('stdin closed', 0);
 }
 
