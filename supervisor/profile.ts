@@ -197,10 +197,10 @@ async function serveUntilStopped(config: Config, logger: Logger): Promise<void> 
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
-  // stdout closed under us, or stdin at its end: the one client is gone and can read no answer,
-  // so running calls are cancelled at once rather than given the grace (the SDK client sends
-  // SIGTERM 2 s after closing stdin, and SIGKILL 2 s later).
-  process.stdout.on('error', () => void stop('stdout closed', 0));
+  // In stdio mode, stdout closed under us or stdin at its end: the one client is gone and can read
+  // no answer, so running calls are cancelled at once rather than given the grace (the SDK client
+  // sends SIGTERM 2 s after closing stdin, and SIGKILL 2 s later). HTTP clients still get theirs.
+  process.stdout.on('error', () => void stop('stdout closed', config.transport === 'stdio' ? 0 : config.http.shutdownGraceMs));
   await server.ended;
   await stop('stdin closed', 0);
 }
