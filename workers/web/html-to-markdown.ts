@@ -1,7 +1,7 @@
 import { isProbablyReaderable, Readability } from '@mozilla/readability';
 import { gfm } from '@joplin/turndown-plugin-gfm';
 import TurndownService from 'turndown';
-import { extractMetadata, type PageMetadata } from './metadata';
+import { capMetadata, extractMetadata, type PageMetadata } from './metadata';
 import { nativeRequire } from './native-require';
 import type * as Linkedom from 'linkedom' with { 'resolution-mode': 'import' };
 
@@ -98,9 +98,10 @@ export function htmlToMarkdown(html: string, url: string): Converted {
   }
   addTableRows(root);
   let markdown = convert(root).replace(/\n{3,}/g, '\n\n').trim();
-  const title = metadata.title;
-  if (title && article && !markdown.startsWith('# ')) markdown = `# ${title}\n\n${markdown}`;
-  return { markdown, metadata: { ...metadata, url }, article };
+  // Readability's title, byline and excerpt are as long as the page makes them.
+  const capped = capMetadata(metadata);
+  if (capped.title && article && !markdown.startsWith('# ')) markdown = `# ${capped.title}\n\n${markdown}`;
+  return { markdown, metadata: { ...capped, url }, article };
 }
 
 /**
