@@ -47,6 +47,8 @@ const CODES: Record<FetchErrorCode, ErrorCode> = {
   TOO_LARGE: 'UPSTREAM_ERROR',
   TOO_MANY_REDIRECTS: 'UPSTREAM_ERROR',
   UNSUPPORTED_TYPE: 'UPSTREAM_ERROR',
+  // Like the two above, a property of the page the site sent, not of the network.
+  CONVERSION_FAILED: 'UPSTREAM_ERROR',
   CANCELLED: 'CANCELLED',
 };
 

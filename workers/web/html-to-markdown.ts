@@ -1,6 +1,7 @@
 import { isProbablyReaderable, Readability } from '@mozilla/readability';
 import { gfm } from '@joplin/turndown-plugin-gfm';
 import TurndownService from 'turndown';
+import { flattenDeepNesting } from './flatten-nesting';
 import { capMetadata, extractMetadata, type PageMetadata } from './metadata';
 import { nativeRequire } from './native-require';
 import type * as Linkedom from 'linkedom' with { 'resolution-mode': 'import' };
@@ -60,7 +61,7 @@ type Root = { querySelectorAll(selector: string): ArrayLike<unknown>; textConten
  */
 export function htmlToMarkdown(html: string, url: string): Converted {
   const source = ensureDocument(html);
-  let { document } = parseHTML(source);
+  let document = parseFlat(source);
   const metadata = extractMetadata(document as never);
   const clean = (doc: typeof document) => {
     absolutise(doc as never, url);
@@ -88,7 +89,7 @@ export function htmlToMarkdown(html: string, url: string): Converted {
       if (!metadata.author && parsed.byline) metadata.author = parsed.byline;
       if (!metadata.description && parsed.excerpt) metadata.description = parsed.excerpt;
     } else {
-      document = parseHTML(source).document;
+      document = parseFlat(source);
       clean(document);
     }
   }
@@ -184,6 +185,13 @@ function addTableRows(root: { querySelectorAll(selector: string): ArrayLike<unkn
       return rows;
     },
   });
+}
+
+/** The page parsed, with nesting too deep to convert flattened (see flatten-nesting). */
+function parseFlat(source: string) {
+  const { document } = parseHTML(source);
+  flattenDeepNesting(document.documentElement);
+  return document;
 }
 
 function ensureDocument(html: string): string {

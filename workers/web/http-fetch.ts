@@ -7,7 +7,9 @@ import { ContentCodingError, decodeContent } from '../common/content-coding';
 /** Why a fetch failed, stable for programs; the message is for people. */
 export type FetchErrorCode =
   | 'INVALID_URL' | 'BLOCKED' | 'DNS_FAILURE' | 'CONNECTION_REFUSED' | 'TIMEOUT' | 'HTTP_ERROR'
-  | 'TOO_LARGE' | 'TOO_MANY_REDIRECTS' | 'UNSUPPORTED_TYPE' | 'NETWORK_ERROR' | 'CANCELLED';
+  | 'TOO_LARGE' | 'TOO_MANY_REDIRECTS' | 'UNSUPPORTED_TYPE' | 'NETWORK_ERROR' | 'CANCELLED'
+  /** The page came but could not be converted (set by content.ts, never by httpFetch). */
+  | 'CONVERSION_FAILED';
 
 export class FetchError extends Error {
   constructor(readonly code: FetchErrorCode, message: string, readonly status?: number) {
