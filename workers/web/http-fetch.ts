@@ -148,6 +148,9 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
       if (decoded.truncated) throw new FetchError('TOO_LARGE', `the body of ${url.href} decompresses to over the ${maxBodyBytes}-byte cap`);
       raw = decoded.body;
     }
+    if ((options.textOnly ?? true) && contentType === '' && looksBinary(raw)) {
+      throw new FetchError('UNSUPPORTED_TYPE', `${url.href} has no Content-Type and its body is binary; only HTML, text, JSON and XML are supported`);
+    }
     const decoded = decodeBody(raw, contentType);
     return { status: statusCode, url: url.href, contentType, text: decoded.text, charset: decoded.charset, bytes };
   }
@@ -180,8 +183,25 @@ function discard(body: Dispatcher.ResponseData['body']): void {
 }
 
 function isTextual(contentType: string): boolean {
+  // A body without a type is looked at once read (looksBinary).
   if (contentType === '') return true;
   return /^text\/|[/+](html|xml|json|javascript|ecmascript|x-ndjson)\b/i.test(contentType);
+}
+
+/**
+ * Whether an untyped body is binary, by WHATWG MIME Sniffing ("distinguishing if a resource is
+ * text or binary"): not when it starts with a UTF-8 or UTF-16 BOM, yes when its first 1,445 bytes
+ * hold a control byte no text uses (NUL, 0x01-0x08, 0x0B, 0x0E-0x1A, 0x1C-0x1F: PNG, GIF, gzip,
+ * ZIP, executables all do). A PDF may start in plain ASCII, so its signature is checked too.
+ */
+function looksBinary(body: Buffer): boolean {
+  if ((body[0] === 0xfe && body[1] === 0xff) || (body[0] === 0xff && body[1] === 0xfe) || (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf)) return false;
+  if (body.subarray(0, 5).toString('latin1') === '%PDF-') return true;
+  const head = body.subarray(0, 1445);
+  for (const byte of head) {
+    if (byte <= 0x08 || byte === 0x0b || (byte >= 0x0e && byte <= 0x1a) || (byte >= 0x1c && byte <= 0x1f)) return true;
+  }
+  return false;
 }
 
 function toFetchError(error: unknown, url: URL, timeout: AbortSignal, timeoutMs: number, outer: AbortSignal | undefined, redirected: boolean): FetchError {
