@@ -92,11 +92,18 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
     if (REDIRECTS.has(statusCode) && headers.location) {
       discard(response.body);
       if (hop >= maxRedirects) throw new FetchError('TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects, last to ${String(headers.location)}`);
+      let next: URL;
       try {
-        url = parseHttpUrl(new URL(String(headers.location), url).href);
-      } catch (error) {
-        throw error instanceof FetchError ? error : new FetchError('INVALID_URL', `redirect to an invalid URL: ${String(headers.location)}`);
+        next = new URL(String(headers.location), url);
+      } catch {
+        throw new FetchError('INVALID_URL', `redirect to an invalid URL: ${String(headers.location).slice(0, 200)}`);
       }
+      // The caller's URL was fine: a hop to file:, data: … is the site's doing, refused as the
+      // SSRF guard refuses a hop to a private address (BLOCKED, saying it came by a redirect).
+      if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+        throw new FetchError('BLOCKED', `${url.href} redirected to a ${next.protocol} URL ('${next.href.slice(0, 200)}'); refused (reached by a redirect): only http and https are followed`);
+      }
+      url = next;
       // Credentials stay with the origin they were given for (Fetch, "HTTP-redirect fetch").
       sameOrigin &&= url.origin === origin;
       if (statusCode === 303 || ((statusCode === 301 || statusCode === 302) && method === 'POST')) {

@@ -29,6 +29,8 @@ beforeAll(async () => {
     '/redirect-2': (_req, res) => res.writeHead(301, { location: '/article' }).end(),
     '/loop': (_req, res) => res.writeHead(302, { location: '/loop' }).end(),
     '/to-metadata': (_req, res) => res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end(),
+    '/to-file': (_req, res) => res.writeHead(302, { location: 'file:///etc/passwd' }).end(),
+    '/to-data': (_req, res) => res.writeHead(301, { location: 'data:text/html,<p>hi</p>' }).end(),
     '/slow': (_req, res) => {
       const timer = setTimeout(() => res.end('late'), 3000);
       res.on('close', () => clearTimeout(timer));
@@ -164,6 +166,15 @@ describe('the SSRF guard', () => {
     expect(result.code).toBe('BLOCKED');
     const hop = await fetchWebContent(`${site.origin}/to-metadata`, { ...open, timeoutMs: 300 });
     expect(hop.code).not.toBe('BLOCKED');
+  });
+
+  it.each([
+    ['/to-file', 'file:', 'file:///etc/passwd'],
+    ['/to-data', 'data:', 'data:text/html,<p>hi</p>'],
+  ])('refuses a redirect (%s) to a %s URL as BLOCKED, saying a redirect led there', async (path, scheme, target) => {
+    const result = await fetchWebContent(`${site.origin}${path}`, open);
+    expect(result).toMatchObject({ success: false, code: 'BLOCKED' });
+    expect(result.error).toBe(`${site.origin}${path} redirected to a ${scheme} URL ('${target}'); refused (reached by a redirect): only http and https are followed`);
   });
 });
 
