@@ -20,6 +20,13 @@ const poolsSchema = z.strictObject({
   maxQueue: z.number().int().min(0).default(256),
   /** How long a worker may take to initialise and say `ready`. */
   startTimeoutMs: z.number().int().positive().default(60_000),
+  /**
+   * V8 old-generation heap of each piscina thread (web fetch, thread toolsets), in MB. The threads
+   * live in the supervisor's process: past it the thread dies with its calls (WORKER_CRASHED) and
+   * is replaced, instead of one page growing the supervisor by gigabytes. Decision: 512, several
+   * times what converting a 10 MB page needs, and 2 fetch threads stay under pm2's 1 GB restart.
+   */
+  threadMaxOldGenerationSizeMb: z.number().int().min(16).default(512),
   restart: restartSchema.prefault({}),
 });
 

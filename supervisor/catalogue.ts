@@ -148,12 +148,34 @@ export class Catalogue {
     if (!entry.validate(input)) {
       return errorResult(new McpvisorError('BAD_INPUT', describeErrors(entry.validate.errors ?? []), { data: entry.validate.errors }), name);
     }
-    try {
-      await entry.beforeCall?.(entry.workerName, input, options.signal);
-    } catch (error) {
-      return errorResult(error, name);
+    let deadlineMs = entry.callTimeoutMs;
+    if (entry.beforeCall) {
+      const before = await this.#before(entry, input, options.signal);
+      if ('error' in before) return errorResult(before.error, name);
+      // The budget covers the wait (README: "budget of a call, queueing included").
+      deadlineMs -= before.waitedMs;
     }
-    return entry.pool.call({ tool: entry.workerName, arguments: input }, { signal: options.signal, deadlineMs: entry.callTimeoutMs });
+    return entry.pool.call({ tool: entry.workerName, arguments: input }, { signal: options.signal, deadlineMs });
+  }
+
+  /**
+   * Runs the hook within the call's budget: the ms it took, or the error to answer. A hook still
+   * waiting when the budget is spent is stopped through its signal and the call is a TIMEOUT.
+   */
+  async #before(entry: Entry, input: Record<string, unknown>, signal: AbortSignal): Promise<{ waitedMs: number } | { error: unknown }> {
+    const started = Date.now();
+    const spent = () => new McpvisorError('TIMEOUT', `the call waited its whole ${entry.callTimeoutMs} ms budget for its turn (rate limit) and was not run`);
+    const budget = new AbortController();
+    const timer = setTimeout(() => budget.abort(spent()), entry.callTimeoutMs);
+    try {
+      await entry.beforeCall!(entry.workerName, input, AbortSignal.any([signal, budget.signal]), entry.callTimeoutMs);
+      const waitedMs = Date.now() - started;
+      return waitedMs < entry.callTimeoutMs ? { waitedMs } : { error: spent() };
+    } catch (error) {
+      return { error: budget.signal.aborted && !signal.aborted ? budget.signal.reason : error };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**

@@ -176,6 +176,7 @@ export class Supervisor {
         workerConfig: plan.workerConfig,
         maxQueue: pools.maxQueue,
         cancelGraceMs: pools.cancelGraceMs,
+        maxOldGenerationSizeMb: pools.threadMaxOldGenerationSizeMb,
         restart: pools.restart,
         logger: this.#log,
       });

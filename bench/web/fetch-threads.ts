@@ -105,6 +105,7 @@ async function main() {
           workerConfig: config,
           maxQueue: 1000,
           cancelGraceMs: DEFAULT_CONFIG.pools.cancelGraceMs,
+          maxOldGenerationSizeMb: DEFAULT_CONFIG.pools.threadMaxOldGenerationSizeMb,
           restart: DEFAULT_CONFIG.pools.restart,
           logger,
         });

@@ -21,6 +21,8 @@ export interface ThreadPoolOptions {
   /** How long a cancelled call may run on before its thread (and its other calls) is terminated. */
   cancelGraceMs: number;
   maxQueue: number;
+  /** V8 old-generation heap of each thread in MB (config `pools.threadMaxOldGenerationSizeMb`). */
+  maxOldGenerationSizeMb: number;
   restart: RestartConfig;
   logger: Logger;
 }
@@ -73,6 +75,8 @@ export class ThreadPool implements Pool {
       concurrentTasksPerWorker: this.#options.concurrency,
       maxQueue: this.#options.maxQueue,
       idleTimeout: Number.POSITIVE_INFINITY,
+      // The threads share the supervisor's process: without a limit each may grow to V8's default.
+      resourceLimits: { maxOldGenerationSizeMb: this.#options.maxOldGenerationSizeMb },
       workerData: { config: this.#options.workerConfig },
     });
     piscina.on('error', (error: Error) => this.#log.error({ err: error.message }, 'thread pool error'));
@@ -169,6 +173,11 @@ export class ThreadPool implements Pool {
     if (runaway) return errorResult(new McpvisorError('CANCELLED', 'the call was cancelled'));
     if (this.#terminating) {
       return errorResult(new McpvisorError('WORKER_CRASHED', 'the thread running this call was terminated because another call on it would not stop; try again'));
+    }
+    if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      const limit = this.#options.maxOldGenerationSizeMb;
+      this.#crashed(`out of memory (${limit} MB heap)`);
+      return errorResult(new McpvisorError('WORKER_CRASHED', `the thread running this call ran out of memory (its ${limit} MB heap, pools.threadMaxOldGenerationSizeMb) and was replaced; a call on it needed more (a very large page)`));
     }
     this.#crashed(message);
     return errorResult(new McpvisorError('WORKER_CRASHED', `the thread running this call crashed (${message})`));

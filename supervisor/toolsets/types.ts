@@ -1,8 +1,13 @@
 import type { Config } from '../../config/schema';
 import type { Logger } from '../logger';
 
-/** Runs in the supervisor before a call is routed (rate limits that must hold across workers). */
-export type BeforeCall = (tool: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<void>;
+/**
+ * Runs in the supervisor before a call is routed (rate limits that must hold across workers).
+ * The wait counts against the call's budget: `maxWaitMs` is what is left of it, and `signal`
+ * aborts when the caller gives up or the budget is spent. A hook that cannot be done within
+ * `maxWaitMs` should throw at once (BUSY) rather than wait.
+ */
+export type BeforeCall = (tool: string, args: Record<string, unknown>, signal: AbortSignal, maxWaitMs?: number) => Promise<void>;
 
 interface PoolPlanBase {
   /** Pool name, shown in /health (`shell`, `web-search`, `api-github`). */

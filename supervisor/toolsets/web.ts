@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { RateLimiter } from '../../workers/web/rate-limiter';
+import { McpvisorError } from '../../protocol/errors';
+import { RateLimiter, RateLimitWaitTooLong } from '../../workers/web/rate-limiter';
 import type { BeforeCall, ToolsetFactory } from './types';
 
 /** Slack over the search timeout for a cold browser launch (spec 001: about 1 to 2 s). */
@@ -36,11 +37,19 @@ export const webToolsets: ToolsetFactory = (config, logger) => {
   const fetchLimiter = new RateLimiter(web.fetch.rateLimit, web.fetch.rateLimitIntervalMs);
 
   const limited = (limiter: RateLimiter, needsToken: (args: Record<string, unknown>) => boolean, pool: string): BeforeCall =>
-    async (tool, args, signal) => {
+    async (tool, args, signal, maxWaitMs) => {
       if (!needsToken(args)) return;
       const status = limiter.getStatus();
       if (status.waiting > 0 || status.requests >= status.limit) log.debug({ pool, tool, waiting: status.waiting }, 'waiting for the rate limit');
-      await limiter.acquire({ signal });
+      try {
+        await limiter.acquire({ signal, maxWaitMs });
+      } catch (error) {
+        // Decision: BUSY, at once - the line for tokens is longer than the call's budget, as a
+        // full queue is (DESIGN: a full queue answers at once with a clear busy error); waiting
+        // it out would only end in a TIMEOUT.
+        if (error instanceof RateLimitWaitTooLong) throw new McpvisorError('BUSY', `${tool} is rate limited and busy: ${error.message}; try again later`, { data: { waitMs: error.waitMs, waiting: error.waiting } });
+        throw error;
+      }
     };
 
   const workers = path.join(__dirname, '..', '..', 'workers', 'web');

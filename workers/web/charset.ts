@@ -1,12 +1,14 @@
 import iconv from 'iconv-lite';
 
 /**
- * Decodes a body: the `charset` of the Content-Type header wins, then a BOM, then
+ * Decodes a body: a BOM wins, then the `charset` of the Content-Type header, then
  * `<meta charset>` / `<meta http-equiv="Content-Type">` in the first 2 KB of an HTML body, then
- * UTF-8. An encoding iconv-lite does not know falls back to UTF-8 rather than failing.
+ * UTF-8 (WHATWG Encoding, "decode": the BOM beats the transport's label, as in browsers; a
+ * UTF-16 page served as `charset=utf-8` came out as mojibake). An encoding iconv-lite does not
+ * know falls back to UTF-8 rather than failing. The BOM is not part of the text.
  */
 export function decodeBody(body: Buffer, contentType: string | undefined): { text: string; charset: string } {
-  const charset = normalise(charsetOf(contentType) ?? bomCharset(body) ?? (isHtml(contentType) ? metaCharset(body) : undefined) ?? 'utf-8');
+  const charset = normalise(bomCharset(body) ?? charsetOf(contentType) ?? (isHtml(contentType) ? metaCharset(body) : undefined) ?? 'utf-8');
   const known = iconv.encodingExists(charset) ? charset : 'utf-8';
   return { text: iconv.decode(body, known), charset: known };
 }

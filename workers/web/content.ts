@@ -33,7 +33,13 @@ export async function fetchWebContent(url: string, options: HttpFetchOptions = {
     const response = await httpFetch(url, options);
     const type = response.contentType.toLowerCase();
     if (/html/.test(type) || (type === '' && /^\s*</.test(response.text))) {
-      const converted = htmlToMarkdown(response.text, response.url);
+      let converted: ReturnType<typeof htmlToMarkdown>;
+      try {
+        converted = htmlToMarkdown(response.text, response.url);
+      } catch (error) {
+        // The network did its part: a page the converter chokes on is not a NETWORK_ERROR.
+        return { success: false, error: `${response.url} was fetched but could not be converted to Markdown: ${(error as Error)?.message ?? String(error)}`, code: 'CONVERSION_FAILED' };
+      }
       return { success: true, data: { content: converted.markdown, metadata: converted.metadata } };
     }
     if (/json/.test(type)) {

@@ -3,6 +3,7 @@ import { errorResult } from '../../protocol/results';
 import type { ToolDescriptor, ToolResult } from '../../protocol/tool';
 import { fetchWebContent, type FetchResult } from './content';
 import type { FetchErrorCode } from './http-fetch';
+import { capMetadata } from './metadata';
 
 /** The fetch settings a worker needs (config.web.fetch). */
 export interface FetchToolConfig {
@@ -46,6 +47,8 @@ const CODES: Record<FetchErrorCode, ErrorCode> = {
   TOO_LARGE: 'UPSTREAM_ERROR',
   TOO_MANY_REDIRECTS: 'UPSTREAM_ERROR',
   UNSUPPORTED_TYPE: 'UPSTREAM_ERROR',
+  // Like the two above, a property of the page the site sent, not of the network.
+  CONVERSION_FAILED: 'UPSTREAM_ERROR',
   CANCELLED: 'CANCELLED',
 };
 
@@ -79,7 +82,9 @@ export function formatFetchResult(result: FetchResult, requestedStart: number, m
     const code = CODES[result.code ?? 'NETWORK_ERROR'];
     return errorResult(new McpvisorError(code, result.error ?? 'fetch failed', { data: { fetchError: result.code, status: result.status } }));
   }
-  const { content, metadata = {} } = result.data;
+  const { content } = result.data;
+  // Capped where it is read too (html-to-markdown); again here for any FetchResult a caller builds.
+  const metadata = capMetadata(result.data.metadata ?? {});
   const total = content.length;
   if (requestedStart > 0 && requestedStart >= total) {
     return errorResult(new McpvisorError('BAD_INPUT', `start_index ${requestedStart} is past the end of the content (${total} characters)`));

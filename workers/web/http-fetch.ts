@@ -7,7 +7,9 @@ import { ContentCodingError, decodeContent } from '../common/content-coding';
 /** Why a fetch failed, stable for programs; the message is for people. */
 export type FetchErrorCode =
   | 'INVALID_URL' | 'BLOCKED' | 'DNS_FAILURE' | 'CONNECTION_REFUSED' | 'TIMEOUT' | 'HTTP_ERROR'
-  | 'TOO_LARGE' | 'TOO_MANY_REDIRECTS' | 'UNSUPPORTED_TYPE' | 'NETWORK_ERROR' | 'CANCELLED';
+  | 'TOO_LARGE' | 'TOO_MANY_REDIRECTS' | 'UNSUPPORTED_TYPE' | 'NETWORK_ERROR' | 'CANCELLED'
+  /** The page came but could not be converted (set by content.ts, never by httpFetch). */
+  | 'CONVERSION_FAILED';
 
 export class FetchError extends Error {
   constructor(readonly code: FetchErrorCode, message: string, readonly status?: number) {
@@ -90,11 +92,18 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
     if (REDIRECTS.has(statusCode) && headers.location) {
       discard(response.body);
       if (hop >= maxRedirects) throw new FetchError('TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects, last to ${String(headers.location)}`);
+      let next: URL;
       try {
-        url = parseHttpUrl(new URL(String(headers.location), url).href);
-      } catch (error) {
-        throw error instanceof FetchError ? error : new FetchError('INVALID_URL', `redirect to an invalid URL: ${String(headers.location)}`);
+        next = new URL(String(headers.location), url);
+      } catch {
+        throw new FetchError('INVALID_URL', `redirect to an invalid URL: ${String(headers.location).slice(0, 200)}`);
       }
+      // The caller's URL was fine: a hop to file:, data: … is the site's doing, refused as the
+      // SSRF guard refuses a hop to a private address (BLOCKED, saying it came by a redirect).
+      if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+        throw new FetchError('BLOCKED', `${url.href} redirected to a ${next.protocol} URL ('${next.href.slice(0, 200)}'); refused (reached by a redirect): only http and https are followed`);
+      }
+      url = next;
       // Credentials stay with the origin they were given for (Fetch, "HTTP-redirect fetch").
       sameOrigin &&= url.origin === origin;
       if (statusCode === 303 || ((statusCode === 301 || statusCode === 302) && method === 'POST')) {
@@ -146,6 +155,9 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
       if (decoded.truncated) throw new FetchError('TOO_LARGE', `the body of ${url.href} decompresses to over the ${maxBodyBytes}-byte cap`);
       raw = decoded.body;
     }
+    if ((options.textOnly ?? true) && contentType === '' && looksBinary(raw)) {
+      throw new FetchError('UNSUPPORTED_TYPE', `${url.href} has no Content-Type and its body is binary; only HTML, text, JSON and XML are supported`);
+    }
     const decoded = decodeBody(raw, contentType);
     return { status: statusCode, url: url.href, contentType, text: decoded.text, charset: decoded.charset, bytes };
   }
@@ -178,8 +190,25 @@ function discard(body: Dispatcher.ResponseData['body']): void {
 }
 
 function isTextual(contentType: string): boolean {
+  // A body without a type is looked at once read (looksBinary).
   if (contentType === '') return true;
   return /^text\/|[/+](html|xml|json|javascript|ecmascript|x-ndjson)\b/i.test(contentType);
+}
+
+/**
+ * Whether an untyped body is binary, by WHATWG MIME Sniffing ("distinguishing if a resource is
+ * text or binary"): not when it starts with a UTF-8 or UTF-16 BOM, yes when its first 1,445 bytes
+ * hold a control byte no text uses (NUL, 0x01-0x08, 0x0B, 0x0E-0x1A, 0x1C-0x1F: PNG, GIF, gzip,
+ * ZIP, executables all do). A PDF may start in plain ASCII, so its signature is checked too.
+ */
+function looksBinary(body: Buffer): boolean {
+  if ((body[0] === 0xfe && body[1] === 0xff) || (body[0] === 0xff && body[1] === 0xfe) || (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf)) return false;
+  if (body.subarray(0, 5).toString('latin1') === '%PDF-') return true;
+  const head = body.subarray(0, 1445);
+  for (const byte of head) {
+    if (byte <= 0x08 || byte === 0x0b || (byte >= 0x0e && byte <= 0x1a) || (byte >= 0x1c && byte <= 0x1f)) return true;
+  }
+  return false;
 }
 
 function toFetchError(error: unknown, url: URL, timeout: AbortSignal, timeoutMs: number, outer: AbortSignal | undefined, redirected: boolean): FetchError {

@@ -9,6 +9,14 @@ export interface RateLimiterStatus {
   waiting: number;
 }
 
+/** A token would come only after the caller's `maxWaitMs`: nothing was waited for. */
+export class RateLimitWaitTooLong extends Error {
+  constructor(readonly waitMs: number, readonly maxWaitMs: number, readonly waiting: number) {
+    super(`the rate limit's next free token is ${waitMs} ms away (${waiting} calls waiting before this one), past the ${maxWaitMs} ms this call may wait`);
+    this.name = 'RateLimitWaitTooLong';
+  }
+}
+
 interface Waiter {
   resolve(): void;
   reject(reason: unknown): void;
@@ -43,15 +51,22 @@ export class RateLimiter {
     this.#tokens = this.#capacity;
   }
 
-  /** Resolves when a token is taken; rejects with `signal.reason` if aborted first. */
-  acquire(options: { signal?: AbortSignal } = {}): Promise<void> {
-    const { signal } = options;
+  /**
+   * Resolves when a token is taken; rejects with `signal.reason` if aborted first. With
+   * `maxWaitMs`, a caller whose turn (FIFO, at the bucket's rate) would come later than that
+   * rejects at once with RateLimitWaitTooLong, taking no place in the line.
+   */
+  acquire(options: { signal?: AbortSignal; maxWaitMs?: number } = {}): Promise<void> {
+    const { signal, maxWaitMs } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     this.#refill();
     if (this.#waiters.length === 0 && this.#tokens >= 1) {
       this.#tokens -= 1;
       return Promise.resolve();
     }
+    // This caller needs the tokens of everyone ahead of it, and one of its own.
+    const waitMs = Math.ceil(((this.#waiters.length + 1 - this.#tokens) * this.#intervalMs) / this.#limit);
+    if (maxWaitMs !== undefined && waitMs > maxWaitMs) return Promise.reject(new RateLimitWaitTooLong(waitMs, maxWaitMs, this.#waiters.length));
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, signal };
       if (signal) {

@@ -274,6 +274,30 @@ describe('threads running several calls at once', () => {
   });
 });
 
+describe('thread memory limit', () => {
+  let server: HttpServer;
+  let client: Client;
+
+  beforeAll(async () => {
+    const config = fixtureConfig({ thread: { callTimeoutMs: 30_000 } });
+    server = await startHttp('mcpvisor', ['--config', writeConfig({ ...config, pools: { ...(config.pools as object), threadMaxOldGenerationSizeMb: 64 } })]);
+    ({ client } = await connectHttp(server.mcpUrl));
+  });
+  afterAll(async () => {
+    await client.close();
+    await server.stop();
+  });
+
+  it('fails a call that outgrows the thread heap with a clear WORKER_CRASHED, and the replaced thread serves the next call', async () => {
+    expect(textOf(await call(client, 'th-hog', { mb: 8 }))).toBe('held 8 MB');
+    const result = await call(client, 'th-hog', { mb: 256 });
+    expect(result.isError).toBe(true);
+    expect(errorCodeOf(result)).toBe('WORKER_CRASHED');
+    expect(textOf(result)).toMatch(/ran out of memory \(its 64 MB heap, pools\.threadMaxOldGenerationSizeMb\)/);
+    expect(textOf(await call(client, 'th-echo', { text: 'after' }))).toBe('after');
+  });
+});
+
 describe('pool limits and restart intensity', () => {
   it('answers BUSY at once when the queue is full', async () => {
     const server = await startHttp('mcpvisor', [

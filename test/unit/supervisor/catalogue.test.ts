@@ -88,3 +88,74 @@ describe('Catalogue argument validation', () => {
     expect(await code('broken', { a: 1 })).toBeUndefined();
   });
 });
+
+describe('Catalogue: a rate-limit wait counts against the call\'s budget', () => {
+  const { validateConfig } = jest.requireActual('../../../config/validate') as typeof import('../../../config/validate');
+  const { webToolsets } = jest.requireActual('../../../supervisor/toolsets/web') as typeof import('../../../supervisor/toolsets/web');
+  const { createLogger } = jest.requireActual('../../../supervisor/logger') as typeof import('../../../supervisor/logger');
+
+  /** A pool that records the deadline each call was given. */
+  const recording = () => {
+    const deadlines: number[] = [];
+    const pool: Pool = {
+      name: 'rec',
+      tools: [AnnouncedTool.of({ name: 'fetch_web_content', description: 'f', inputSchema: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] } })],
+      start: async () => undefined,
+      stop: async () => undefined,
+      stats: () => ({}) as PoolStats,
+      call: async (_call: ToolCall, options: { deadlineMs: number }): Promise<ToolResult> => {
+        deadlines.push(options.deadlineMs);
+        return { content: [{ type: 'text', text: 'fetched' }] };
+      },
+    };
+    return { pool, deadlines };
+  };
+  /** The web toolset's fetch hook at `rateLimit` per `rateLimitIntervalMs`. */
+  const fetchHook = (rateLimit: number, rateLimitIntervalMs: number) => {
+    const config = validateConfig({ web: { fetch: { rateLimit, rateLimitIntervalMs } } });
+    return webToolsets(config, createLogger({ level: 'silent' }))[0].pools[1].beforeCall!;
+  };
+  const signal = new AbortController().signal;
+  const url = { url: 'http://example.com/' };
+
+  test('answers BUSY at once, waiting for no timer, when the token would come after the call\'s deadline', async () => {
+    const { pool, deadlines } = recording();
+    const catalogue = new Catalogue();
+    // One token a minute, a 20 s budget: the second call's token is 60 s away.
+    catalogue.register(pool, { callTimeoutMs: 20_000, beforeCall: fetchHook(1, 60_000) });
+    expect((await catalogue.call('fetch_web_content', url, { signal })).isError).toBeFalsy();
+    const second = catalogue.call('fetch_web_content', url, { signal });
+    const atOnce = await Promise.race([second.then(() => true), new Promise((resolve) => setImmediate(() => resolve(false)))]);
+    expect(atOnce).toBe(true);
+    const result = await second;
+    expect(errorCodeOf(result)).toBe('BUSY');
+    expect((result.content[0] as { text: string }).text).toMatch(/^BUSY \(tool fetch_web_content\): fetch_web_content is rate limited and busy: the rate limit's next free token is \d+ ms away .*past the 20000 ms this call may wait; try again later$/);
+    // Only the first call reached the pool.
+    expect(deadlines).toHaveLength(1);
+  });
+
+  test('gives the pool only what the wait left of the budget', async () => {
+    const { pool, deadlines } = recording();
+    const catalogue = new Catalogue();
+    // A token every 100 ms: the second call waits for one.
+    catalogue.register(pool, { callTimeoutMs: 10_000, beforeCall: fetchHook(1, 100) });
+    await catalogue.call('fetch_web_content', url, { signal });
+    await catalogue.call('fetch_web_content', url, { signal });
+    expect(deadlines[0]).toBeLessThanOrEqual(10_000);
+    expect(deadlines[1]).toBeLessThan(deadlines[0]);
+    expect(deadlines[1]).toBeGreaterThan(0);
+  });
+
+  test('stops a hook still waiting when the budget is spent, answering TIMEOUT', async () => {
+    const { pool, deadlines } = recording();
+    const catalogue = new Catalogue();
+    // A hook that only its signal ends.
+    const hook = (_tool: string, _args: Record<string, unknown>, hookSignal: AbortSignal) =>
+      new Promise<void>((_resolve, reject) => hookSignal.addEventListener('abort', () => reject(hookSignal.reason), { once: true }));
+    catalogue.register(pool, { callTimeoutMs: 200, beforeCall: hook });
+    const result = await catalogue.call('fetch_web_content', url, { signal });
+    expect(errorCodeOf(result)).toBe('TIMEOUT');
+    expect((result.content[0] as { text: string }).text).toBe('TIMEOUT (tool fetch_web_content): the call waited its whole 200 ms budget for its turn (rate limit) and was not run');
+    expect(deadlines).toEqual([]);
+  }, 5_000);
+});

@@ -27,6 +27,8 @@ beforeAll(async () => {
     '/gzip': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(zlib.gzipSync(page)),
     '/br': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'br' }).end(zlib.brotliCompressSync(page)),
     '/zstd': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'zstd' }).end('xx'),
+    '/utf16-bom-labelled-utf8': (_req, res) => res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('Привет, мир', 'utf16le')])),
+    '/utf8-bom-labelled-1251': (_req, res) => res.writeHead(200, { 'content-type': 'text/plain; charset=windows-1251' }).end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('Привет, мир', 'utf8')])),
     '/bomb': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(zlib.gzipSync(Buffer.alloc(8 * 1024 * 1024))),
   });
 });
@@ -58,6 +60,13 @@ describe('httpFetch', () => {
     for (const coding of ['gzip', 'br']) expect((await httpFetch(`${home.origin}/${coding}`, open)).text).toBe(page);
     await expect(httpFetch(`${home.origin}/zstd`, open)).rejects.toMatchObject({ code: 'UNSUPPORTED_TYPE', message: expect.stringContaining("'zstd'") });
     await expect(httpFetch(`${home.origin}/bomb`, { ...open, maxBodyBytes: 1024 * 1024 })).rejects.toMatchObject({ code: 'TOO_LARGE' });
+  });
+});
+
+describe('decoding', () => {
+  it.each(['/utf16-bom-labelled-utf8', '/utf8-bom-labelled-1251'])('lets a byte order mark win over the Content-Type charset (%s)', async (path) => {
+    const response = await httpFetch(`${home.origin}${path}`, open);
+    expect(response.text).toBe('Привет, мир');
   });
 });
 

@@ -80,3 +80,50 @@ describe('runFetchTool', () => {
     }
   });
 });
+
+describe('fetch_web_content metadata caps', () => {
+  const config = { timeoutMs: 10_000, maxBodyBytes: 10 * 1024 * 1024, maxRedirects: 0, allowPrivateNetwork: true, maxOutputChars: 10_000 };
+  const run = (url: string) => runFetchTool({ url }, config, { signal: new AbortController().signal, deadlineMs: 30_000 });
+  const isWhole = (text: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+
+  it('cuts a hostile page\'s title, description and author so the answer stays near 10,000 characters', async () => {
+    const hostile = '<html><head>'
+      + `<title>${'T'.repeat(2_000_000)}</title>`
+      + `<meta name="description" content="${'D'.repeat(3_000_000)}">`
+      + `<meta name="author" content="${'A'.repeat(1_000_000)}">`
+      + `<meta name="date" content="${'9'.repeat(100_000)}">`
+      + '</head><body><p>body text</p></body></html>';
+    const site = await startSite({ '/hostile': (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(hostile) });
+    try {
+      const result = await run(`${site.origin}/hostile`);
+      expect(result.isError).toBeFalsy();
+      const text = (result.content[0] as { text: string }).text;
+      const metadata = (result.structuredContent as { metadata: Record<string, string> }).metadata;
+      expect(text.length).toBeLessThan(12_000);
+      expect(JSON.stringify(metadata).length).toBeLessThan(2_000);
+      for (const field of ['title', 'description', 'author', 'publishDate']) expect(metadata[field]).toMatch(/^(.)\1+\u2026$/);
+      expect(text).toContain(`Title: ${metadata.title}\n`);
+      expect(metadata.url).toBe(`${site.origin}/hostile`);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('cuts an article\'s long Readability excerpt, and never inside an emoji', async () => {
+    const emojis = '\u{1F600}'.repeat(400);
+    const paragraph = `<p>${'Long words of the first paragraph. '.repeat(2_000)}</p>`;
+    const page = `<html><head><title>${emojis}</title></head><body><div class="post">${paragraph}${'<p>More text of the article body here, enough to read.</p>'.repeat(30)}</div></body></html>`;
+    const site = await startSite({ '/article': (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(page) });
+    try {
+      const result = await run(`${site.origin}/article`);
+      const metadata = (result.structuredContent as { metadata: Record<string, string> }).metadata;
+      expect(metadata.title.endsWith('\u2026')).toBe(true);
+      expect(metadata.title.length).toBeLessThanOrEqual(300);
+      expect(isWhole(metadata.title)).toBe(true);
+      expect(metadata.description.length).toBeLessThanOrEqual(600);
+      expect(metadata.description.startsWith('Long words of the first paragraph.')).toBe(true);
+    } finally {
+      await site.close();
+    }
+  });
+});

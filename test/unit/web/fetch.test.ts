@@ -16,6 +16,11 @@ beforeAll(async () => {
     '/text': send('plain words\nsecond line', 'text/plain'),
     '/json': send('{"a":1,"b":[2]}', 'application/json'),
     '/image': send(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]), 'image/png'),
+    // No Content-Type header at all.
+    '/untyped-image': (_req, res) => res.writeHead(200).end(Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64)])),
+    '/untyped-pdf': (_req, res) => res.writeHead(200).end('%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n'),
+    '/untyped-text': (_req, res) => res.writeHead(200).end('plain words\r\n\tindented'),
+    '/untyped-utf16': (_req, res) => res.writeHead(200).end(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('wide words', 'utf16le')])),
     '/missing': send('<html><body>gone</body></html>', 'text/html', 404),
     '/server-error': send('oops', 'text/plain', 500),
     '/latin1': send(iconv.encode('<html><head><title>Caf\u00e9</title></head><body><p>Cr\u00e8me br\u00fbl\u00e9e \u00e0 la carte</p></body></html>', 'latin1'), 'text/html; charset=ISO-8859-1'),
@@ -24,6 +29,8 @@ beforeAll(async () => {
     '/redirect-2': (_req, res) => res.writeHead(301, { location: '/article' }).end(),
     '/loop': (_req, res) => res.writeHead(302, { location: '/loop' }).end(),
     '/to-metadata': (_req, res) => res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end(),
+    '/to-file': (_req, res) => res.writeHead(302, { location: 'file:///etc/passwd' }).end(),
+    '/to-data': (_req, res) => res.writeHead(301, { location: 'data:text/html,<p>hi</p>' }).end(),
     '/slow': (_req, res) => {
       const timer = setTimeout(() => res.end('late'), 3000);
       res.on('close', () => clearTimeout(timer));
@@ -101,6 +108,8 @@ describe('fetchWebContent', () => {
     ['an invalid URL', 'not a url', 'INVALID_URL', /invalid URL/],
     ['a file: URL', 'file:///etc/passwd', 'INVALID_URL', /unsupported URL scheme/],
     ['a binary type', '/image', 'UNSUPPORTED_TYPE', /image\/png, a binary type/],
+    ['binary bytes without a Content-Type', '/untyped-image', 'UNSUPPORTED_TYPE', /has no Content-Type and its body is binary/],
+    ['a PDF without a Content-Type', '/untyped-pdf', 'UNSUPPORTED_TYPE', /has no Content-Type and its body is binary/],
     ['a 404', '/missing', 'HTTP_ERROR', /HTTP 404/],
     ['a 500', '/server-error', 'HTTP_ERROR', /HTTP 500/],
     ['a redirect loop', '/loop', 'TOO_MANY_REDIRECTS', /more than 5 redirects/],
@@ -112,6 +121,11 @@ describe('fetchWebContent', () => {
     expect(result).toMatchObject({ success: false, code });
     expect(result.error).toMatch(message);
     if (code === 'HTTP_ERROR') expect(result.status).toBe(Number(target === '/missing' ? 404 : 500));
+  });
+
+  it('returns an untyped body that is text, UTF-16 with a BOM included', async () => {
+    expect((await fetchWebContent(`${site.origin}/untyped-text`, open)).data?.content).toBe('plain words\r\n\tindented');
+    expect((await fetchWebContent(`${site.origin}/untyped-utf16`, open)).data?.content).toBe('wide words');
   });
 
   it('fails on a refused connection and on a name that does not resolve', async () => {
@@ -152,6 +166,15 @@ describe('the SSRF guard', () => {
     expect(result.code).toBe('BLOCKED');
     const hop = await fetchWebContent(`${site.origin}/to-metadata`, { ...open, timeoutMs: 300 });
     expect(hop.code).not.toBe('BLOCKED');
+  });
+
+  it.each([
+    ['/to-file', 'file:', 'file:///etc/passwd'],
+    ['/to-data', 'data:', 'data:text/html,<p>hi</p>'],
+  ])('refuses a redirect (%s) to a %s URL as BLOCKED, saying a redirect led there', async (path, scheme, target) => {
+    const result = await fetchWebContent(`${site.origin}${path}`, open);
+    expect(result).toMatchObject({ success: false, code: 'BLOCKED' });
+    expect(result.error).toBe(`${site.origin}${path} redirected to a ${scheme} URL ('${target}'); refused (reached by a redirect): only http and https are followed`);
   });
 });
 

@@ -1,3 +1,4 @@
+import { Readability } from '@mozilla/readability';
 import { htmlToMarkdown } from '../../../workers/web/html-to-markdown';
 
 const page = (head: string, body: string) => `<!doctype html><html><head>${head}</head><body>${body}</body></html>`;
@@ -64,5 +65,32 @@ describe('htmlToMarkdown metadata', () => {
     const ld = JSON.stringify({ '@type': 'NewsArticle', headline: 'LD headline', author: { name: 'LD Author' } });
     const { metadata } = htmlToMarkdown(page(`<meta property="og:title" content="OG"><script type="application/ld+json">${ld}</script>`, '<p>text</p>'), 'http://example.test/');
     expect(metadata).toMatchObject({ title: 'LD headline', author: 'LD Author' });
+  });
+});
+
+describe('htmlToMarkdown on a page that is a list of links', () => {
+  // Readability removes blocks this dense in links and starts over from a re-parsed page, four
+  // passes in all: 20,000 links in one <p> took seconds. Such a page is converted whole instead.
+  afterEach(() => jest.restoreAllMocks());
+  const grabs = () => jest.spyOn(Readability.prototype as unknown as { _grabArticle(page: unknown): unknown }, '_grabArticle');
+
+  it('converts the body of 2,000 links in one paragraph without running Readability, every link kept', () => {
+    const grab = grabs();
+    const links = Array.from({ length: 2_000 }, (_, i) => `<a href="/item/${i}">item ${i}</a>`).join(' ');
+    const { markdown, article } = htmlToMarkdown(page('<title>Index</title>', `<p>Everything we have:</p><p>${links}</p>`), 'http://example.test/');
+    expect(grab).not.toHaveBeenCalled();
+    expect(article).toBe(false);
+    expect(markdown).toContain('[item 0](http://example.test/item/0) [item 1](http://example.test/item/1)');
+    expect(markdown).toContain('[item 1999](http://example.test/item/1999)');
+    expect(markdown.match(/\]\(http:\/\/example\.test\/item\//g)).toHaveLength(2_000);
+  });
+
+  it('still finds an article with Readability when links are a small part of its text', () => {
+    const grab = grabs();
+    const text = Array.from({ length: 12 }, (_, i) => `<p>Paragraph ${i} of a long article with enough words in it to count for a reader, and <a href="/see">a link</a> in it, as articles have; more words follow here.</p>`).join('');
+    const { markdown, article } = htmlToMarkdown(page('<title>Story</title>', `<div class="menu"><a href="/">Home</a></div><div class="post">${text}</div>`), 'http://example.test/');
+    expect(grab).toHaveBeenCalledTimes(1);
+    expect(article).toBe(true);
+    expect(markdown).toContain('Paragraph 11 of a long article');
   });
 });
