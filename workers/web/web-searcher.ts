@@ -128,7 +128,7 @@ export class WebSearcher {
     const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
     try {
       await this.#limiter?.acquire({ signal });
-      const cluster = await this.#launch();
+      const cluster = await raceSignal(this.#launch(), signal);
       const blocked: SearchOutcome['blocked'] = [];
       const failed: SearchOutcome['failed'] = [];
       this.#stats.searches += 1;
@@ -138,9 +138,11 @@ export class WebSearcher {
         try {
           outcome = await this.#run(cluster, { url, engine, signal, deadline });
         } catch (error) {
-          // An engine that cannot be reached (refused, DNS, reset: Chromium's net::ERR_…) is one
-          // more failure when another engine is left to try; the last one's error is the search's.
-          const reason = /net::ERR_[A-Z_]+/.exec((error as Error)?.message ?? '')?.[0];
+          // An engine that cannot be reached (refused, DNS, reset: Chromium's net::ERR_…), or whose
+          // tab crashed, is one more failure when another engine is left to try; the last one's
+          // error is the search's.
+          const crashed = ((error as McpvisorError).data as { crashed?: boolean } | undefined)?.crashed === true || /^Page crashed/.test((error as Error)?.message ?? '');
+          const reason = crashed ? 'tab crashed' : /net::ERR_[A-Z_]+/.exec((error as Error)?.message ?? '')?.[0];
           if (reason === undefined || signal.aborted || index === engines.length - 1) throw error;
           outcome = { kind: 'failed', reason };
         }
@@ -229,8 +231,13 @@ export class WebSearcher {
     return this.#cluster;
   }
 
+  /**
+   * One engine's page, raced against the call's signal here too: opening a page waits on the
+   * browser, and a browser that hangs (stopped, swapping) never answers; the search must still
+   * end at its timeout, and not make the pool kill the worker for ignoring a cancel.
+   */
   #run(cluster: Cluster<Task, PageOutcome>, task: Task): Promise<PageOutcome> {
-    return cluster.execute(task, ({ page, data }) => this.#visit(page, data));
+    return raceSignal(cluster.execute(task, ({ page, data }) => this.#visit(page, data)), task.signal);
   }
 
   /**
@@ -239,19 +246,18 @@ export class WebSearcher {
    * make the cluster's own close fail, and it answers that by relaunching the whole browser.)
    */
   async #visit(page: Page, task: Task): Promise<PageOutcome> {
-    if (task.signal.aborted) throw task.signal.reason;
-    let onAbort: () => void = () => {};
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(task.signal.reason);
-      task.signal.addEventListener('abort', onAbort, { once: true });
+    // A renderer that dies (killed, out of memory) leaves `goto` waiting until the deadline: the
+    // page's `error` event says so at once.
+    let onCrash: (error: Error) => void = () => {};
+    const crashed = new Promise<never>((_, reject) => {
+      onCrash = (error) => reject(new McpvisorError('UPSTREAM_ERROR', `the browser tab crashed while loading ${task.engine.name}'s results (${error.message}); the next search opens a new one`, { data: { crashed: true } }));
+      page.once('error', onCrash);
     });
-    const work = this.#load(page, task);
-    work.catch(() => {});
-    aborted.catch(() => {});
+    crashed.catch(() => {});
     try {
-      return await Promise.race([work, aborted]);
+      return await raceSignal(Promise.race([this.#load(page, task), crashed]), task.signal);
     } finally {
-      task.signal.removeEventListener('abort', onAbort);
+      page.off('error', onCrash);
     }
   }
 
@@ -309,6 +315,19 @@ export class WebSearcher {
  * The page's HTML, once a navigation in progress has settled: in a visible browser the page moves
  * on by itself when a person solves the challenge, and reading it mid-navigation fails.
  */
+/** `work`, or `signal`'s reason as soon as it aborts (`work` then settles unobserved). */
+function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  work.catch(() => {});
+  if (signal.aborted) return Promise.reject(signal.reason);
+  let onAbort: () => void = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  aborted.catch(() => {});
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+}
+
 export async function settledContent(page: { content(): Promise<string> }, deadline: number): Promise<string> {
   for (;;) {
     try {

@@ -1,0 +1,82 @@
+import { readFileSync } from 'node:fs';
+import { WebSearcher } from '../../../workers/web/web-searcher';
+import { descendants, eventually } from '../../helpers/processes';
+import type { LocalSite } from '../../fixtures/web/local-site';
+import { startSerpSite } from '../../fixtures/web/serp-site';
+
+/** Chromium processes this test process started: the browser itself, or its renderers. */
+function chromium(kind: 'browser' | 'renderer'): number[] {
+  return descendants(process.pid).filter((pid) => {
+    let args: string[];
+    try {
+      // Chromium's zygote children rewrite their command line as one space-separated string.
+      args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/);
+    } catch {
+      return false;
+    }
+    if (!/chrom/.test(args[0] ?? '')) return false;
+    const type = args.find((arg) => arg.startsWith('--type='));
+    return kind === 'browser' ? type === undefined : type === '--type=renderer';
+  });
+}
+
+const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+let site: LocalSite;
+
+beforeAll(async () => {
+  site = await startSerpSite();
+});
+afterAll(async () => {
+  await site.close();
+});
+
+describe('WebSearcher when Chromium fails under it', () => {
+  it('ends a search at its own timeout while the browser hangs, and searches again once it answers', async () => {
+    const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/ddg1`, rateLimit: false, timeoutMs: 20_000, log: quiet });
+    try {
+      expect((await searcher.searchDetailed('warm up')).results.length).toBeGreaterThan(0);
+      const [browser] = chromium('browser');
+      expect(browser).toBeDefined();
+      process.kill(browser, 'SIGSTOP');
+      try {
+        await expect(searcher.searchDetailed('while the browser is stopped', { timeoutMs: 3000 })).rejects.toMatchObject({ code: 'TIMEOUT' });
+      } finally {
+        process.kill(browser, 'SIGCONT');
+      }
+      expect((await searcher.searchDetailed('after it answers again')).results.length).toBeGreaterThan(0);
+    } finally {
+      await searcher.close();
+    }
+  }, 60_000);
+
+  it('reports a tab that crashed while loading as that engine failing, and falls back to the next', async () => {
+    const searcher = new WebSearcher(true, {
+      engineUrl: `${site.origin}/hang`,
+      fallbackEngines: ['bing'],
+      engineUrls: { bing: `${site.origin}/bing1` },
+      rateLimit: false,
+      timeoutMs: 20_000,
+      log: quiet,
+    });
+    try {
+      // Launched first, so the renderers killed below are the search's own tab's.
+      await searcher.searchDetailed('warm up', { engine: 'bing' });
+      const searching = searcher.searchDetailed('crash the tab');
+      searching.catch(() => {});
+      expect(await eventually(() => site.countHits('/hang/html/') > 0, 10_000)).toBe(true);
+      // Again only if the search has not moved on to the fallback within a second (bounded).
+      const fallbackHits = () => site.countHits('/bing1/');
+      const before = fallbackHits();
+      for (let round = 0; round < 5 && fallbackHits() === before; round++) {
+        for (const pid of chromium('renderer')) process.kill(pid, 'SIGKILL');
+        await eventually(() => fallbackHits() > before, 1000);
+      }
+      const outcome = await searching;
+      expect(outcome.engine).toBe('bing');
+      expect(outcome.results.length).toBeGreaterThan(0);
+      expect(outcome.failed).toEqual([{ engine: 'duckduckgo', reason: 'tab crashed' }]);
+    } finally {
+      await searcher.close();
+    }
+  }, 30_000);
+});
