@@ -8,6 +8,9 @@ import { externalRefs, type Json, type JsonObject, type RefContext } from './ref
 
 export type SpecInputMethod = 'url' | 'file' | 'stdin' | 'inline';
 
+/** Biggest description read from a URL or standard input, bytes (200 MiB). */
+export const MAX_SPEC_BYTES = 200 * 1024 * 1024;
+
 export interface LoadSpecOptions {
   /** Path, URL or inline content. */
   openApiSpec?: string;
@@ -83,7 +86,7 @@ export async function readSpecText(options: LoadSpecOptions): Promise<SpecText> 
     case 'inline':
       return { text: where.text, source: options.specSource ?? 'inline content' };
     case 'stdin':
-      return { text: await readStream(options.stdin ?? process.stdin, options.maxBytes ?? 200 * 1024 * 1024), source: 'standard input' };
+      return { text: await readStream(options.stdin ?? process.stdin, options.maxBytes ?? MAX_SPEC_BYTES), source: 'standard input' };
     case 'url':
       return { text: await readUrl(where.url, options), source: where.url, rootUri: where.url };
     case 'file':
@@ -143,7 +146,7 @@ async function readSpecFile(file: string, shown: string): Promise<string> {
 }
 
 async function readUrl(url: string, options: LoadSpecOptions): Promise<string> {
-  const maxBytes = options.maxBytes ?? 200 * 1024 * 1024;
+  const maxBytes = options.maxBytes ?? MAX_SPEC_BYTES;
   const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   try {
