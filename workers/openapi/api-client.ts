@@ -271,7 +271,7 @@ function readCapped(stream: Dispatcher.ResponseData['body'], maxBytes: number): 
 }
 
 function flatHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
   return out;
 }
@@ -300,7 +300,7 @@ function decoded(part: string): string {
 }
 
 function lowerKeys(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = String(value);
   return out;
 }

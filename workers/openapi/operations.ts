@@ -30,8 +30,10 @@ export interface OperationEntry {
  * Every operation in document order. An operation that cannot be used (an unresolvable parameter
  * `$ref`, a parameter without name or location) is left out and reported through `onSkip` with
  * the reason; nothing is dropped silently. Methods outside the seven HTTP methods are reported too.
+ * An optional parameter that cannot be sent (see unsendable) is left out of its operation and
+ * reported through `onProblem`; a required one skips the operation.
  */
-export function collectOperations(ctx: RefContext, onSkip: (where: string, reason: string) => void): OperationEntry[] {
+export function collectOperations(ctx: RefContext, onSkip: (where: string, reason: string) => void, onProblem: (where: string, problem: string) => void = () => undefined): OperationEntry[] {
   const out: OperationEntry[] = [];
   const paths = ctx.root.paths as JsonObject;
   for (const [path, rawItem] of Object.entries(paths)) {
@@ -61,7 +63,7 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
       if (operation === undefined || operation === null || typeof operation !== 'object' || Array.isArray(operation)) continue;
       const where = `${method.toUpperCase()} ${path}`;
       try {
-        const parameters = mergeParameters(item.parameters, operation.parameters, ctx);
+        const parameters = mergeParameters(item.parameters, operation.parameters, ctx, (problem) => onProblem(where, problem));
         out.push({
           toolId: generateToolId(method, path),
           method: method.toUpperCase(),
@@ -79,7 +81,7 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
   return out;
 }
 
-function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined, ctx: RefContext): RawParameter[] {
+function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined, ctx: RefContext, onProblem: (problem: string) => void): RawParameter[] {
   const merged = new Map<string, RawParameter>();
   for (const list of [pathLevel, opLevel]) {
     if (!Array.isArray(list)) continue;
@@ -89,10 +91,24 @@ function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined,
       if (typeof param.name !== 'string' || typeof param.in !== 'string') throw new Error(`a parameter lacks 'name' or 'in'`);
       if (!['path', 'query', 'header', 'cookie', 'body', 'formData'].includes(param.in)) throw new Error(`parameter '${param.name}' has an unknown location '${param.in}'`);
       if (param.in === 'header' && ignoredHeader(param.name, ctx)) continue;
+      const why = unsendable(param as RawParameter);
+      if (why !== undefined) {
+        if (param.required === true || param.in === 'path') throw new Error(why);
+        onProblem(`parameter left out: ${why}`);
+        continue;
+      }
       merged.set(`${param.in}\u0000${param.name}`, param as RawParameter);
     }
   }
   return [...merged.values()];
+}
+
+/** Why the request builder cannot send a parameter, or undefined when it can. */
+function unsendable(param: RawParameter): string | undefined {
+  // swagger-client keys parameters by name in plain objects, where `__proto__` sets the
+  // prototype instead: the parameter vanished and `{__proto__}` went upstream unfilled.
+  if (param.name === '__proto__') return `${param.in} parameter '__proto__' cannot be sent (the request builder drops that name)`;
+  return undefined;
 }
 
 /** Headers that say how the message is framed or routed: never an argument's to set. */

@@ -88,7 +88,8 @@ export function planSpec(entry: OperationEntry, ctx: RefContext): JsonObject {
 function formEncoding(schema: Json | undefined, given: JsonObject | undefined, ctx: RefContext): JsonObject | undefined {
   const properties = followObject(followObject(schema, ctx)?.properties, ctx);
   if (!properties) return given;
-  const out: JsonObject = { ...given };
+  // Keyed by property names, which may be `__proto__` or `constructor`.
+  const out: JsonObject = Object.assign(Object.create(null) as JsonObject, given);
   for (const [name, property] of Object.entries(properties)) {
     const own = followObject(out[name], ctx);
     const style = typeof own?.style === 'string' ? own.style : 'form';
@@ -120,8 +121,10 @@ function followObject(node: Json | undefined, ctx: RefContext): JsonObject | und
  */
 export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unknown>, baseUrl: string): BuiltRequest {
   const { builderSpec, ownQuery } = builderPlan(plan.spec);
-  const parameters: Record<string, unknown> = {};
-  const bodyProps: Record<string, unknown> = {};
+  // Without a prototype: the builder reads `parameters[name]` first, and a parameter named
+  // `constructor` or `toString` found Object.prototype's function there and sent its source.
+  const parameters: Record<string, unknown> = Object.create(null);
+  const bodyProps: Record<string, unknown> = Object.create(null);
   const query: string[] = [];
   let wholeBody: unknown;
   let hasBody = false;
@@ -181,7 +184,7 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
   }
   const url = checkUrl(withQuery(req.url, base.search, query), baseUrl);
 
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(req.headers ?? {})) {
     if (value === undefined) continue;
     const text = String(value);

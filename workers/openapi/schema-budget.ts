@@ -103,7 +103,7 @@ function cut(value: Json, keyword: string | undefined, depth: number, keep: numb
   if (depth > keep) return stub(value, keyword);
   if (Array.isArray(value)) return value.map((item) => cut(item, keyword, depth + 1, keep) ?? {});
   const map = SCHEMA_MAPS.has(keyword ?? '');
-  const out: JsonObject = {};
+  const out: JsonObject = Object.create(null);
   for (const [name, child] of Object.entries(value)) {
     const copied = cut(child, map ? undefined : name, depth + 1, keep);
     if (copied !== undefined) out[name] = copied;

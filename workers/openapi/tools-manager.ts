@@ -173,7 +173,11 @@ export class ToolsManager {
  * Throws BAD_INPUT with disableAbbreviation when a name is longer than `maxLength`.
  */
 export function buildEndpointTools(ctx: RefContext, disableAbbreviation: boolean, maxLength: number, warn: (message: string, fields?: Record<string, unknown>) => void): EndpointTool[] {
-  const entries = collectOperations(ctx, (where, reason) => warn(`operation skipped: ${where}: ${reason}`, { operation: where, reason }));
+  const entries = collectOperations(
+    ctx,
+    (where, reason) => warn(`operation skipped: ${where}: ${reason}`, { operation: where, reason }),
+    (where, problem) => warn(`${where}: ${problem}`, { operation: where }),
+  );
   const seenIds = new Set<string>();
   const tools: Array<EndpointTool & { entry: OperationEntry }> = [];
   const opIds = new Map<string, string>();
