@@ -1,6 +1,28 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { connectStdio, textOf } from '../../helpers/mcp';
 import { spawnBin, tempCacheEnv, type Spawned } from '../../helpers/processes';
+import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
 
 const ENV = tempCacheEnv();
+let upstream: Upstream;
+let dir: string;
+beforeAll(async () => {
+  upstream = await startUpstream();
+  dir = mkdtempSync(path.join(tmpdir(), 'openapi-hostile-'));
+});
+afterAll(async () => {
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Writes a description into the test's folder and returns its path. */
+function specFile(name: string, spec: Record<string, unknown>): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, JSON.stringify(spec));
+  return file;
+}
 const MAX_SPEC_BYTES = 200 * 1024 * 1024;
 // Stopped after each test even when it timed out waiting for an exit.
 const running: Spawned[] = [];
@@ -41,4 +63,33 @@ describe('openapi-mcp-server --spec-input-method stdin', () => {
     expect(server.stderr()).toContain('standard input was empty');
     expect(server.stderr()).not.toContain('use --openapi-spec');
   });
+});
+
+describe('a pattern from the description', () => {
+  test('that backtracks exponentially (^(a+)+$) still answers an argument that fails it: BAD_INPUT', async () => {
+    const spec = specFile('redos.json', {
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: { '/s': { get: { operationId: 'search', parameters: [{ name: 'q', in: 'query', schema: { type: 'string', pattern: '^(a+)+$' } }], responses: { 200: { description: 'ok' } } } } },
+    });
+    const conn = await connectStdio('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', spec], ENV);
+    try {
+      const result = await conn.client.callTool({ name: 'search', arguments: { q: `${'a'.repeat(40)}!` } });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(/^BAD_INPUT\b.*'q' must match pattern/);
+      const fine = await conn.client.callTool({ name: 'search', arguments: { q: 'aaa' } });
+      expect(fine.isError).toBeFalsy();
+    } finally {
+      await conn.close();
+    }
+    // Through invoke-api-endpoint the worker's own validator sees the argument first.
+    const dynamic = await connectStdio('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', spec, '--tools', 'dynamic'], ENV);
+    try {
+      const result = await dynamic.client.callTool({ name: 'invoke-api-endpoint', arguments: { toolId: 'GET::s', parameters: { q: `${'a'.repeat(40)}!` } } });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(/^BAD_INPUT\b.*'q' must match pattern/);
+    } finally {
+      await dynamic.close();
+    }
+  }, 150_000);
 });
