@@ -165,19 +165,22 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
  * another host), so it is named in the text, absolute, besides the headers block.
  */
 function redirectResult(response: ApiResponse): ToolResult {
-  // Only a redirect to another origin reaches here with a Location (same-origin ones are followed), never a 304.
+  // Only a redirect outside the base URL reaches here with a Location (others are followed), never a 304.
   const location = response.status === 304 ? undefined : response.headers.location;
   if (location === undefined) {
     const text = decode(response.body, (response.headers['content-type'] ?? '').toLowerCase());
     return { content: [{ type: 'text', text: `HTTP ${response.status}${text ? `\n${text.slice(0, ERROR_EXCERPT_CHARS)}` : ''}` }] };
   }
   let target = location;
+  let where = 'another origin';
   try {
-    target = new URL(location, response.url).href;
+    const next = new URL(location, response.url);
+    target = next.href;
+    if (next.origin === new URL(response.url).origin) where = "outside the API's base URL";
   } catch {
     // Not a URL: shown as it came.
   }
-  return { content: [{ type: 'text', text: `HTTP ${response.status}: redirect to ${target} (another origin: not followed, so the API's credentials are not sent there)` }] };
+  return { content: [{ type: 'text', text: `HTTP ${response.status}: redirect to ${target} (${where}: not followed, so the API's credentials are not sent there)` }] };
 }
 
 /**
