@@ -49,7 +49,7 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
       if (followed === null || typeof followed !== 'object' || Array.isArray(followed)) continue;
       item = followed;
     } catch (error) {
-      onSkip(path, (error as Error).message);
+      onSkip(path, skipReason(error));
       continue;
     }
     for (const key of Object.keys(item)) {
@@ -74,7 +74,7 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
           resourceName: extractResourceName(path),
         });
       } catch (error) {
-        onSkip(where, (error as Error).message);
+        onSkip(where, skipReason(error));
       }
     }
   }
@@ -101,6 +101,13 @@ function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined,
     }
   }
   return [...merged.values()];
+}
+
+/** Why reading an operation failed, in the description's terms (for `operation skipped: …`). */
+export function skipReason(error: unknown): string {
+  if (error instanceof RangeError && /call stack/i.test(error.message)) return 'its schema nests too deep';
+  if (error instanceof URIError) return `a $ref has a malformed %-escape (${error.message})`;
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Why the request builder cannot send a parameter, or undefined when it can. */

@@ -1,0 +1,42 @@
+import { loadSpec } from '../../../workers/openapi/load-spec';
+import { ToolsManager } from '../../../workers/openapi/tools-manager';
+
+const ok = { 200: { description: 'ok' } };
+const body = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+
+/** The tools of a description given as text, and the warnings of their build. */
+async function build(text: string) {
+  const spec = await loadSpec({ specInputMethod: 'inline', openApiSpec: text });
+  const warnings: string[] = [];
+  const tools = new ToolsManager({}, spec).generateTools(false, { warn: (message) => warnings.push(message) });
+  return { ids: tools.map((t) => t.toolId), warnings };
+}
+
+describe('an operation the description makes unusable', () => {
+  test('is skipped with a warning naming it and why, and every other operation still becomes a tool', async () => {
+    const depth = 10_000;
+    const deep = `${'{"type":"object","properties":{"a":'.repeat(depth)}{"type":"string"}${'}}'.repeat(depth)}`;
+    const schemas: Record<string, unknown> = { S5000: { type: 'string' } };
+    for (let i = 0; i < 5000; i++) schemas[`S${i}`] = { $ref: `#/components/schemas/S${i + 1}` };
+    const spec = {
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: {
+        '/loop': { post: { requestBody: { $ref: '#/components/requestBodies/B' }, responses: ok } },
+        '/escape': { post: { requestBody: body({ $ref: '#/components/schemas/%E0%A4%A' }), responses: ok } },
+        '/chain': { get: { parameters: [{ name: 'q', in: 'query', schema: { $ref: '#/components/schemas/S0' } }], responses: ok } },
+        '/deep': { post: { requestBody: body('DEEP'), responses: ok } },
+        '/fine': { get: { parameters: [{ name: 'q', in: 'query', schema: { type: 'string' } }], responses: ok } },
+      },
+      components: { requestBodies: { B: { $ref: '#/components/requestBodies/B' } }, schemas },
+    };
+    const { ids, warnings } = await build(JSON.stringify(spec).replace('"DEEP"', deep));
+    expect(ids).toEqual(['GET::fine']);
+    expect(warnings).toEqual(expect.arrayContaining([
+      'operation skipped: POST /loop: a $ref chain loops',
+      expect.stringMatching(/^operation skipped: POST \/escape: a \$ref has a malformed %-escape/),
+      'operation skipped: GET /chain: its schema nests too deep',
+      'operation skipped: POST /deep: its schema nests too deep',
+    ]));
+  });
+});
