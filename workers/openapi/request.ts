@@ -270,7 +270,8 @@ function acceptOf(spec: JsonObject): string | undefined {
       for (const [code, response] of Object.entries(responses)) {
         const status = parseInt(code, 10);
         const content = isObject(response) ? response.content : undefined;
-        if (status >= 200 && status < 300 && isObject(content)) types.push(...Object.keys(content));
+        // Not push(...keys): a description's list as call arguments can overflow the stack.
+        if (status >= 200 && status < 300 && isObject(content)) for (const type of Object.keys(content)) types.push(type);
       }
     }
   }

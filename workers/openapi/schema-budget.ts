@@ -147,7 +147,8 @@ function sizeUpTo(node: Json, limit: number): number {
       continue;
     }
     size += 2;
-    if (Array.isArray(value)) stack.push(...value);
+    // One push each: spread as arguments, an enum of ~150,000 values overflowed the stack.
+    if (Array.isArray(value)) for (const item of value) stack.push(item);
     else for (const [key, inner] of Object.entries(value)) {
       size += key.length + 3;
       stack.push(inner);
