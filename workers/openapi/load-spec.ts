@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Dispatcher } from 'undici';
@@ -22,6 +22,8 @@ export interface LoadSpecOptions {
   timeoutMs?: number;
   /** Biggest description read, bytes; default 200 MB. */
   maxBytes?: number;
+  /** Most bytes of external documents one description may reference, all together; default maxBytes. */
+  maxExternalBytes?: number;
   /** Where `stdin` reads from; default process.stdin. */
   stdin?: NodeJS.ReadableStream;
   signal?: AbortSignal;
@@ -37,9 +39,9 @@ export interface LoadedSpec extends RefContext {
 
 /**
  * Reads, parses and checks a description, then fetches the external documents its `$ref`s name
- * (files and URLs relative to it, recursively, at most 100). Errors, each naming the source:
- * NOT_FOUND `OpenAPI spec file not found: <path>`; NETWORK_ERROR `failed to load the OpenAPI spec
- * from <url>: <reason>`; BAD_INPUT `invalid OpenAPI specification format in <source>: …` (not JSON
+ * (files and URLs relative to it, recursively, at most 100 of them and maxExternalBytes in all:
+ * BAD_INPUT past either). Errors, each naming the source: NOT_FOUND `OpenAPI spec file not
+ * found: <path>`; NETWORK_ERROR `failed to load the OpenAPI spec from <url>: <reason>`; BAD_INPUT `invalid OpenAPI specification format in <source>: …` (not JSON
  * or YAML, or not an object), BAD_INPUT `invalid OpenAPI specification in <source>: missing
  * required field 'paths'` (and the same for a missing `openapi`/`swagger` version).
  * Decision (spec: "not shown"): without `openApiSpec` (and not stdin) this throws BAD_INPUT listing
@@ -145,8 +147,8 @@ async function readSpecFile(file: string, shown: string): Promise<string> {
   }
 }
 
-async function readUrl(url: string, options: LoadSpecOptions): Promise<string> {
-  const maxBytes = options.maxBytes ?? MAX_SPEC_BYTES;
+/** The text at `url`, at most `maxBytes` (default options.maxBytes); `tooLarge` is thrown past it, if given. */
+async function readUrl(url: string, options: LoadSpecOptions, maxBytes = options.maxBytes ?? MAX_SPEC_BYTES, tooLarge?: () => McpvisorError): Promise<string> {
   const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   try {
@@ -161,12 +163,13 @@ async function readUrl(url: string, options: LoadSpecOptions): Promise<string> {
       size += (chunk as Buffer).length;
       if (size > maxBytes) {
         response.body.destroy();
-        throw new Error(`larger than ${maxBytes} bytes`);
+        throw tooLarge?.() ?? new Error(`larger than ${maxBytes} bytes`);
       }
       chunks.push(chunk as Buffer);
     }
     return Buffer.concat(chunks).toString('utf8');
   } catch (error) {
+    if (error instanceof McpvisorError) throw error;
     const reason = timeout.aborted ? 'timed out' : ((error as { code?: string }).code ?? (error as Error).message);
     throw new McpvisorError('NETWORK_ERROR', `failed to load the OpenAPI spec from ${url}: ${reason}`);
   }
@@ -196,6 +199,11 @@ async function readStream(stream: NodeJS.ReadableStream, maxBytes: number): Prom
 async function fetchExternal(root: JsonObject, rootUri: string | undefined, external: Map<string, Json>, options: LoadSpecOptions, source: string): Promise<void> {
   // Each document to read, with the one whose $ref named it.
   const pending = [...externalRefs(root, rootUri)].map((uri) => ({ uri, from: rootUri }));
+  // One budget for all the documents: 8 of 180 MB each (each within maxBytes) peaked at 6.6 GB.
+  const maxBytes = options.maxBytes ?? MAX_SPEC_BYTES;
+  const maxTotal = options.maxExternalBytes ?? maxBytes;
+  let total = 0;
+  const overTotal = (uri: string) => new McpvisorError('BAD_INPUT', `the external documents of ${source} come to more than ${maxTotal} bytes together, past it at ${uri}`);
   while (pending.length > 0) {
     if (external.size >= 100) throw new McpvisorError('BAD_INPUT', `${source} references more than 100 external documents`);
     const { uri, from } = pending.shift()!;
@@ -206,9 +214,18 @@ async function fetchExternal(root: JsonObject, rootUri: string | undefined, exte
       throw new McpvisorError('BLOCKED', `${source}: ${from} may not reference a local file (${uri})`);
     }
     const file = uri.startsWith('file:') ? localPath(uri, source) : undefined;
-    if (file !== undefined) text = await readSpecFile(file, file);
-    else if (/^https?:/.test(uri)) text = await readUrl(uri, options);
-    else throw new McpvisorError('BAD_INPUT', `${source}: cannot follow the $ref to ${uri}`);
+    if (file !== undefined) {
+      // Sized before reading: a file had no cap at all.
+      const size = await fileSize(file);
+      if (size > maxBytes) throw new McpvisorError('BAD_INPUT', `${file} (referenced from ${source}) is larger than ${maxBytes} bytes`);
+      if (total + size > maxTotal) throw overTotal(file);
+      text = await readSpecFile(file, file);
+    } else if (/^https?:/.test(uri)) {
+      const left = maxTotal - total;
+      text = await readUrl(uri, options, Math.min(maxBytes, left), left < maxBytes ? () => overTotal(uri) : undefined);
+    } else throw new McpvisorError('BAD_INPUT', `${source}: cannot follow the $ref to ${uri}`);
+    total += Buffer.byteLength(text);
+    if (total > maxTotal) throw overTotal(file ?? uri);
     let doc: unknown;
     try {
       doc = /^\s*[[{]/.test(text) ? JSON.parse(text) : yaml().parse(text, { maxAliasCount: 10_000 });
@@ -217,6 +234,15 @@ async function fetchExternal(root: JsonObject, rootUri: string | undefined, exte
     }
     external.set(uri, doc as Json);
     for (const next of externalRefs(doc as Json, uri)) if (!external.has(next) && next !== rootUri) pending.push({ uri: next, from: uri });
+  }
+}
+
+/** A file's size in bytes; 0 when it cannot be read (readSpecFile then says why). */
+async function fileSize(file: string): Promise<number> {
+  try {
+    return (await stat(file)).size;
+  } catch {
+    return 0;
   }
 }
 
