@@ -110,9 +110,10 @@ export async function parseSpecText(read: SpecText, options: LoadSpecOptions = {
 /** JSON when it looks like JSON (fast path), else YAML; BAD_INPUT naming `source` otherwise. */
 export function parseDocument(text: string, source: string): JsonObject {
   let data: unknown;
+  // trimStart removes a UTF-8 byte order mark too, which JSON.parse refuses: parse what was tested.
   const trimmed = text.trimStart();
   try {
-    data = trimmed.startsWith('{') ? JSON.parse(text) : yaml().parse(text, { maxAliasCount: 10_000 });
+    data = trimmed.startsWith('{') ? JSON.parse(trimmed) : yaml().parse(text, { maxAliasCount: 10_000 });
   } catch (error) {
     throw new McpvisorError('BAD_INPUT', `invalid OpenAPI specification format in ${source}: not valid JSON or YAML (${firstLine((error as Error).message)})`);
   }
@@ -228,7 +229,8 @@ async function fetchExternal(root: JsonObject, rootUri: string | undefined, exte
     if (total > maxTotal) throw overTotal(file ?? uri);
     let doc: unknown;
     try {
-      doc = /^\s*[[{]/.test(text) ? JSON.parse(text) : yaml().parse(text, { maxAliasCount: 10_000 });
+      // \s matches a byte order mark, which JSON.parse refuses: parsed without it.
+      doc = /^\s*[[{]/.test(text) ? JSON.parse(text.trimStart()) : yaml().parse(text, { maxAliasCount: 10_000 });
     } catch (error) {
       throw new McpvisorError('BAD_INPUT', `invalid OpenAPI specification format in ${file ?? uri} (referenced from ${source}): not valid JSON or YAML (${firstLine((error as Error).message)})`);
     }

@@ -158,4 +158,23 @@ describe('loadSpec', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test('reads a JSON description, and a JSON document it references, that start with a UTF-8 byte order mark', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'spec-bom-'));
+    try {
+      writeFileSync(path.join(dir, 'schemas.json'), `\ufeff${JSON.stringify({ Id: { type: 'string' } })}`);
+      const main = path.join(dir, 'main.json');
+      writeFileSync(main, `\ufeff${JSON.stringify({
+        openapi: '3.0.3',
+        info: { title: 't', version: '1' },
+        paths: { '/x': { get: { operationId: 'x', parameters: [{ name: 'id', in: 'query', schema: { $ref: 'schemas.json#/Id' } }], responses: { 200: { description: 'ok' } } } } },
+      })}`);
+      const spec = await loadSpec({ openApiSpec: main });
+      const [tool] = new ToolsManager({}, spec).generateTools();
+      expect(tool.inputSchema.properties).toEqual({ id: { type: 'string', description: "(query parameter 'id')" } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
+
