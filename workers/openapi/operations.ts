@@ -1,5 +1,6 @@
 import { follow, type Json, type JsonObject, type RefContext } from './refs';
 import { extractResourceName, generateToolId } from './tool-id';
+import { HEADER_NAME } from '../../protocol/http-headers';
 
 const METHOD_KEYS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
 
@@ -115,6 +116,8 @@ function unsendable(param: RawParameter): string | undefined {
   // swagger-client keys parameters by name in plain objects, where `__proto__` sets the
   // prototype instead: the parameter vanished and `{__proto__}` went upstream unfilled.
   if (param.name === '__proto__') return `${param.in} parameter '__proto__' cannot be sent (the request builder drops that name)`;
+  // undici refuses the request (UND_ERR_INVALID_ARG, reported as a network error) on every call that gives it.
+  if (param.in === 'header' && !HEADER_NAME.test(param.name)) return `header parameter ${JSON.stringify(param.name)} is not a valid HTTP header name`;
   return undefined;
 }
 

@@ -39,4 +39,25 @@ describe('an operation the description makes unusable', () => {
       'operation skipped: POST /deep: its schema nests too deep',
     ]));
   });
+
+  test('a header parameter whose name is no HTTP header name is left out saying so, or its operation skipped when required', async () => {
+    const header = (name: string, required: boolean) => ({ name, in: 'header', required, schema: { type: 'string' } });
+    const spec = {
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: {
+        '/h': { get: { parameters: [header('bad header', false), header('X-Good', false)], responses: ok } },
+        '/r': { get: { parameters: [header('h\r\nX-Injected: 1', true)], responses: ok } },
+      },
+    };
+    const loaded = await loadSpec({ specInputMethod: 'inline', openApiSpec: JSON.stringify(spec) });
+    const warnings: string[] = [];
+    const tools = new ToolsManager({}, loaded).generateTools(false, { warn: (message) => warnings.push(message) });
+    expect(tools.map((t) => [t.toolId, Object.keys(t.inputSchema.properties!)])).toEqual([['GET::h', ['X-Good']]]);
+    expect(warnings).toEqual(expect.arrayContaining([
+      'GET /h: parameter left out: header parameter "bad header" is not a valid HTTP header name',
+      'operation skipped: GET /r: header parameter "h\\r\\nX-Injected: 1" is not a valid HTTP header name',
+    ]));
+  });
 });
+
