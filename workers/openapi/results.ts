@@ -27,6 +27,8 @@ export function responseToResult(response: ApiResponse, maxResultBytes = DEFAULT
 const SHOWN_HEADERS = ['location', 'content-location', 'link', 'retry-after', 'content-range'];
 /** Characters of the headers block. */
 const MAX_HEADER_CHARS = 2_000;
+/** Characters of `Retry-After` named in an error's message. */
+const MAX_RETRY_AFTER_CHARS = 64;
 
 /**
  * A 2xx result with a second text block of the response headers that carry meaning beyond the
@@ -40,7 +42,9 @@ function withHeaders(result: ToolResult, response: ApiResponse): ToolResult {
   if (lines.length === 0 && !result.isError) return result;
   if (result.isError) {
     const retry = response.headers['retry-after'];
-    const notes = [retry === undefined ? '' : ` [retry-after: ${retry}]`, rateLimitNote(response.headers)].join('');
+    // A valid value is seconds or an HTTP date (29 characters); 10 KB of one went into the message whole.
+    const shown = retry !== undefined && retry.length > MAX_RETRY_AFTER_CHARS ? `${retry.slice(0, MAX_RETRY_AFTER_CHARS)}…` : retry;
+    const notes = [shown === undefined ? '' : ` [retry-after: ${shown}]`, rateLimitNote(response.headers)].join('');
     const first = result.content[0];
     if (notes === '' || first?.type !== 'text') return result;
     return { ...result, content: [{ type: 'text', text: `${first.text}${notes}` }, ...result.content.slice(1)] };

@@ -223,6 +223,9 @@ describe('results', () => {
     const busy = responseToResult(response(429, 'text/plain', 'slow down', { headers: { 'content-type': 'text/plain', 'retry-after': '30' } }));
     expect(busy.isError).toBe(true);
     expect((busy.content[0] as { text: string }).text).toBe('UPSTREAM_ERROR: HTTP 429: slow down [retry-after: 30]');
+    // A value no valid one comes near (seconds or a 29-character date) is cut.
+    const endless = responseToResult(response(429, 'text/plain', 'slow down', { headers: { 'content-type': 'text/plain', 'retry-after': '9'.repeat(10_000) } }));
+    expect((endless.content[0] as { text: string }).text).toBe(`UPSTREAM_ERROR: HTTP 429: slow down [retry-after: ${'9'.repeat(64)}…]`);
   });
   test('say when a result cut for maxResultBytes came from a response already cut', () => {
     const cut = responseToResult(response(200, 'text/plain', 'x'.repeat(5000), { truncated: true }), 2_000);
