@@ -47,7 +47,10 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
     let item: JsonObject;
     try {
       const followed = follow(rawItem, ctx).value;
-      if (followed === null || typeof followed !== 'object' || Array.isArray(followed)) continue;
+      if (followed === null || typeof followed !== 'object' || Array.isArray(followed)) {
+        onSkip(path, `the path item is ${kindOf(followed)}, not an object`);
+        continue;
+      }
       item = followed;
     } catch (error) {
       onSkip(path, skipReason(error));
@@ -61,8 +64,12 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
     }
     for (const method of METHOD_KEYS) {
       const operation = item[method];
-      if (operation === undefined || operation === null || typeof operation !== 'object' || Array.isArray(operation)) continue;
+      if (operation === undefined) continue;
       const where = `${method.toUpperCase()} ${path}`;
+      if (operation === null || typeof operation !== 'object' || Array.isArray(operation)) {
+        onSkip(where, `the operation is ${kindOf(operation)}, not an object`);
+        continue;
+      }
       try {
         const parameters = mergeParameters(item.parameters, operation.parameters, ctx, (problem) => onProblem(where, problem));
         out.push({
@@ -102,6 +109,12 @@ function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined,
     }
   }
   return [...merged.values()];
+}
+
+/** What a JSON value is, for messages: `null`, `an array`, `a string`. */
+function kindOf(value: Json | undefined): string {
+  if (value === null || value === undefined) return 'null';
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }
 
 /** Why reading an operation failed, in the description's terms (for `operation skipped: …`). */

@@ -59,5 +59,21 @@ describe('an operation the description makes unusable', () => {
       'operation skipped: GET /r: header parameter "h\\r\\nX-Injected: 1" is not a valid HTTP header name',
     ]));
   });
+
+  test('an operation or a path item that is not an object is reported, not dropped silently', async () => {
+    const { ids, warnings } = await build(JSON.stringify({
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: { '/x': { get: 'nope', post: [], put: null, patch: { responses: ok } }, '/y': null, '/z': [] },
+    }));
+    expect(ids).toEqual(['PATCH::x']);
+    expect(warnings).toEqual(expect.arrayContaining([
+      'operation skipped: GET /x: the operation is a string, not an object',
+      'operation skipped: POST /x: the operation is an array, not an object',
+      'operation skipped: PUT /x: the operation is null, not an object',
+      'operation skipped: /y: the path item is null, not an object',
+      'operation skipped: /z: the path item is an array, not an object',
+    ]));
+  });
 });
 
