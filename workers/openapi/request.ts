@@ -135,6 +135,8 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       // An empty segment would call another endpoint (`/items/` for `/items/{id}`), and the
       // builder then leaves later templates unfilled.
       if (target.in === 'path' && (value === '' || value === '.' || value === '..')) throw new McpvisorError('BAD_INPUT', `path argument '${arg}' may not be empty, '.' or '..'`);
+      // The path builder encodes one as U+FFFD and sends it, where a query value is refused.
+      if (target.in === 'path') withMalformedAs(arg, () => encodeURIComponent(flatText(value)));
       if (target.in === 'header' && typeof value === 'string' && !HEADER_VALUE.test(value)) {
         throw new McpvisorError('BAD_INPUT', `header argument '${arg}' has a line break, a control character or a character beyond Latin-1, which HTTP headers cannot carry`);
       }
@@ -348,6 +350,12 @@ function builderPlan(spec: JsonObject): { builderSpec: JsonObject; ownQuery: Map
   made = { builderSpec: ownQuery.size === 0 ? spec : { ...spec, paths }, ownQuery };
   builderPlans.set(spec, made);
   return made;
+}
+
+/** The strings of a value (a primitive, or an array's or object's values) joined: what a path template holds. */
+function flatText(value: unknown): string {
+  if (value !== null && typeof value === 'object') return Object.entries(value).flat().map(String).join('');
+  return String(value);
 }
 
 /** `serialize` run; a lone surrogate (which no URL can carry) is BAD_INPUT naming the argument. */
