@@ -1,3 +1,5 @@
+// First: a V8 flag, which must be the same when a code cache is written and when it is read.
+import '../../protocol/regexp-backtrack-limit';
 import { readFileSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
 import path from 'node:path';

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // First: the api worker starts while the rest of the supervisor loads.
 import './api-worker-spare';
-import { readFileSync } from 'node:fs';
+import { readSync } from 'node:fs';
 import { headerHint, type EnvSpec, type FlagSpec } from '../../config/load';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
 import { runProfile, SERVER_FLAGS, type Profile } from '../profile';
 import { isCommand } from './command';
 import { HEADER_NAME } from '../../protocol/http-headers';
+import { MAX_SPEC_BYTES } from '../../workers/openapi/load-spec';
 
 type ApiInput = NonNullable<ConfigInput['apis']>[number];
 const HTTP_METHOD = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/;
@@ -94,12 +95,7 @@ export function openapiProfile(): Profile {
       const first = config.apis[0];
       if (first.specInputMethod === 'stdin') {
         if (config.transport === 'stdio') throw new ConfigError('--spec-input-method stdin needs --transport http: with stdio, standard input carries the MCP messages');
-        let text: string;
-        try {
-          text = readFileSync(0, 'utf8');
-        } catch (error) {
-          throw new ConfigError(`cannot read the OpenAPI spec from standard input: ${(error as Error).message}`);
-        }
+        const text = readStdinSpec(MAX_SPEC_BYTES);
         return { ...config, apis: [{ ...first, specInputMethod: 'inline', openApiSpec: text, specSource: 'standard input' }, ...config.apis.slice(1)] };
       }
       if (first.openApiSpec === undefined) {
@@ -117,6 +113,34 @@ export function openapiProfile(): Profile {
       '    --headers "Authorization:Bearer $TOKEN" --tag users',
     ].join('\n'),
   };
+}
+
+/**
+ * The description on standard input, read to its end but never past `maxBytes` (an endless
+ * stream grew the process to 16 GB): the loader's cap for URLs and streams (load-spec.ts).
+ * Synchronous because finalize is. Throws ConfigError (BAD_INPUT) past the cap, on a read
+ * error, and for an empty input.
+ */
+function readStdinSpec(maxBytes: number): string {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const chunk = Buffer.allocUnsafe(1024 * 1024);
+  for (;;) {
+    let read: number;
+    try {
+      read = readSync(0, chunk, 0, chunk.length, null);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EOF') break;
+      throw new ConfigError(`cannot read the OpenAPI spec from standard input: ${(error as Error).message}`);
+    }
+    if (read === 0) break;
+    size += read;
+    if (size > maxBytes) throw new ConfigError(`the OpenAPI spec on standard input is larger than ${maxBytes} bytes`);
+    chunks.push(Buffer.from(chunk.subarray(0, read)));
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') throw new ConfigError('standard input was empty: --spec-input-method stdin reads the OpenAPI description from it until it closes');
+  return text;
 }
 
 if (isCommand('openapi-mcp-server')) void runProfile(openapiProfile());

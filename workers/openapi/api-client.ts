@@ -138,6 +138,15 @@ export class ApiClient {
     return url;
   }
 
+  #withinBase(url: string): boolean {
+    try {
+      checkUrl(url, this.baseUrl);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   #agent(): Dispatcher {
     if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the API client is closed');
     return (this.#dispatcher ??= new (undici().Agent)({ connections: this.#options.connections, keepAliveTimeout: 10_000 }));
@@ -187,9 +196,10 @@ export class ApiClient {
         if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304 && res.headers.location) {
           await res.body.dump();
           const next = new URL(String(res.headers.location), url);
-          // Not followed, so the API's credentials stay with it: the answer is the redirect itself,
+          // Followed only where a request could go itself (checkUrl: same origin, under the base
+          // path), so the API's credentials stay with it: else the answer is the redirect itself,
           // whose Location is often the point (GitHub's archive downloads, presigned storage URLs).
-          if (next.origin !== new URL(url).origin) return { status: res.statusCode, method, headers: flatHeaders(res.headers), body: Buffer.alloc(0), truncated: false, url };
+          if (!this.#withinBase(next.href)) return { status: res.statusCode, method, headers: flatHeaders(res.headers), body: Buffer.alloc(0), truncated: false, url };
           if (hop >= this.#options.maxRedirects) throw new McpvisorError('UPSTREAM_ERROR', `more than ${this.#options.maxRedirects} redirects`, { data: { status: res.statusCode } });
           // 303: GET, but a HEAD stays a HEAD (RFC 9110 15.4.4).
           if ((res.statusCode === 303 && method !== 'HEAD') || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
@@ -271,7 +281,7 @@ function readCapped(stream: Dispatcher.ResponseData['body'], maxBytes: number): 
 }
 
 function flatHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
   return out;
 }
@@ -300,7 +310,7 @@ function decoded(part: string): string {
 }
 
 function lowerKeys(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = String(value);
   return out;
 }

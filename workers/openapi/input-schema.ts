@@ -54,16 +54,18 @@ const ARG_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
  * - A further clash gets `_2`, `_3`, …. Each argument's description says where it goes.
  */
 export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProblem?: (message: string) => void): InputSchemaResult {
-  const properties: Record<string, Json> = {};
+  // Keyed by names from the description: without a prototype, and own keys only, so that
+  // `constructor` or `__proto__` is an argument like any other, not taken or dropped.
+  const properties: Record<string, Json> = Object.create(null);
   const required: string[] = [];
   const targets = new Map<string, ArgumentTarget>();
   const claim = (wanted: string, fallbacks: string[]): string => {
     for (const candidate of [wanted, ...fallbacks]) {
       const name = safeName(candidate);
-      if (!(name in properties)) return name;
+      if (!Object.hasOwn(properties, name)) return name;
     }
     const base = safeName(fallbacks[fallbacks.length - 1] ?? wanted);
-    for (let n = 2; ; n++) if (!(`${base}_${n}` in properties)) return `${base}_${n}`;
+    for (let n = 2; ; n++) if (!Object.hasOwn(properties, `${base}_${n}`)) return `${base}_${n}`;
   };
 
   const params = [...entry.parameters].sort((a, b) => LOCATION_ORDER.indexOf(a.in) - LOCATION_ORDER.indexOf(b.in));
@@ -260,7 +262,8 @@ function normalise(schema: Json): Json {
 const normalised = new WeakMap<object, Json>();
 
 function normaliseObject(schema: JsonObject): Json {
-  const out: JsonObject = {};
+  // Own keys only: a `__proto__` key would otherwise set the prototype, and `type` be inherited.
+  const out: JsonObject = Object.create(null);
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'nullable' || key === 'discriminator' || key === 'xml' || key === 'externalDocs' || key.startsWith('x-')) continue;
     // Values, not schemas: kept as written.

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Dispatcher } from 'undici';
@@ -7,6 +7,9 @@ import { McpvisorError } from '../../protocol/errors';
 import { externalRefs, type Json, type JsonObject, type RefContext } from './refs';
 
 export type SpecInputMethod = 'url' | 'file' | 'stdin' | 'inline';
+
+/** Biggest description read from a URL or standard input, bytes (200 MiB). */
+export const MAX_SPEC_BYTES = 200 * 1024 * 1024;
 
 export interface LoadSpecOptions {
   /** Path, URL or inline content. */
@@ -19,6 +22,8 @@ export interface LoadSpecOptions {
   timeoutMs?: number;
   /** Biggest description read, bytes; default 200 MB. */
   maxBytes?: number;
+  /** Most bytes of external documents one description may reference, all together; default maxBytes. */
+  maxExternalBytes?: number;
   /** Where `stdin` reads from; default process.stdin. */
   stdin?: NodeJS.ReadableStream;
   signal?: AbortSignal;
@@ -34,9 +39,9 @@ export interface LoadedSpec extends RefContext {
 
 /**
  * Reads, parses and checks a description, then fetches the external documents its `$ref`s name
- * (files and URLs relative to it, recursively, at most 100). Errors, each naming the source:
- * NOT_FOUND `OpenAPI spec file not found: <path>`; NETWORK_ERROR `failed to load the OpenAPI spec
- * from <url>: <reason>`; BAD_INPUT `invalid OpenAPI specification format in <source>: …` (not JSON
+ * (files and URLs relative to it, recursively, at most 100 of them and maxExternalBytes in all:
+ * BAD_INPUT past either). Errors, each naming the source: NOT_FOUND `OpenAPI spec file not
+ * found: <path>`; NETWORK_ERROR `failed to load the OpenAPI spec from <url>: <reason>`; BAD_INPUT `invalid OpenAPI specification format in <source>: …` (not JSON
  * or YAML, or not an object), BAD_INPUT `invalid OpenAPI specification in <source>: missing
  * required field 'paths'` (and the same for a missing `openapi`/`swagger` version).
  * Decision (spec: "not shown"): without `openApiSpec` (and not stdin) this throws BAD_INPUT listing
@@ -83,7 +88,7 @@ export async function readSpecText(options: LoadSpecOptions): Promise<SpecText> 
     case 'inline':
       return { text: where.text, source: options.specSource ?? 'inline content' };
     case 'stdin':
-      return { text: await readStream(options.stdin ?? process.stdin, options.maxBytes ?? 200 * 1024 * 1024), source: 'standard input' };
+      return { text: await readStream(options.stdin ?? process.stdin, options.maxBytes ?? MAX_SPEC_BYTES), source: 'standard input' };
     case 'url':
       return { text: await readUrl(where.url, options), source: where.url, rootUri: where.url };
     case 'file':
@@ -105,9 +110,10 @@ export async function parseSpecText(read: SpecText, options: LoadSpecOptions = {
 /** JSON when it looks like JSON (fast path), else YAML; BAD_INPUT naming `source` otherwise. */
 export function parseDocument(text: string, source: string): JsonObject {
   let data: unknown;
+  // trimStart removes a UTF-8 byte order mark too, which JSON.parse refuses: parse what was tested.
   const trimmed = text.trimStart();
   try {
-    data = trimmed.startsWith('{') ? JSON.parse(text) : yaml().parse(text, { maxAliasCount: 10_000 });
+    data = trimmed.startsWith('{') ? JSON.parse(trimmed) : yaml().parse(text, { maxAliasCount: 10_000 });
   } catch (error) {
     throw new McpvisorError('BAD_INPUT', `invalid OpenAPI specification format in ${source}: not valid JSON or YAML (${firstLine((error as Error).message)})`);
   }
@@ -142,8 +148,8 @@ async function readSpecFile(file: string, shown: string): Promise<string> {
   }
 }
 
-async function readUrl(url: string, options: LoadSpecOptions): Promise<string> {
-  const maxBytes = options.maxBytes ?? 200 * 1024 * 1024;
+/** The text at `url`, at most `maxBytes` (default options.maxBytes); `tooLarge` is thrown past it, if given. */
+async function readUrl(url: string, options: LoadSpecOptions, maxBytes = options.maxBytes ?? MAX_SPEC_BYTES, tooLarge?: () => McpvisorError): Promise<string> {
   const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   try {
@@ -158,12 +164,13 @@ async function readUrl(url: string, options: LoadSpecOptions): Promise<string> {
       size += (chunk as Buffer).length;
       if (size > maxBytes) {
         response.body.destroy();
-        throw new Error(`larger than ${maxBytes} bytes`);
+        throw tooLarge?.() ?? new Error(`larger than ${maxBytes} bytes`);
       }
       chunks.push(chunk as Buffer);
     }
     return Buffer.concat(chunks).toString('utf8');
   } catch (error) {
+    if (error instanceof McpvisorError) throw error;
     const reason = timeout.aborted ? 'timed out' : ((error as { code?: string }).code ?? (error as Error).message);
     throw new McpvisorError('NETWORK_ERROR', `failed to load the OpenAPI spec from ${url}: ${reason}`);
   }
@@ -193,6 +200,11 @@ async function readStream(stream: NodeJS.ReadableStream, maxBytes: number): Prom
 async function fetchExternal(root: JsonObject, rootUri: string | undefined, external: Map<string, Json>, options: LoadSpecOptions, source: string): Promise<void> {
   // Each document to read, with the one whose $ref named it.
   const pending = [...externalRefs(root, rootUri)].map((uri) => ({ uri, from: rootUri }));
+  // One budget for all the documents: 8 of 180 MB each (each within maxBytes) peaked at 6.6 GB.
+  const maxBytes = options.maxBytes ?? MAX_SPEC_BYTES;
+  const maxTotal = options.maxExternalBytes ?? maxBytes;
+  let total = 0;
+  const overTotal = (uri: string) => new McpvisorError('BAD_INPUT', `the external documents of ${source} come to more than ${maxTotal} bytes together, past it at ${uri}`);
   while (pending.length > 0) {
     if (external.size >= 100) throw new McpvisorError('BAD_INPUT', `${source} references more than 100 external documents`);
     const { uri, from } = pending.shift()!;
@@ -203,17 +215,36 @@ async function fetchExternal(root: JsonObject, rootUri: string | undefined, exte
       throw new McpvisorError('BLOCKED', `${source}: ${from} may not reference a local file (${uri})`);
     }
     const file = uri.startsWith('file:') ? localPath(uri, source) : undefined;
-    if (file !== undefined) text = await readSpecFile(file, file);
-    else if (/^https?:/.test(uri)) text = await readUrl(uri, options);
-    else throw new McpvisorError('BAD_INPUT', `${source}: cannot follow the $ref to ${uri}`);
+    if (file !== undefined) {
+      // Sized before reading: a file had no cap at all.
+      const size = await fileSize(file);
+      if (size > maxBytes) throw new McpvisorError('BAD_INPUT', `${file} (referenced from ${source}) is larger than ${maxBytes} bytes`);
+      if (total + size > maxTotal) throw overTotal(file);
+      text = await readSpecFile(file, file);
+    } else if (/^https?:/.test(uri)) {
+      const left = maxTotal - total;
+      text = await readUrl(uri, options, Math.min(maxBytes, left), left < maxBytes ? () => overTotal(uri) : undefined);
+    } else throw new McpvisorError('BAD_INPUT', `${source}: cannot follow the $ref to ${uri}`);
+    total += Buffer.byteLength(text);
+    if (total > maxTotal) throw overTotal(file ?? uri);
     let doc: unknown;
     try {
-      doc = /^\s*[[{]/.test(text) ? JSON.parse(text) : yaml().parse(text, { maxAliasCount: 10_000 });
+      // \s matches a byte order mark, which JSON.parse refuses: parsed without it.
+      doc = /^\s*[[{]/.test(text) ? JSON.parse(text.trimStart()) : yaml().parse(text, { maxAliasCount: 10_000 });
     } catch (error) {
       throw new McpvisorError('BAD_INPUT', `invalid OpenAPI specification format in ${file ?? uri} (referenced from ${source}): not valid JSON or YAML (${firstLine((error as Error).message)})`);
     }
     external.set(uri, doc as Json);
     for (const next of externalRefs(doc as Json, uri)) if (!external.has(next) && next !== rootUri) pending.push({ uri: next, from: uri });
+  }
+}
+
+/** A file's size in bytes; 0 when it cannot be read (readSpecFile then says why). */
+async function fileSize(file: string): Promise<number> {
+  try {
+    return (await stat(file)).size;
+  } catch {
+    return 0;
   }
 }
 

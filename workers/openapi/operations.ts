@@ -1,5 +1,6 @@
 import { follow, type Json, type JsonObject, type RefContext } from './refs';
 import { extractResourceName, generateToolId } from './tool-id';
+import { HEADER_NAME } from '../../protocol/http-headers';
 
 const METHOD_KEYS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
 
@@ -30,8 +31,10 @@ export interface OperationEntry {
  * Every operation in document order. An operation that cannot be used (an unresolvable parameter
  * `$ref`, a parameter without name or location) is left out and reported through `onSkip` with
  * the reason; nothing is dropped silently. Methods outside the seven HTTP methods are reported too.
+ * An optional parameter that cannot be sent (see unsendable) is left out of its operation and
+ * reported through `onProblem`; a required one skips the operation.
  */
-export function collectOperations(ctx: RefContext, onSkip: (where: string, reason: string) => void): OperationEntry[] {
+export function collectOperations(ctx: RefContext, onSkip: (where: string, reason: string) => void, onProblem: (where: string, problem: string) => void = () => undefined): OperationEntry[] {
   const out: OperationEntry[] = [];
   const paths = ctx.root.paths as JsonObject;
   for (const [path, rawItem] of Object.entries(paths)) {
@@ -44,10 +47,13 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
     let item: JsonObject;
     try {
       const followed = follow(rawItem, ctx).value;
-      if (followed === null || typeof followed !== 'object' || Array.isArray(followed)) continue;
+      if (followed === null || typeof followed !== 'object' || Array.isArray(followed)) {
+        onSkip(path, `the path item is ${kindOf(followed)}, not an object`);
+        continue;
+      }
       item = followed;
     } catch (error) {
-      onSkip(path, (error as Error).message);
+      onSkip(path, skipReason(error));
       continue;
     }
     for (const key of Object.keys(item)) {
@@ -58,10 +64,14 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
     }
     for (const method of METHOD_KEYS) {
       const operation = item[method];
-      if (operation === undefined || operation === null || typeof operation !== 'object' || Array.isArray(operation)) continue;
+      if (operation === undefined) continue;
       const where = `${method.toUpperCase()} ${path}`;
+      if (operation === null || typeof operation !== 'object' || Array.isArray(operation)) {
+        onSkip(where, `the operation is ${kindOf(operation)}, not an object`);
+        continue;
+      }
       try {
-        const parameters = mergeParameters(item.parameters, operation.parameters, ctx);
+        const parameters = mergeParameters(item.parameters, operation.parameters, ctx, (problem) => onProblem(where, problem));
         out.push({
           toolId: generateToolId(method, path),
           method: method.toUpperCase(),
@@ -72,14 +82,14 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
           resourceName: extractResourceName(path),
         });
       } catch (error) {
-        onSkip(where, (error as Error).message);
+        onSkip(where, skipReason(error));
       }
     }
   }
   return out;
 }
 
-function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined, ctx: RefContext): RawParameter[] {
+function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined, ctx: RefContext, onProblem: (problem: string) => void): RawParameter[] {
   const merged = new Map<string, RawParameter>();
   for (const list of [pathLevel, opLevel]) {
     if (!Array.isArray(list)) continue;
@@ -89,10 +99,39 @@ function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined,
       if (typeof param.name !== 'string' || typeof param.in !== 'string') throw new Error(`a parameter lacks 'name' or 'in'`);
       if (!['path', 'query', 'header', 'cookie', 'body', 'formData'].includes(param.in)) throw new Error(`parameter '${param.name}' has an unknown location '${param.in}'`);
       if (param.in === 'header' && ignoredHeader(param.name, ctx)) continue;
+      const why = unsendable(param as RawParameter);
+      if (why !== undefined) {
+        if (param.required === true || param.in === 'path') throw new Error(why);
+        onProblem(`parameter left out: ${why}`);
+        continue;
+      }
       merged.set(`${param.in}\u0000${param.name}`, param as RawParameter);
     }
   }
   return [...merged.values()];
+}
+
+/** What a JSON value is, for messages: `null`, `an array`, `a string`. */
+function kindOf(value: Json | undefined): string {
+  if (value === null || value === undefined) return 'null';
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+}
+
+/** Why reading an operation failed, in the description's terms (for `operation skipped: …`). */
+export function skipReason(error: unknown): string {
+  if (error instanceof RangeError && /call stack/i.test(error.message)) return 'its schema nests too deep';
+  if (error instanceof URIError) return `a $ref has a malformed %-escape (${error.message})`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Why the request builder cannot send a parameter, or undefined when it can. */
+function unsendable(param: RawParameter): string | undefined {
+  // swagger-client keys parameters by name in plain objects, where `__proto__` sets the
+  // prototype instead: the parameter vanished and `{__proto__}` went upstream unfilled.
+  if (param.name === '__proto__') return `${param.in} parameter '__proto__' cannot be sent (the request builder drops that name)`;
+  // undici refuses the request (UND_ERR_INVALID_ARG, reported as a network error) on every call that gives it.
+  if (param.in === 'header' && !HEADER_NAME.test(param.name)) return `header parameter ${JSON.stringify(param.name)} is not a valid HTTP header name`;
+  return undefined;
 }
 
 /** Headers that say how the message is framed or routed: never an argument's to set. */

@@ -88,7 +88,8 @@ export function planSpec(entry: OperationEntry, ctx: RefContext): JsonObject {
 function formEncoding(schema: Json | undefined, given: JsonObject | undefined, ctx: RefContext): JsonObject | undefined {
   const properties = followObject(followObject(schema, ctx)?.properties, ctx);
   if (!properties) return given;
-  const out: JsonObject = { ...given };
+  // Keyed by property names, which may be `__proto__` or `constructor`.
+  const out: JsonObject = Object.assign(Object.create(null) as JsonObject, given);
   for (const [name, property] of Object.entries(properties)) {
     const own = followObject(out[name], ctx);
     const style = typeof own?.style === 'string' ? own.style : 'form';
@@ -120,8 +121,10 @@ function followObject(node: Json | undefined, ctx: RefContext): JsonObject | und
  */
 export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unknown>, baseUrl: string): BuiltRequest {
   const { builderSpec, ownQuery } = builderPlan(plan.spec);
-  const parameters: Record<string, unknown> = {};
-  const bodyProps: Record<string, unknown> = {};
+  // Without a prototype: the builder reads `parameters[name]` first, and a parameter named
+  // `constructor` or `toString` found Object.prototype's function there and sent its source.
+  const parameters: Record<string, unknown> = Object.create(null);
+  const bodyProps: Record<string, unknown> = Object.create(null);
   const query: string[] = [];
   let wholeBody: unknown;
   let hasBody = false;
@@ -132,6 +135,8 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       // An empty segment would call another endpoint (`/items/` for `/items/{id}`), and the
       // builder then leaves later templates unfilled.
       if (target.in === 'path' && (value === '' || value === '.' || value === '..')) throw new McpvisorError('BAD_INPUT', `path argument '${arg}' may not be empty, '.' or '..'`);
+      // The path builder encodes one as U+FFFD and sends it, where a query value is refused.
+      if (target.in === 'path') withMalformedAs(arg, () => encodeURIComponent(flatText(value)));
       if (target.in === 'header' && typeof value === 'string' && !HEADER_VALUE.test(value)) {
         throw new McpvisorError('BAD_INPUT', `header argument '${arg}' has a line break, a control character or a character beyond Latin-1, which HTTP headers cannot carry`);
       }
@@ -181,7 +186,7 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
   }
   const url = checkUrl(withQuery(req.url, base.search, query), baseUrl);
 
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(req.headers ?? {})) {
     if (value === undefined) continue;
     const text = String(value);
@@ -267,7 +272,8 @@ function acceptOf(spec: JsonObject): string | undefined {
       for (const [code, response] of Object.entries(responses)) {
         const status = parseInt(code, 10);
         const content = isObject(response) ? response.content : undefined;
-        if (status >= 200 && status < 300 && isObject(content)) types.push(...Object.keys(content));
+        // Not push(...keys): a description's list as call arguments can overflow the stack.
+        if (status >= 200 && status < 300 && isObject(content)) for (const type of Object.keys(content)) types.push(type);
       }
     }
   }
@@ -344,6 +350,12 @@ function builderPlan(spec: JsonObject): { builderSpec: JsonObject; ownQuery: Map
   made = { builderSpec: ownQuery.size === 0 ? spec : { ...spec, paths }, ownQuery };
   builderPlans.set(spec, made);
   return made;
+}
+
+/** The strings of a value (a primitive, or an array's or object's values) joined: what a path template holds. */
+function flatText(value: unknown): string {
+  if (value !== null && typeof value === 'object') return Object.entries(value).flat().map(String).join('');
+  return String(value);
 }
 
 /** `serialize` run; a lone surrogate (which no URL can carry) is BAD_INPUT naming the argument. */

@@ -27,6 +27,8 @@ export function responseToResult(response: ApiResponse, maxResultBytes = DEFAULT
 const SHOWN_HEADERS = ['location', 'content-location', 'link', 'retry-after', 'content-range'];
 /** Characters of the headers block. */
 const MAX_HEADER_CHARS = 2_000;
+/** Characters of `Retry-After` named in an error's message. */
+const MAX_RETRY_AFTER_CHARS = 64;
 
 /**
  * A 2xx result with a second text block of the response headers that carry meaning beyond the
@@ -40,7 +42,9 @@ function withHeaders(result: ToolResult, response: ApiResponse): ToolResult {
   if (lines.length === 0 && !result.isError) return result;
   if (result.isError) {
     const retry = response.headers['retry-after'];
-    const notes = [retry === undefined ? '' : ` [retry-after: ${retry}]`, rateLimitNote(response.headers)].join('');
+    // A valid value is seconds or an HTTP date (29 characters); 10 KB of one went into the message whole.
+    const shown = retry !== undefined && retry.length > MAX_RETRY_AFTER_CHARS ? `${retry.slice(0, MAX_RETRY_AFTER_CHARS)}…` : retry;
+    const notes = [shown === undefined ? '' : ` [retry-after: ${shown}]`, rateLimitNote(response.headers)].join('');
     const first = result.content[0];
     if (notes === '' || first?.type !== 'text') return result;
     return { ...result, content: [{ type: 'text', text: `${first.text}${notes}` }, ...result.content.slice(1)] };
@@ -165,19 +169,22 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
  * another host), so it is named in the text, absolute, besides the headers block.
  */
 function redirectResult(response: ApiResponse): ToolResult {
-  // Only a redirect to another origin reaches here with a Location (same-origin ones are followed), never a 304.
+  // Only a redirect outside the base URL reaches here with a Location (others are followed), never a 304.
   const location = response.status === 304 ? undefined : response.headers.location;
   if (location === undefined) {
     const text = decode(response.body, (response.headers['content-type'] ?? '').toLowerCase());
     return { content: [{ type: 'text', text: `HTTP ${response.status}${text ? `\n${text.slice(0, ERROR_EXCERPT_CHARS)}` : ''}` }] };
   }
   let target = location;
+  let where = 'another origin';
   try {
-    target = new URL(location, response.url).href;
+    const next = new URL(location, response.url);
+    target = next.href;
+    if (next.origin === new URL(response.url).origin) where = "outside the API's base URL";
   } catch {
     // Not a URL: shown as it came.
   }
-  return { content: [{ type: 'text', text: `HTTP ${response.status}: redirect to ${target} (another origin: not followed, so the API's credentials are not sent there)` }] };
+  return { content: [{ type: 'text', text: `HTTP ${response.status}: redirect to ${target} (${where}: not followed, so the API's credentials are not sent there)` }] };
 }
 
 /**

@@ -103,7 +103,7 @@ function cut(value: Json, keyword: string | undefined, depth: number, keep: numb
   if (depth > keep) return stub(value, keyword);
   if (Array.isArray(value)) return value.map((item) => cut(item, keyword, depth + 1, keep) ?? {});
   const map = SCHEMA_MAPS.has(keyword ?? '');
-  const out: JsonObject = {};
+  const out: JsonObject = Object.create(null);
   for (const [name, child] of Object.entries(value)) {
     const copied = cut(child, map ? undefined : name, depth + 1, keep);
     if (copied !== undefined) out[name] = copied;
@@ -147,7 +147,8 @@ function sizeUpTo(node: Json, limit: number): number {
       continue;
     }
     size += 2;
-    if (Array.isArray(value)) stack.push(...value);
+    // One push each: spread as arguments, an enum of ~150,000 values overflowed the stack.
+    if (Array.isArray(value)) for (const item of value) stack.push(item);
     else for (const [key, inner] of Object.entries(value)) {
       size += key.length + 3;
       stack.push(inner);

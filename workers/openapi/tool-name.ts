@@ -13,7 +13,8 @@ const COMMON_WORDS = new Set([
   'specify', 'for', 'and', 'the', 'with', 'from', 'into', 'onto', 'out',
 ]);
 
-const ABBREVIATIONS: Record<string, string> = {
+// A Map: words come from operationIds, and a plain object's lookup of `constructor` gave Object.
+const ABBREVIATIONS = new Map<string, string>(Object.entries({
   service: 'svc', services: 'svcs', user: 'usr', users: 'usrs', management: 'mgmt', manager: 'mgr',
   manage: 'mng', authority: 'auth', authorities: 'auths', group: 'grp', groups: 'grps', update: 'upd',
   updating: 'upd', updated: 'upd', delete: 'del', deleting: 'del', deleted: 'del', create: 'crt',
@@ -25,8 +26,8 @@ const ABBREVIATIONS: Record<string, string> = {
   version: 'ver', value: 'val', values: 'vals', authentication: 'authn', authorization: 'authz',
   specification: 'spec', document: 'doc', documents: 'docs', repository: 'repo', repositories: 'repos',
   experimental: 'exp', deprecated: 'depr', query: 'qry',
-};
-const ABBREVIATED = new Set(Object.values(ABBREVIATIONS));
+}));
+const ABBREVIATED = new Set(ABBREVIATIONS.values());
 
 function shortHash(input: string, length: number): string {
   return createHash('sha256').update(input).digest('hex').slice(0, length);
@@ -70,7 +71,7 @@ export function generateToolName(input: string, disableAbbreviation = false, max
   } else {
     name = splitWords(sanitized, true)
       .filter((word) => !COMMON_WORDS.has(word.toLowerCase().replace(/-+$/, '')))
-      .map((word) => ABBREVIATIONS[word.toLowerCase()] ?? word)
+      .map((word) => ABBREVIATIONS.get(word.toLowerCase()) ?? word)
       .join('-');
     if (name.length > limit) name = removeVowels(name);
   }

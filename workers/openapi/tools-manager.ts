@@ -1,7 +1,7 @@
 import { McpvisorError } from '../../protocol/errors';
 import type { JsonObjectSchema } from '../../protocol/tool';
 import { buildInputSchema, type ArgumentTarget, type BodyInfo } from './input-schema';
-import { collectOperations, type OperationEntry } from './operations';
+import { collectOperations, skipReason, type OperationEntry } from './operations';
 import type { JsonObject, RefContext } from './refs';
 import { META_TOOL_NAMES } from './meta-names';
 import { dedupeToolNames, generateToolName, MAX_TOOL_NAME_LENGTH, toolNameSource } from './tool-name';
@@ -173,7 +173,11 @@ export class ToolsManager {
  * Throws BAD_INPUT with disableAbbreviation when a name is longer than `maxLength`.
  */
 export function buildEndpointTools(ctx: RefContext, disableAbbreviation: boolean, maxLength: number, warn: (message: string, fields?: Record<string, unknown>) => void): EndpointTool[] {
-  const entries = collectOperations(ctx, (where, reason) => warn(`operation skipped: ${where}: ${reason}`, { operation: where, reason }));
+  const entries = collectOperations(
+    ctx,
+    (where, reason) => warn(`operation skipped: ${where}: ${reason}`, { operation: where, reason }),
+    (where, problem) => warn(`${where}: ${problem}`, { operation: where }),
+  );
   const seenIds = new Set<string>();
   const tools: Array<EndpointTool & { entry: OperationEntry }> = [];
   const opIds = new Map<string, string>();
@@ -188,7 +192,17 @@ export function buildEndpointTools(ctx: RefContext, disableAbbreviation: boolean
       if (opIds.has(opId)) warn(`duplicate operationId '${opId}' (${opIds.get(opId)} and ${entry.method} ${entry.path}); the later tool gets a suffix`, { operationId: opId });
       else opIds.set(opId, `${entry.method} ${entry.path}`);
     }
-    tools.push(createEndpointTool(entry, ctx, disableAbbreviation, maxLength, warn));
+    // One operation the description makes unusable (a requestBody $ref that loops, a broken
+    // escape in a $ref, a schema nested thousands deep) is skipped, not the whole start.
+    let tool: EndpointTool & { entry: OperationEntry };
+    try {
+      tool = createEndpointTool(entry, ctx, disableAbbreviation, maxLength, warn);
+    } catch (error) {
+      const reason = skipReason(error);
+      warn(`operation skipped: ${entry.method} ${entry.path}: ${reason}`, { operation: `${entry.method} ${entry.path}`, reason });
+      continue;
+    }
+    tools.push(tool);
   }
   if (!disableAbbreviation) {
     // spec 000: "Abbreviated name: warning logged". One line for all of them, not one per tool.

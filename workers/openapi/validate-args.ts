@@ -43,7 +43,8 @@ export class ArgumentValidator {
       throw new McpvisorError('BAD_INPUT', 'arguments must be an object');
     }
     const known = schema.properties ?? {};
-    const unknown = Object.keys(args).filter((name) => !(name in known));
+    // Own keys: `constructor` is no argument unless the schema names it.
+    const unknown = Object.keys(args).filter((name) => !Object.hasOwn(known, name));
     if (unknown.length > 0) {
       const names = Object.keys(known);
       throw new McpvisorError('BAD_INPUT', `unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `'${n}'`).join(', ')}; expected ${names.length > 0 ? names.map((n) => `'${n}'`).join(', ') : 'none'}`, { data: { unknown } });

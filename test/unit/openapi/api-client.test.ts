@@ -168,6 +168,20 @@ describe('ApiClient: codings, redirects, base URLs', () => {
     await client.close();
   });
 
+  test('a redirect that leaves the base URL\'s path is answered as itself, not followed with the credentials', async () => {
+    const base = new URL(`${upstream.url}/api/v1`);
+    base.username = 'apiuser';
+    base.password = 'S3CRET';
+    const client = new ApiClient(base.href, undefined, { 'X-Api-Key': 'k', Cookie: 'sid=s' });
+    const before = upstream.requests.length;
+    // /api/v1/redirect/1 answers 302 with Location /echo, on the same origin but outside /api/v1.
+    const answer = await client.request('GET', '/redirect/1');
+    expect(answer).toMatchObject({ status: 302, headers: { location: '/echo' } });
+    expect(upstream.requests.slice(before).map((r) => r.url)).toEqual(['/api/v1/redirect/1']);
+    expect((responseToResult(answer).content[0] as { text: string }).text).toBe(`HTTP 302: redirect to ${upstream.url}/echo (outside the API's base URL: not followed, so the API's credentials are not sent there)`);
+    await client.close();
+  });
+
   test('a HEAD redirected with 303 stays a HEAD; a POST becomes a GET', async () => {
     const client = new ApiClient(upstream.url);
     const before = upstream.requests.length;
@@ -209,6 +223,9 @@ describe('results', () => {
     const busy = responseToResult(response(429, 'text/plain', 'slow down', { headers: { 'content-type': 'text/plain', 'retry-after': '30' } }));
     expect(busy.isError).toBe(true);
     expect((busy.content[0] as { text: string }).text).toBe('UPSTREAM_ERROR: HTTP 429: slow down [retry-after: 30]');
+    // A value no valid one comes near (seconds or a 29-character date) is cut.
+    const endless = responseToResult(response(429, 'text/plain', 'slow down', { headers: { 'content-type': 'text/plain', 'retry-after': '9'.repeat(10_000) } }));
+    expect((endless.content[0] as { text: string }).text).toBe(`UPSTREAM_ERROR: HTTP 429: slow down [retry-after: ${'9'.repeat(64)}…]`);
   });
   test('say when a result cut for maxResultBytes came from a response already cut', () => {
     const cut = responseToResult(response(200, 'text/plain', 'x'.repeat(5000), { truncated: true }), 2_000);

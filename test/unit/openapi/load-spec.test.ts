@@ -20,6 +20,9 @@ beforeAll(async () => {
       res.end(readFileSync(PETSTORE));
     } else if (req.url === '/file-ref.yaml') {
       res.end(`openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /x:\n    get:\n      parameters:\n        - $ref: 'file:///etc/passwd#/p'\n      responses: {'200': {description: ok}}\n`);
+    } else if (req.url?.startsWith('/padded/')) {
+      // A JSON document of about 600 bytes.
+      res.end(JSON.stringify({ Pad: { type: 'string', description: 'x'.repeat(560) } }));
     } else if (req.url?.startsWith('/external/')) {
       res.end(readFileSync(path.join(FIXTURES, req.url.slice(1))));
     } else {
@@ -122,4 +125,56 @@ describe('loadSpec', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test('refuses external documents that pass maxExternalBytes together, naming the limit and the document', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'spec-external-total-'));
+    const described = (name: string, refs: string[]) => {
+      const file = path.join(dir, name);
+      writeFileSync(file, JSON.stringify({
+        openapi: '3.0.3',
+        info: { title: 't', version: '1' },
+        paths: { '/x': { get: { parameters: refs.map((ref, i) => ({ name: `p${i}`, in: 'query', schema: { $ref: `${ref}#/Pad` } })), responses: { 200: { description: 'ok' } } } } },
+      }));
+      return file;
+    };
+    try {
+      // Two documents of ~600 bytes each: each within the budget, both together not.
+      const pad = JSON.stringify({ Pad: { type: 'string', description: 'x'.repeat(560) } });
+      writeFileSync(path.join(dir, 'a.json'), pad);
+      writeFileSync(path.join(dir, 'b.json'), pad);
+      const files = described('files.json', ['a.json', 'b.json']);
+      expect(await rejection(loadSpec({ openApiSpec: files, maxExternalBytes: 1000 }))).toMatchObject({
+        code: 'BAD_INPUT',
+        // Whichever of the two is read second.
+        message: expect.stringMatching(new RegExp(`^the external documents of ${files} come to more than 1000 bytes together, past it at ${dir}/[ab]\\.json$`)),
+      });
+      const urls = described('urls.json', [`${base}/padded/one.json`, `${base}/padded/two.json`]);
+      expect(await rejection(loadSpec({ openApiSpec: urls, maxExternalBytes: 1000 }))).toMatchObject({
+        code: 'BAD_INPUT',
+        message: expect.stringMatching(new RegExp(`^the external documents of ${urls} come to more than 1000 bytes together, past it at ${base}/padded/(one|two)\\.json$`)),
+      });
+      expect((await loadSpec({ openApiSpec: urls, maxExternalBytes: 2000 })).external.size).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('reads a JSON description, and a JSON document it references, that start with a UTF-8 byte order mark', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'spec-bom-'));
+    try {
+      writeFileSync(path.join(dir, 'schemas.json'), `\ufeff${JSON.stringify({ Id: { type: 'string' } })}`);
+      const main = path.join(dir, 'main.json');
+      writeFileSync(main, `\ufeff${JSON.stringify({
+        openapi: '3.0.3',
+        info: { title: 't', version: '1' },
+        paths: { '/x': { get: { operationId: 'x', parameters: [{ name: 'id', in: 'query', schema: { $ref: 'schemas.json#/Id' } }], responses: { 200: { description: 'ok' } } } } },
+      })}`);
+      const spec = await loadSpec({ openApiSpec: main });
+      const [tool] = new ToolsManager({}, spec).generateTools();
+      expect(tool.inputSchema.properties).toEqual({ id: { type: 'string', description: "(query parameter 'id')" } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
+

@@ -37,6 +37,13 @@ describe('buildUpstreamRequest', () => {
     expect(build('POST::items__---id', { ...args, header_id: 'caf\u00e9 \ttab' }).headers.id).toBe('caf\u00e9 \ttab');
   });
 
+  test('refuses a path argument with a lone UTF-16 surrogate, as a query one is, instead of sending U+FFFD', async () => {
+    const build = await builder('collisions.yaml');
+    const args = { body_id: 7, label: 'L' };
+    expect(() => build('POST::items__---id', { ...args, id: 'a\ud800' })).toThrow("argument 'id' has a lone UTF-16 surrogate, which a URL cannot carry");
+    expect(build('POST::items__---id', { ...args, id: '\ud83d\ude00' }).url).toBe(`${BASE}/items/%F0%9F%98%80`);
+  });
+
   test('sends a non-object body as it is', async () => {
     const build = await builder('collisions.yaml');
     expect(JSON.parse(build('PUT::items', { body: ['a', 'b'] }).body as string)).toEqual(['a', 'b']);
