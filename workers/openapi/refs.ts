@@ -77,7 +77,7 @@ export function follow(node: Json | undefined, ctx: RefContext, baseUri = ctx.ro
     current = found.value;
     uri = found.uri;
   }
-  throw new Error('a $ref chain loops');
+  throw new Error('a $ref chain loops (or is longer than 32 hops)');
 }
 
 /** Objects one deref may write before it writes `$ref`s out to a limited depth only. */
@@ -174,7 +174,9 @@ function derefWithin(node: Json | undefined, ctx: RefContext, baseUri: string | 
     for (const [key, inner] of Object.entries(value)) {
       // `example(s)` can be huge and never matter for a tool's arguments.
       if (key === 'example' || key === 'examples' || key === 'x-github') continue;
-      out[key] = walk(inner, uri) as Json;
+      // A property named `__proto__` would set the copy's prototype: defined as data instead.
+      if (key === '__proto__') Object.defineProperty(out, key, { value: walk(inner, uri), enumerable: true, writable: true, configurable: true });
+      else out[key] = walk(inner, uri) as Json;
     }
     return out;
   };

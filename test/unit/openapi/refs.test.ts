@@ -62,6 +62,14 @@ describe('deref', () => {
     expect([...externalRefs(huge, 'file:///spec/api.yaml')]).toEqual(['file:///spec/other.yaml']);
   });
 
+  test('copies a property named __proto__ as a property, not as the copy\'s prototype', () => {
+    const written = deref({ type: 'object', properties: JSON.parse('{"__proto__": {"type": "integer"}, "name": {"type": "string"}}') }, graphLike()) as JsonObject;
+    const properties = written.properties as JsonObject;
+    expect(Object.keys(properties)).toEqual(['__proto__', 'name']);
+    expect(Object.getPrototypeOf(properties)).toBe(Object.prototype);
+    expect(JSON.stringify(properties)).toBe('{"__proto__":{"type":"integer"},"name":{"type":"string"}}');
+  });
+
   test('builds the tools of such a description, each schema within its listing budget, with one warning for all the cut ones', () => {
     const ctx = graphLike();
     const warnings: string[] = [];
