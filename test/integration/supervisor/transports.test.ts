@@ -139,7 +139,7 @@ describe('Streamable HTTP and legacy SSE transports', () => {
       }),
     );
     results.forEach((result, i) => {
-      expect(result.count).toBe(10);
+      expect(result.count).toBe(11);
       expect(result.texts).toEqual([`s${i}-c0`, `s${i}-c1`]);
     });
   });
