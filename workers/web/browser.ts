@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -40,8 +40,44 @@ export const CHROMIUM_ARGS = [
   '--lang=en-US',
 ];
 
-/** A fresh profile directory per browser worker; `remove` deletes it (call on close). */
-export function freshProfileDir(): { dir: string; remove(): void } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcpvisor-chromium-'));
+const PROFILE_PREFIX = 'mcpvisor-chromium-';
+
+/**
+ * A fresh profile directory per browser worker, named with its pid; `remove` deletes it (call on
+ * close). A worker killed with -9 cannot remove its own (~2.5 MB each), so each new one first
+ * removes those of workers that are gone (sweepProfiles).
+ */
+export function freshProfileDir(root = tmpdir()): { dir: string; remove(): void } {
+  sweepProfiles(root);
+  const dir = mkdtempSync(path.join(root, `${PROFILE_PREFIX}${process.pid}-`));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Removes our user's profile directories in `root` whose process is gone. Never throws. */
+export function sweepProfiles(root = tmpdir()): void {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^mcpvisor-chromium-(\d+)-/.exec(name)?.[1]);
+    if (!pid || alive(pid)) continue;
+    const dir = path.join(root, name);
+    try {
+      if (statSync(dir).uid === process.getuid?.()) rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Removed meanwhile, or not ours.
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
