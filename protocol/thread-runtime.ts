@@ -10,7 +10,8 @@ import type { WorkerLogger, WorkerService } from './worker-runtime';
  * its `threadId` on it when the task starts, and the pool posts one message when the caller gives
  * up (cancellation or deadline).
  */
-export type ThreadTask = { op: 'describe' } | { op: 'call'; call: ToolCall; deadlineMs: number; cancel?: MessagePort };
+/** A call's `deadlineMs` is its whole budget; `deadlineAt` (epoch ms) is when it ends, queueing included. */
+export type ThreadTask = { op: 'describe' } | { op: 'call'; call: ToolCall; deadlineMs: number; deadlineAt?: number; cancel?: MessagePort };
 
 /** Its answer. Errors travel as `{ code, message }`: piscina's clone of an Error drops `code`. */
 export type ThreadAnswer =
@@ -35,14 +36,14 @@ export function threadWorker(init: (config: unknown, log: WorkerLogger) => Promi
       const ready = await service;
       if (task.op === 'describe') return { ok: true, tools: ready.tools };
       const controller = new AbortController();
-      const timer = setTimeout(
-        () => controller.abort(new McpvisorError('TIMEOUT', `the call ran past its ${task.deadlineMs} ms deadline`)),
-        task.deadlineMs,
-      );
+      // What the queue left of the budget: a call that waited for its thread gets the rest, so
+      // its own timeouts (a fetch's) still come before the pool's and say what happened.
+      const left = task.deadlineAt === undefined ? task.deadlineMs : Math.max(0, Math.min(task.deadlineMs, task.deadlineAt - Date.now()));
+      const timer = setTimeout(() => controller.abort(new McpvisorError('TIMEOUT', `the call ran past its ${task.deadlineMs} ms deadline`)), left);
       task.cancel?.once('message', () => controller.abort(new McpvisorError('CANCELLED', 'the call was cancelled')));
       task.cancel?.postMessage({ threadId });
       try {
-        return { ok: true, result: await ready.handle(task.call, { signal: controller.signal, deadlineMs: task.deadlineMs, log }) };
+        return { ok: true, result: await ready.handle(task.call, { signal: controller.signal, deadlineMs: left, log }) };
       } finally {
         clearTimeout(timer);
         task.cancel?.close();

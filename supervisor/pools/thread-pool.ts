@@ -109,7 +109,7 @@ export class ThreadPool implements Pool {
     let runaway = false;
     let grace: NodeJS.Timeout | undefined;
     this.#inFlight++;
-    const task = { op: 'call', call, deadlineMs: options.deadlineMs, cancel: channelInThread } satisfies ThreadTask;
+    const task = { op: 'call', call, deadlineMs: options.deadlineMs, deadlineAt: Date.now() + options.deadlineMs, cancel: channelInThread } satisfies ThreadTask;
     const finished = piscina
       .run(task, { transferList: [channelInThread] })
       .then(

@@ -38,6 +38,18 @@ describe('threads running several calls at once', () => {
     expect(await threadRestarts()).toBe(0);
   });
 
+  it('gives a call that waited for its thread only what is left of its budget', async () => {
+    // Both places on the one thread taken for ~1.5 s: the echo waits in the queue meanwhile.
+    const busy = [call(client, 'th-wait', { ms: 1500 }), call(client, 'th-wait', { ms: 1500 })];
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const queued = await call(client, 'th-echo', { text: 'queued' });
+    await Promise.all(busy);
+    expect(textOf(queued)).toBe('queued');
+    const budget = (queued.structuredContent as { deadlineMs: number }).deadlineMs;
+    expect(budget).toBeGreaterThan(0);
+    expect(budget).toBeLessThan(3000 - 1000);
+  });
+
   it('terminates a thread whose call ignores its cancel, failing its other call with a clear reason', async () => {
     const spin = call(client, 'th-spin', { ms: 30_000 });
     await new Promise((resolve) => setTimeout(resolve, 1500));
