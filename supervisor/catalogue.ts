@@ -103,12 +103,9 @@ export class Catalogue {
   }
 
   #paginate(): ToolsPage[] {
-    const entries = [...this.#entries.values()];
-    const total = entries.reduce((sum, entry) => sum + entry.tool.json.length + 1, 0);
-    if (total <= TOOLS_PAGE_CHARS) return [{ tools: this.list() }];
     const groups: string[][] = [[]];
     let size = 0;
-    for (const { tool } of entries) {
+    for (const { tool } of this.#entries.values()) {
       if (size > 0 && size + tool.json.length + 1 > TOOLS_PAGE_CHARS) {
         groups.push([]);
         size = 0;
@@ -116,6 +113,8 @@ export class Catalogue {
       groups[groups.length - 1].push(tool.json);
       size += tool.json.length + 1;
     }
+    // One page: the list itself, the array every other reader of the catalogue shares.
+    if (groups.length === 1) return [{ tools: this.list() }];
     return groups.map((group, i) => ({
       tools: preserialized<ToolDescriptor>(`[${group.join(',')}]`),
       ...(i + 1 < groups.length ? { nextCursor: `p${i + 1}g${this.#generation}` } : {}),
