@@ -5,6 +5,7 @@ import { isAuthProvider, type IAuthProvider } from './auth';
 import type { BuiltRequest } from './request';
 import { checkUrl } from './request';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
+import { networkReason } from './network-reason';
 import { packageVersion } from '../../protocol/version';
 
 /** Limits of upstream requests. */
@@ -231,7 +232,7 @@ export class ApiClient {
       if (signal?.aborted) throw signal.reason;
       if (timedOut) throw new McpvisorError('TIMEOUT', `the upstream request timed out after ${this.#options.requestTimeoutMs} ms (${method} ${url})`);
       const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
-      throw new McpvisorError('NETWORK_ERROR', `network error calling ${method} ${url}: ${code ?? (error as Error).message}`, { data: { code } });
+      throw new McpvisorError('NETWORK_ERROR', `network error calling ${method} ${url}: ${networkReason(error)}`, { data: { code } });
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);

@@ -4,6 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Dispatcher } from 'undici';
 import { undici, yaml } from './lazy';
 import { McpvisorError } from '../../protocol/errors';
+import { networkReason } from './network-reason';
 import { externalRefs, type Json, type JsonObject, type RefContext } from './refs';
 
 export type SpecInputMethod = 'url' | 'file' | 'stdin' | 'inline';
@@ -156,7 +157,9 @@ async function readUrl(url: string, options: LoadSpecOptions, maxBytes = options
     const response = await undici().request(url, { signal, dispatcher: redirecting(), headers: { accept: 'application/json, application/yaml, */*' } });
     if (response.statusCode < 200 || response.statusCode >= 300) {
       await response.body.dump();
-      throw new Error(`HTTP ${response.statusCode}`);
+      // The redirect interceptor hands back the redirect it did not follow.
+      const location = response.statusCode >= 300 && response.statusCode < 400 ? response.headers.location : undefined;
+      throw new Error(location !== undefined ? `more than ${MAX_REDIRECTS} redirects (the last, HTTP ${response.statusCode}, to ${String(location).slice(0, 200)})` : `HTTP ${response.statusCode}`);
     }
     const chunks: Buffer[] = [];
     let size = 0;
@@ -171,15 +174,16 @@ async function readUrl(url: string, options: LoadSpecOptions, maxBytes = options
     return Buffer.concat(chunks).toString('utf8');
   } catch (error) {
     if (error instanceof McpvisorError) throw error;
-    const reason = timeout.aborted ? 'timed out' : ((error as { code?: string }).code ?? (error as Error).message);
+    const reason = timeout.aborted ? 'timed out' : networkReason(error);
     throw new McpvisorError('NETWORK_ERROR', `failed to load the OpenAPI spec from ${url}: ${reason}`);
   }
 }
 
+const MAX_REDIRECTS = 5;
 let followRedirects: Dispatcher | undefined;
-/** The global dispatcher, following up to 5 redirects (descriptions often sit behind one). */
+/** The global dispatcher, following up to MAX_REDIRECTS redirects (descriptions often sit behind one). */
 function redirecting(): Dispatcher {
-  followRedirects ??= undici().getGlobalDispatcher().compose(undici().interceptors.redirect({ maxRedirections: 5 }));
+  followRedirects ??= undici().getGlobalDispatcher().compose(undici().interceptors.redirect({ maxRedirections: MAX_REDIRECTS }));
   return followRedirects;
 }
 

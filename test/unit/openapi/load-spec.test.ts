@@ -23,6 +23,13 @@ beforeAll(async () => {
     } else if (req.url?.startsWith('/padded/')) {
       // A JSON document of about 600 bytes.
       res.end(JSON.stringify({ Pad: { type: 'string', description: 'x'.repeat(560) } }));
+    } else if (req.url?.startsWith('/loop/')) {
+      res.writeHead(302, { location: `/loop/${Number(req.url.slice(6)) + 1}` });
+      res.end();
+    } else if (req.url === '/continue.yaml') {
+      // A 100 Continue nobody asked for (no Expect header): undici refuses the response.
+      res.writeContinue();
+      res.end(readFileSync(PETSTORE));
     } else if (req.url?.startsWith('/external/')) {
       res.end(readFileSync(path.join(FIXTURES, req.url.slice(1))));
     } else {
@@ -59,6 +66,14 @@ describe('loadSpec', () => {
     const error = await rejection(loadSpec({ openApiSpec: `${base}/missing.yaml` }));
     expect(error.code).toBe('NETWORK_ERROR');
     expect(error.message).toBe(`failed to load the OpenAPI spec from ${base}/missing.yaml: HTTP 404`);
+  });
+
+  test('says a URL that keeps redirecting redirected too often, and where to, and gives undici\'s words with its code', async () => {
+    const loop = await rejection(loadSpec({ openApiSpec: `${base}/loop/0` }));
+    expect(loop.code).toBe('NETWORK_ERROR');
+    expect(loop.message).toBe(`failed to load the OpenAPI spec from ${base}/loop/0: more than 5 redirects (the last, HTTP 302, to /loop/6)`);
+    const stray = await rejection(loadSpec({ openApiSpec: `${base}/continue.yaml` }));
+    expect(stray.message).toBe(`failed to load the OpenAPI spec from ${base}/continue.yaml: UND_ERR_SOCKET: bad response`);
   });
 
   test('reports an invalid format naming the source', async () => {
