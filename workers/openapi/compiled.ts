@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { JsonObjectSchema, ToolDescriptor } from '../../protocol/tool';
 import { asciiJson } from '../../protocol/tool-text';
 import { packageVersion } from '../../protocol/version';
+import { cleanDisplayTexts, displayText, MAY_HOLD_UNSAFE } from './display-text';
 import type { ArgumentTarget, BodyInfo } from './input-schema';
 import type { LoadedSpec } from './load-spec';
 import type { JsonObject } from './refs';
@@ -9,7 +10,7 @@ import { planSpec } from './request';
 import { buildEndpointTools, type EndpointTool } from './tools-manager';
 
 /** Bump when the shape or meaning of CompiledApi or of the data text changes. */
-export const COMPILED_FORMAT = 7;
+export const COMPILED_FORMAT = 8;
 
 /** One endpoint tool in the index: what filters, routing and listings read; the rest is in the data text. */
 export interface IndexedTool {
@@ -86,7 +87,9 @@ export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boo
     return [at - json.length - 1, at - 1];
   };
   const tools = built.map((tool): IndexedTool => {
-    const listed = put(asciiJson(describeTool(tool)));
+    let json = asciiJson(describeTool(tool));
+    if (MAY_HOLD_UNSAFE.test(json)) json = asciiJson(cleanDisplayTexts(describeTool(tool)));
+    const listed = put(json);
     const plan: CallPlan = { targets: [...tool.targets], ...(tool.body !== undefined ? { body: tool.body } : {}), plan: planSpec(tool.entry!, spec) };
     return {
       name: tool.name,
@@ -95,7 +98,7 @@ export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boo
       path: tool.path,
       tags: tool.tags,
       ...(tool.resourceName !== undefined ? { resourceName: tool.resourceName } : {}),
-      ...(tool.summary !== undefined ? { summary: tool.summary } : {}),
+      ...(tool.summary !== undefined ? { summary: displayText(tool.summary) } : {}),
       listed,
       call: put(asciiJson(plan)),
     };
