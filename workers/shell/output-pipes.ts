@@ -1,8 +1,8 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, rmSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, openSync, rmSync, unlinkSync } from 'node:fs';
 import { Socket } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
+import { freshProcessDir } from '../common/process-dirs';
 
 /**
  * Real pipes for a command's stdout and stderr. Node gives a child its stdio as socket pairs, and
@@ -34,7 +34,8 @@ export function fillPipePool(now = false): Promise<void> {
   if (filling) return filling;
   if (unavailable || ready.length >= LOW) return Promise.resolve();
   try {
-    dir ??= mkdtempSync(path.join(os.tmpdir(), 'mcpvisor-pipes-'));
+    // Named with our pid: a worker killed with -9 leaves its directory, which the next one removes.
+    dir ??= freshProcessDir('mcpvisor-pipes-').dir;
   } catch {
     unavailable = true;
     return Promise.resolve();
@@ -59,6 +60,11 @@ export function fillPipePool(now = false): Promise<void> {
     });
   });
   return filling;
+}
+
+/** The directory the FIFOs are made in, once the first batch was asked for. */
+export function pipeDirectory(): string | undefined {
+  return dir;
 }
 
 /** Two fresh pipes, waiting for a batch when none is left (a burst); undefined without `mkfifo`. */

@@ -1,6 +1,7 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freshProcessDir } from '../common/process-dirs';
 
 /** Where Chromium is looked for when no path is configured, in order. We never download one. */
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome-stable', '/usr/bin/google-chrome'];
@@ -40,44 +41,19 @@ export const CHROMIUM_ARGS = [
   '--lang=en-US',
 ];
 
-const PROFILE_PREFIX = 'mcpvisor-chromium-';
-
 /**
- * A fresh profile directory per browser worker, named with its pid; `remove` deletes it (call on
- * close). A worker killed with -9 cannot remove its own (~2.5 MB each), so each new one first
- * removes those of workers that are gone (sweepProfiles).
+ * A fresh profile directory per browser worker, named with its pid (common/process-dirs.ts: a
+ * new one first removes those of workers killed with -9); `remove` deletes it (call on close).
+ * Chromium's own temporary files (its `org.chromium.Chromium.*` singleton directories) go in
+ * its `tmp`, given as TMPDIR (chromiumEnv), so they go with it.
  */
 export function freshProfileDir(root = tmpdir()): { dir: string; remove(): void } {
-  sweepProfiles(root);
-  const dir = mkdtempSync(path.join(root, `${PROFILE_PREFIX}${process.pid}-`));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const profile = freshProcessDir('mcpvisor-chromium-', root);
+  mkdirSync(path.join(profile.dir, 'tmp'));
+  return profile;
 }
 
-/** Removes our user's profile directories in `root` whose process is gone. Never throws. */
-export function sweepProfiles(root = tmpdir()): void {
-  let names: string[];
-  try {
-    names = readdirSync(root);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const pid = Number(/^mcpvisor-chromium-(\d+)-/.exec(name)?.[1]);
-    if (!pid || alive(pid)) continue;
-    const dir = path.join(root, name);
-    try {
-      if (statSync(dir).uid === process.getuid?.()) rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // Removed meanwhile, or not ours.
-    }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+/** The environment to launch Chromium with: ours, its temporary files inside `profileDir`. */
+export function chromiumEnv(profileDir: string): NodeJS.ProcessEnv {
+  return { ...process.env, TMPDIR: path.join(profileDir, 'tmp') };
 }

@@ -3,7 +3,7 @@ import puppeteer from 'puppeteer-core';
 import type { HTTPRequest, Page } from 'puppeteer-core';
 import { McpvisorError } from '../../protocol/errors';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
-import { CHROMIUM_ARGS, findChromium, freshProfileDir } from './browser';
+import { CHROMIUM_ARGS, chromiumEnv, findChromium, freshProfileDir } from './browser';
 import { getEngine, type EngineOutcome, type SearchEngine, type SearchResult } from './engines';
 import { libraryLogger } from './library-logger';
 import { RateLimiter } from './rate-limiter';
@@ -205,6 +205,7 @@ export class WebSearcher {
         // A pipe, not a WebSocket: Chromium exits when this process dies, even by kill -9.
         pipe: true,
         userDataDir: this.#profile.dir,
+        env: chromiumEnv(this.#profile.dir),
         args: CHROMIUM_ARGS,
         // The worker runtime owns signals and shutdown.
         handleSIGINT: false,
