@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fixture } from './processes';
+import { tempDir } from './temp';
 
-/** Writes a config file into a fresh temporary folder and returns its path. */
+/** Writes a config file into a fresh temporary folder (removed after the file's tests) and returns its path. */
 export function writeConfig(config: Record<string, unknown>, name = 'config.json'): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'mcpvisor-test-'));
+  const dir = tempDir('mcpvisor-test-');
   const file = path.join(dir, name);
   writeFileSync(file, name.endsWith('.json') ? JSON.stringify(config, null, 2) : String(config));
   return file;

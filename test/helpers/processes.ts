@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { tempDir } from './temp';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -141,7 +141,5 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
  * file's tests: api workers cache compiled descriptions there, never in the user's cache.
  */
 export function tempCacheEnv(): { XDG_CACHE_HOME: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcpvisor-xdg-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  return { XDG_CACHE_HOME: dir };
+  return { XDG_CACHE_HOME: tempDir('mcpvisor-xdg-') };
 }

@@ -1,9 +1,9 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { connectHttp, startHttp, connectStdio, type HttpServer } from '../../helpers/mcp';
 import { tempCacheEnv } from '../../helpers/processes';
 import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
+import { tempDir } from '../../helpers/temp';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'openapi');
@@ -101,7 +101,7 @@ describe('real descriptions', () => {
 
 describe('mcpvisor with several APIs', () => {
   test('serves each API in its own pool with its namespace', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'openapi-multi-'));
+    const dir = tempDir('openapi-multi-');
     const config = path.join(dir, 'config.json');
     writeFileSync(
       config,
@@ -131,7 +131,7 @@ describe('mcpvisor with several APIs', () => {
 
 describe('openapi-mcp-server spec cache', () => {
   test('a restart with an unchanged description is a cache hit; --spec-cache off reads and writes nothing', async () => {
-    const cache = path.join(mkdtempSync(path.join(tmpdir(), 'mcpvisor-cli-cache-')), 'cache');
+    const cache = path.join(tempDir('mcpvisor-cli-cache-'), 'cache');
     const args = ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'petstore-3.0.yaml'), '--log-level', 'debug'];
     const ready = async (extra: string[]) => {
       const server = await startHttp('openapi-mcp-server', [...args, ...extra], ENV);

@@ -1,9 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { connectStdio, type StdioConnection } from '../../helpers/mcp';
 import { tempCacheEnv } from '../../helpers/processes';
+import { tempDir } from '../../helpers/temp';
 
 /**
  * A tool list larger than the 10 MiB the SDK client's stdio reader takes in one message (it then
@@ -14,7 +14,7 @@ function largeDescription(): string {
   for (let i = 0; i < 1400; i++) {
     paths[`/items${i}`] = { get: { operationId: `getItems${i}`, description: `Item list ${i}. ${'All about the items. '.repeat(400)}`, responses: { 200: { description: 'ok' } } } };
   }
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'openapi-large-')), 'api.json');
+  const file = path.join(tempDir('openapi-large-'), 'api.json');
   writeFileSync(file, JSON.stringify({ openapi: '3.0.3', info: { title: 'large', version: '1' }, paths }));
   return file;
 }

@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
 import { descendants, eventually, isAlive, spawnBin, tempCacheEnv } from '../../helpers/processes';
 import { errorCodeOf } from '../../../protocol/results';
 import { startUpstream, type Recorded, type Upstream } from '../../fixtures/openapi/upstream';
+import { tempDir } from '../../helpers/temp';
 
 const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'openapi');
 const SECRET = 'sk-very-secret-value-123';
@@ -134,7 +134,7 @@ describe('openapi-mcp-server errors and limits', () => {
   });
 
   test('reports upstream HTTP errors and timeouts as isError results', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'openapi-it-'));
+    const dir = tempDir('openapi-it-');
     const spec = path.join(dir, 'api.yaml');
     writeFileSync(
       spec,

@@ -6,8 +6,6 @@ import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
 import { eventually } from '../../helpers/processes';
 import { call, peakRssBytes, processesMatching, shellWorkerPids } from './helpers';
 
-const CAP = 10 * 1024 * 1024;
-
 /** Each test marks its sleeps with its own number so leftovers are attributable. */
 describe.each([
   ['off', 'false', 4100],

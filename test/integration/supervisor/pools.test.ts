@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { errorCodeOf } from '../../../protocol/results';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
 import { descendants, eventually, isAlive, spawnBin } from '../../helpers/processes';
+import { tempDir } from '../../helpers/temp';
 
 type Result = { content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean; _meta?: Record<string, unknown> };
 
@@ -13,7 +13,7 @@ const call = (client: Client, name: string, args: Record<string, unknown> = {}, 
   client.callTool({ name, arguments: args }, undefined, options) as Promise<Result>;
 
 const workerPid = async (client: Client) => Number((await call(client, 'echo', { text: 'pid?' })).structuredContent!.pid);
-const marker = () => path.join(mkdtempSync(path.join(os.tmpdir(), 'mcpvisor-marker-')), 'cancel');
+const marker = () => path.join(tempDir('mcpvisor-marker-'), 'cancel');
 const readMarker = (file: string) => {
   try {
     return readFileSync(file, 'utf8');
