@@ -3,6 +3,7 @@ import type { OperationEntry, RawParameter } from './operations';
 import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
 import { asBase64Argument, isBinarySchema } from './binary';
 import { lenientRegExp } from '../../protocol/lenient-regexp';
+import { pickContentType } from './media-types';
 
 /** Where one argument of a tool goes in the upstream request. */
 export type ArgumentTarget =
@@ -318,18 +319,4 @@ function describe(schema: Json, description: string | undefined, where: string |
 function safeName(name: string): string {
   const safe = name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64);
   return ARG_NAME.test(safe) ? safe : 'arg';
-}
-
-/** JSON first (`application/json`, then any `+json`), then form, multipart, then the first listed. */
-function pickContentType(types: string[]): string {
-  return (
-    types.find((t) => t === 'application/json') ??
-    // Not json-patch+json before the others: a JSON Patch is an array of operations, while the
-    // descriptions that offer it beside merge patches (Kubernetes) give one object schema.
-    types.find((t) => /^application\/([\w.-]+\+)?json/.test(t) && !/^application\/json-patch\+json/.test(t)) ??
-    types.find((t) => /^application\/([\w.-]+\+)?json/.test(t)) ??
-    types.find((t) => t === 'application/x-www-form-urlencoded') ??
-    types.find((t) => t === 'multipart/form-data') ??
-    types[0]
-  );
 }

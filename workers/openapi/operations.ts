@@ -1,6 +1,7 @@
 import { follow, type Json, type JsonObject, type RefContext } from './refs';
 import { extractResourceName, generateToolId } from './tool-id';
 import { HEADER_NAME } from '../../protocol/http-headers';
+import { withJsonForMediaRange } from './media-types';
 
 const METHOD_KEYS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
 
@@ -76,7 +77,7 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
           toolId: generateToolId(method, path),
           method: method.toUpperCase(),
           path,
-          operation,
+          operation: withJsonForMediaRange(operation, ctx),
           parameters,
           tags: Array.isArray(operation.tags) ? operation.tags.filter((tag): tag is string => typeof tag === 'string') : [],
           resourceName: extractResourceName(path),

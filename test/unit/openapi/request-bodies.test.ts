@@ -1,0 +1,56 @@
+import path from 'node:path';
+import { loadSpec } from '../../../workers/openapi/load-spec';
+import { buildUpstreamRequest, requestPlan } from '../../../workers/openapi/request';
+import { ToolsManager, type EndpointTool } from '../../../workers/openapi/tools-manager';
+import { ArgumentValidator } from '../../../workers/openapi/validate-args';
+
+const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'openapi');
+const BASE = 'http://127.0.0.1:8080/api';
+
+/** The tools of a fixture, with a way to validate arguments and build the request, as a call does. */
+async function api(file: string) {
+  const spec = await loadSpec({ openApiSpec: path.join(FIXTURES, file) });
+  const manager = new ToolsManager({}, spec);
+  manager.generateTools();
+  const validator = new ArgumentValidator();
+  const tool = (toolId: string): EndpointTool => manager.getToolById(toolId)!;
+  return {
+    tool,
+    props: (toolId: string) => tool(toolId).inputSchema.properties as Record<string, Record<string, unknown>>,
+    /** The validator's message, or undefined when the arguments pass. */
+    check(toolId: string, args: Record<string, unknown>): string | undefined {
+      try {
+        validator.check(toolId, tool(toolId).inputSchema, args);
+        return undefined;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    },
+    build(toolId: string, args: Record<string, unknown>) {
+      const t = tool(toolId);
+      validator.check(toolId, t.inputSchema, args);
+      return buildUpstreamRequest(requestPlan(t.entry!, spec, t.targets, t.body), args, BASE);
+    },
+  };
+}
+
+describe('request bodies', () => {
+  test('a body declared under */* or application/* with an object or array schema is JSON: its properties are arguments, sent as application/json', async () => {
+    const { tool, props, build } = await api('media-ranges.yaml');
+    const pod = tool('POST::pods');
+    expect(pod.body).toMatchObject({ contentType: 'application/json', shape: 'object' });
+    expect(Object.keys(props('POST::pods'))).toEqual(['kind', 'metadata']);
+    expect(pod.inputSchema.required).toEqual(['metadata']);
+    const sent = build('POST::pods', { kind: 'Pod', metadata: { name: 'p' } });
+    expect(sent.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(sent.body as string)).toEqual({ kind: 'Pod', metadata: { name: 'p' } });
+
+    expect(props('PUT::lists').body).toMatchObject({ type: 'array', items: { type: 'string' } });
+    const list = build('PUT::lists', { body: ['a', 'b'] });
+    expect(list.headers['content-type']).toBe('application/json');
+    expect(list.body).toBe('["a","b"]');
+
+    // Bytes under */* stay bytes: only object and array schemas are taken for JSON.
+    expect(tool('PUT::blobs').body).toMatchObject({ contentType: '*/*', binaryBody: true });
+  });
+});
