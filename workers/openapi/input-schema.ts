@@ -42,7 +42,7 @@ const ARG_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 /**
  * The input schema of an operation: always `type: "object"`, one property per parameter and per
  * property of an object request body, `$ref`s resolved, OpenAPI 3.0 `nullable` turned into a type
- * list, `readOnly` body properties left out.
+ * list, `readOnly` properties left out at every depth (normalise).
  *
  * Decisions (spec 000: "not shown"):
  * - Argument names are the parameter or property names. Characters outside `[A-Za-z0-9_.-]`
@@ -142,7 +142,6 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
       const bodyRequired = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
       const bodyArgs: Array<{ arg: string; name: string }> = [];
       for (const [name, propSchema] of Object.entries(props)) {
-        if (propSchema && typeof propSchema === 'object' && (propSchema as JsonObject).readOnly === true) continue;
         const arg = claim(name, [`body_${name}`]);
         const binary = body.contentType === 'multipart/form-data' && isBinaryArgument(propSchema);
         if (binary) (body.binaryProperties ??= []).push(name);
@@ -247,7 +246,9 @@ function parameterSchema(param: RawParameter, ctx: RefContext, onProblem?: (mess
  *   branch's own constraints still hold; the API has the last word;
  * - a `pattern` JavaScript cannot compile (`(?i)…`) is left out: a client could not use it either
  *   (one that compiles only without the `u` flag, such as `\-` outside a class, is kept);
- * - keywords a JSON Schema validator misreads (`xml`, `externalDocs`, `x-…`) are dropped.
+ * - keywords a JSON Schema validator misreads (`xml`, `externalDocs`, `x-…`) are dropped;
+ * - `readOnly` properties are left out at every depth, and out of `required` (input schemas
+ *   describe requests; `writeOnly` ones stay).
  */
 function normalise(schema: Json): Json {
   if (schema === null || typeof schema !== 'object') return schema;
@@ -265,6 +266,7 @@ const normalised = new WeakMap<object, Json>();
 function normaliseObject(schema: JsonObject): Json {
   // Own keys only: a `__proto__` key would otherwise set the prototype, and `type` be inherited.
   const out: JsonObject = Object.create(null);
+  const readOnly = new Set<string>();
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'nullable' || key === 'discriminator' || key === 'xml' || key === 'externalDocs' || key.startsWith('x-')) continue;
     // Values, not schemas: kept as written.
@@ -272,9 +274,27 @@ function normaliseObject(schema: JsonObject): Json {
       out[key] = value;
       continue;
     }
-    out[key] = key === 'properties' && value && typeof value === 'object' && !Array.isArray(value)
-      ? Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, normalise(inner)]))
-      : typeof value === 'object' ? normalise(value) : value;
+    if (key === 'properties' && value && typeof value === 'object' && !Array.isArray(value)) {
+      const kept: Array<[string, Json]> = [];
+      for (const [name, inner] of Object.entries(value)) {
+        if (isReadOnly(inner)) readOnly.add(name);
+        else kept.push([name, normalise(inner)]);
+      }
+      out[key] = Object.fromEntries(kept);
+      continue;
+    }
+    out[key] = typeof value === 'object' ? normalise(value) : value;
+  }
+  if (Array.isArray(out.allOf)) for (const part of out.allOf) for (const name of (part && typeof part === 'object' && droppedReadOnly.get(part)) || []) readOnly.add(name);
+  if (readOnly.size > 0) {
+    // A required readOnly property is required in responses only: the caller cannot know the
+    // value (`owner.id`, "server-assigned"), so it leaves `required` here and in allOf siblings.
+    const writable = (names: Json): Json => (Array.isArray(names) ? names.filter((name) => typeof name !== 'string' || !readOnly.has(name)) : names);
+    if (out.required !== undefined) out.required = writable(out.required);
+    if (Array.isArray(out.allOf)) {
+      out.allOf = out.allOf.map((part) => (part && typeof part === 'object' && !Array.isArray(part) && Array.isArray(part.required) ? { ...part, required: writable(part.required) } : part));
+    }
+    droppedReadOnly.set(out, [...readOnly]);
   }
   if (schema.nullable === true) {
     if (typeof out.type === 'string') out.type = [out.type, 'null'];
@@ -298,6 +318,15 @@ function normaliseObject(schema: JsonObject): Json {
 }
 
 const LITERAL_KEYWORDS = new Set(['enum', 'const', 'default', 'example', 'examples']);
+
+/** The readOnly property names a normalised object schema left out, for `required` beside it in an allOf. */
+const droppedReadOnly = new WeakMap<object, string[]>();
+
+/** A property the server sets (`readOnly`, also inside an allOf): OpenAPI says requests SHOULD NOT send it. */
+function isReadOnly(schema: Json): boolean {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return false;
+  return schema.readOnly === true || (Array.isArray(schema.allOf) && schema.allOf.some(isReadOnly));
+}
 
 /** Whether `pattern` compiles as the validators compile it (protocol/lenient-regexp.ts). */
 function compilesInJs(pattern: string): boolean {

@@ -53,4 +53,19 @@ describe('request bodies', () => {
     // Bytes under */* stay bytes: only object and array schemas are taken for JSON.
     expect(tool('PUT::blobs').body).toMatchObject({ contentType: '*/*', binaryBody: true });
   });
+
+  test('leave readOnly properties out at every depth, and out of required; keep writeOnly ones', async () => {
+    const { props, tool, check, build } = await api('read-only.yaml');
+    expect(Object.keys(props('POST::pets'))).toEqual(['name', 'owner']);
+    expect(tool('POST::pets').inputSchema.required).toEqual(['name', 'owner']);
+    const owner = props('POST::pets').owner as { properties: Record<string, unknown>; required: string[] };
+    expect(Object.keys(owner.properties)).toEqual(['email', 'password']);
+    expect(owner.required).toEqual(['email']);
+    // The server assigns owner.id: the caller no longer has to invent one.
+    expect(check('POST::pets', { name: 'Rex', owner: { email: 'a@b.co' } })).toBeUndefined();
+    expect(JSON.parse(build('POST::pets', { name: 'Rex', owner: { email: 'a@b.co', password: 'p' } }).body as string)).toEqual({ name: 'Rex', owner: { email: 'a@b.co', password: 'p' } });
+    // Inside array items, and required by an allOf sibling of the part that declares it.
+    expect(check('PUT::teams', { body: [{ title: 't' }] })).toBeUndefined();
+    expect(check('PUT::teams', { body: [{}] })).toBe("invalid arguments: 'body.0.title' is required");
+  });
 });
