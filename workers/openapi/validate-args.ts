@@ -7,10 +7,16 @@ import { lenientRegExp } from '../../protocol/lenient-regexp';
 import type { JsonObjectSchema } from '../../protocol/tool';
 
 /**
- * Validates tool arguments against input schemas with ajv (formats of ajv-formats; unknown
- * keywords and formats of OpenAPI are ignored, not errors). Validators are compiled on first use
- * and kept. Decision: arguments the schema does not name are refused, so a misspelt argument is
- * reported instead of being dropped silently.
+ * The formats whose values are checked; every other `format` is an annotation. Binary arguments
+ * (`format: binary`, given as base64) are checked where they are decoded (binary.ts).
+ */
+export const ASSERTED_FORMATS = ['byte'] as const;
+
+/**
+ * Validates tool arguments against input schemas with ajv (unknown keywords of OpenAPI are
+ * ignored, not errors; formats are annotations but ASSERTED_FORMATS). Validators are compiled on
+ * first use and kept. Decision: arguments the schema does not name are refused, so a misspelt
+ * argument is reported instead of being dropped silently.
  */
 export class ArgumentValidator {
   #ajvInstance?: AjvClass;
@@ -20,7 +26,9 @@ export class ArgumentValidator {
     if (!this.#ajvInstance) {
       const { Ajv, addFormats } = ajv();
       this.#ajvInstance = new Ajv({ strict: false, allErrors: true, validateSchema: false, logger: false, coerceTypes: false, code: { regExp: lenientRegExp } });
-      addFormats(this.#ajvInstance);
+      // Formats are annotations (JSON Schema 2020-12's default), except `byte`: base64 the API
+      // decodes. GitHub documents `created: ">=2024-01-01"` on a date-time, which was refused.
+      addFormats(this.#ajvInstance, [...ASSERTED_FORMATS]);
     }
     return this.#ajvInstance;
   }

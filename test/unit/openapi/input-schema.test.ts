@@ -140,7 +140,8 @@ describe('ArgumentValidator', () => {
     expect(check({})).toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'id' is required" });
     expect(check({ id: 'x' })).toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'id' must be integer" });
     expect(check({ id: 1, status: 'c' })?.message).toBe('invalid arguments: \'status\' must be one of ["a","b"]');
-    expect(check({ id: 1, when: 'tomorrow' })?.message).toBe('invalid arguments: \'when\' must match format "date"');
+    // Formats are annotations (JSON Schema 2020-12), but for base64 `byte`.
+    expect(check({ id: 1, when: 'tomorrow' })).toBeUndefined();
     expect(check({ id: 1, stauts: 'a' })).toMatchObject({ code: 'BAD_INPUT', message: "unknown argument 'stauts'; expected 'id', 'status', 'when'" });
   });
 });

@@ -1,0 +1,45 @@
+import path from 'node:path';
+import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
+import { tempCacheEnv } from '../../helpers/processes';
+import { startUpstream, type Recorded, type Upstream } from '../../fixtures/openapi/upstream';
+
+const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'openapi');
+
+let upstream: Upstream;
+let conn: StdioConnection;
+beforeAll(async () => {
+  upstream = await startUpstream();
+  // `--tools all` (the default): a direct call is checked by the supervisor, invoke-api-endpoint by the worker.
+  conn = await connectStdio('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'arguments.yaml')], tempCacheEnv());
+});
+afterAll(async () => {
+  await conn.close();
+  await upstream.close();
+});
+
+/** The result's text and whether it is an error, and what reached the upstream (if anything). */
+async function call(name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean; sent?: Recorded }> {
+  const before = upstream.requests.length;
+  const result = await conn.client.callTool({ name, arguments: args });
+  return { text: textOf(result), isError: result.isError === true, sent: upstream.requests[before] };
+}
+
+/** The same arguments as a direct call and through invoke-api-endpoint: both answers. */
+async function both(args: Record<string, unknown>) {
+  return [await call('lst-runs', args), await call('invoke-api-endpoint', { toolId: 'GET::repos__---owner__---repo__runs', parameters: args })];
+}
+
+const REPO = { owner: 'o', repo: 'r' };
+
+describe('openapi-mcp-server argument checks', () => {
+  test('a format is an annotation: GitHub\'s documented range on a date-time is sent; a byte (base64) argument is still checked', async () => {
+    for (const answer of await both({ ...REPO, created: '>=2024-01-01' })) {
+      expect(answer.isError).toBe(false);
+      expect(answer.sent?.url).toBe('/repos/o/r/runs?created=%3E%3D2024-01-01');
+    }
+    for (const answer of await both({ ...REPO, token: 'not base64!' })) {
+      expect(answer).toMatchObject({ isError: true, sent: undefined });
+      expect(answer.text).toMatch(/BAD_INPUT.*'token' must match format "byte"/);
+    }
+  });
+});
