@@ -19,6 +19,8 @@ interface Entry {
   callTimeoutMs: number;
   beforeCall?: BeforeCall;
   validate?: ValidateFunction;
+  /** The same schema with allErrors, compiled when `validate` first refuses (for the message). */
+  validateAll?: ValidateFunction;
 }
 
 /**
@@ -50,9 +52,12 @@ export class Catalogue {
   #pages: ToolsPage[] | undefined;
   /** Changes with every registration, so a cursor from before it is refused. */
   #generation = 0;
-  #ajv: Ajv | undefined;
-  /** For schemas of older drafts that 2020-12 refuses; made when one comes. */
-  #draft07: Ajv | undefined;
+  /**
+   * ajv instances by dialect and `allErrors`, made when first needed. Why two: stopping at the
+   * first error keeps valid calls fast, but a refusal should name every problem (up to five, as
+   * the worker does), not cost the caller one round trip per mistake.
+   */
+  #ajvs = new Map<string, Ajv>();
 
   /** Adds a pool's tools; names are `<namespace>-<name>` when a namespace is given. */
   register(pool: Pool, options: { namespace?: string; callTimeoutMs: number; beforeCall?: BeforeCall }): void {
@@ -143,9 +148,11 @@ export class Catalogue {
     if (nestedDeeperThan(input, MAX_ARGUMENT_DEPTH)) {
       return errorResult(new McpvisorError('BAD_INPUT', `arguments are nested more than ${MAX_ARGUMENT_DEPTH} levels deep`), name);
     }
-    entry.validate ??= this.#compile(entry);
+    entry.validate ??= this.#compile(entry, false);
     if (!entry.validate(input)) {
-      return errorResult(new McpvisorError('BAD_INPUT', describeErrors(entry.validate.errors ?? []), { data: entry.validate.errors }), name);
+      entry.validateAll ??= this.#compile(entry, true);
+      const errors = (entry.validateAll(input) ? undefined : entry.validateAll.errors) ?? entry.validate.errors ?? [];
+      return errorResult(new McpvisorError('BAD_INPUT', describeErrors(errors), { data: errors }), name);
     }
     let deadlineMs = entry.callTimeoutMs;
     if (entry.beforeCall) {
@@ -183,12 +190,18 @@ export class Catalogue {
    */
   warmUp(): void {
     if (this.#entries.size === 0) return;
-    this.#ajv ??= createAjv();
-    this.#ajv.compile({ type: 'object', properties: { id: { type: 'string', format: 'date-time' } }, required: ['id'] });
+    this.#ajvOf('2020-12', false).compile({ type: 'object', properties: { id: { type: 'string', format: 'date-time' } }, required: ['id'] });
   }
 
-  #compile(entry: Entry): ValidateFunction {
-    const ajv = (this.#ajv ??= createAjv());
+  #ajvOf(draft: '2020-12' | 'draft-07', allErrors: boolean): Ajv {
+    const key = `${draft}/${allErrors}`;
+    let ajv = this.#ajvs.get(key);
+    if (!ajv) this.#ajvs.set(key, (ajv = createAjv(draft, allErrors)));
+    return ajv;
+  }
+
+  #compile(entry: Entry, allErrors: boolean): ValidateFunction {
+    const ajv = this.#ajvOf('2020-12', allErrors);
     const schema = entry.tool.descriptor.inputSchema;
     try {
       return ajv.compile(schema);
@@ -197,7 +210,7 @@ export class Catalogue {
       // writes for custom toolsets; draft-04's boolean exclusiveMinimum): ajv's draft-07 class.
     }
     try {
-      return (this.#draft07 ??= createAjv('draft-07')).compile(schema);
+      return this.#ajvOf('draft-07', allErrors).compile(schema);
     } catch {
       // A schema ajv cannot compile must not make the tool unusable (the worker validates too):
       // its required arguments are still checked.
@@ -249,7 +262,7 @@ export function describeErrors(errors: ErrorObject[]): string {
 }
 
 /** ajv with formats, loaded on the first call rather than at startup. */
-function createAjv(draft: '2020-12' | 'draft-07' = '2020-12'): Ajv {
+function createAjv(draft: '2020-12' | 'draft-07', allErrors: boolean): Ajv {
   // JSON Schema 2020-12: MCP's default dialect for tool schemas, and OpenAPI 3.1's (prefixItems,
   // dependentRequired, unevaluatedProperties); the api worker's schemas (input-schema.ts) are
   // written for it. draft-07: for older schemas 2020-12 refuses (#compile).
@@ -261,7 +274,7 @@ function createAjv(draft: '2020-12' | 'draft-07' = '2020-12'): Ajv {
   // Formats are annotations, as in JSON Schema 2020-12, but `byte` (base64 an API decodes): an API
   // often takes more than its format says (GitHub's `created: ">=2024-01-01"` on a date-time).
   // The others are unknown to ajv, ignored without a word (logger off).
-  const ajv = new AjvClass({ strict: false, allErrors: false, coerceTypes: false, validateFormats: true, validateSchema: false, logger: false, code: { regExp: lenientRegExp } });
+  const ajv = new AjvClass({ strict: false, allErrors, coerceTypes: false, validateFormats: true, validateSchema: false, logger: false, code: { regExp: lenientRegExp } });
   addFormats.default(ajv, ['byte']);
   return ajv;
 }

@@ -42,4 +42,16 @@ describe('openapi-mcp-server argument checks', () => {
       expect(answer.text).toMatch(/BAD_INPUT.*'token' must match format "byte"/);
     }
   });
+
+  test('a refusal names every problem, up to five, in a direct call as through invoke-api-endpoint', async () => {
+    const [direct, invoked] = await both({ ...REPO, state: 'x', sort: 'y', per_page: 1.5 });
+    expect(direct).toMatchObject({ isError: true, sent: undefined });
+    expect(direct.text).toMatch(/argument 'state' must be one of .*; argument 'sort' must be one of .*; argument 'per_page' must be integer/);
+    expect(invoked.text).toMatch(/'state' must be one of .*; 'sort' must be one of .*; 'per_page' must be integer/);
+    const missing = await call('lst-runs', {});
+    expect(missing.text).toBe("BAD_INPUT (tool lst-runs): invalid arguments: missing required argument 'owner'; missing required argument 'repo'");
+    // Valid arguments still pass (the first, fast validator), and the tool keeps refusing after.
+    expect((await call('lst-runs', { ...REPO, state: 'open' })).sent?.url).toBe('/repos/o/r/runs?state=open');
+    expect((await call('lst-runs', { state: 'x' })).text).toMatch(/: missing required argument 'owner'; missing required argument 'repo'; argument 'state' must be one of /);
+  });
 });
