@@ -5,7 +5,8 @@ import { isObject, type Json, type JsonObject } from './refs';
  * Binary arguments. Tool arguments are JSON, so bytes come as base64: a request body property of
  * a multipart body whose schema is binary (`format: binary`, Swagger 2.0 `type: file`, or an
  * OpenAPI 3.1 `contentMediaType` without `contentEncoding`) becomes a file part, and a whole body
- * of a non-JSON type with such a schema (`application/octet-stream`) is sent as the bytes.
+ * of a non-JSON type with such a schema (`application/octet-stream`), or of a non-text type
+ * without a schema (3.1's `application/octet-stream: {}`, `image/png: {}`), is sent as the bytes.
  * input-schema.ts marks these arguments `contentEncoding: base64` and says so in their description.
  * Decision: base64 and not the text as it is, because any bytes must be sendable (an image, a
  * zip), and base64 is how MCP itself carries bytes (image content, blob resources).

@@ -1,9 +1,9 @@
 import type { JsonObjectSchema } from '../../protocol/tool';
 import type { OperationEntry, RawParameter } from './operations';
-import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
+import { deref, follow, isObject, type Json, type JsonObject, type RefContext } from './refs';
 import { asBase64Argument, isBinarySchema } from './binary';
 import { lenientRegExp } from '../../protocol/lenient-regexp';
-import { pickContentType } from './media-types';
+import { carriesBytes, pickContentType } from './media-types';
 
 /** Where one argument of a tool goes in the upstream request. */
 export type ArgumentTarget =
@@ -93,6 +93,7 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
   // The body: OpenAPI 3 requestBody, Swagger 2.0 `in: body` or formData parameters.
   let bodySchema: Json | undefined;
   let bodyDescription: string | undefined;
+  let untypedBytes = false;
   if (formParams.length > 0) {
     const consumes = (entry.operation.consumes ?? (ctx.root.consumes as Json)) as Json;
     const multipart = formParams.some((p) => p.type === 'file') || (Array.isArray(consumes) && consumes.includes('multipart/form-data'));
@@ -114,7 +115,10 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
     const types = Object.keys(content);
     if (types.length > 0) {
       const contentType = pickContentType(types);
-      bodySchema = deref((content[contentType] as JsonObject | undefined)?.schema, ctx, onProblem) ?? {};
+      const given = (content[contentType] as JsonObject | undefined)?.schema;
+      bodySchema = deref(given, ctx, onProblem) ?? {};
+      // OAS 3.1 `application/octet-stream: {}`: content of any kind, so bytes (binary.ts).
+      untypedBytes = carriesBytes(contentType) && (given === undefined || (isObject(bodySchema) && Object.keys(bodySchema).length === 0));
       bodyDescription = typeof requestBody?.description === 'string' ? requestBody.description : undefined;
       body = { contentType, required: requestBody?.required === true, shape: 'object' };
     }
@@ -159,7 +163,7 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
       }
     } else {
       const arg = claim('body', ['request_body']);
-      if (!serialised && isBinarySchema(schema)) body.binaryBody = true;
+      if (!serialised && (isBinarySchema(schema) || untypedBytes)) body.binaryBody = true;
       properties[arg] = body.binaryBody
         ? describe(asBase64Argument(schema), bodyDescription ?? `request body (${body.contentType}), sent as the decoded bytes`, undefined)
         : describe(schema, bodyDescription ?? `request body (${body.contentType}), sent as it is`, undefined);

@@ -62,3 +62,15 @@ function isStructured(schema: Json | undefined): boolean {
   if (Array.isArray(type)) return type.some((t) => t === 'object' || t === 'array') && !type.includes('string');
   return ['properties', 'additionalProperties', 'items', 'allOf', 'anyOf', 'oneOf'].some((key) => schema[key] !== undefined);
 }
+
+/**
+ * Whether a body of this media type is bytes when no schema says otherwise (`application/octet-stream`,
+ * `image/png`, `application/pdf`): any type but text, JSON, XML, YAML, form and multipart types
+ * and media ranges, which are text or serialised from arguments.
+ */
+export function carriesBytes(type: string): boolean {
+  const bare = type.split(';')[0].trim().toLowerCase();
+  return !isMediaRange(bare) && !TEXTUAL.test(bare);
+}
+
+const TEXTUAL = /^text\/|^multipart\/|^application\/(x-www-form-urlencoded|javascript|ecmascript|graphql|sql|x-ndjson|x-yaml|yaml|csv|jwt)$|[/+](json|xml|yaml)$/;

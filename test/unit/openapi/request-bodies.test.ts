@@ -68,4 +68,22 @@ describe('request bodies', () => {
     expect(check('PUT::teams', { body: [{ title: 't' }] })).toBeUndefined();
     expect(check('PUT::teams', { body: [{}] })).toBe("invalid arguments: 'body.0.title' is required");
   });
+
+  test('a body of a non-text type without a schema (OAS 3.1 application/octet-stream: {}) is given as base64 and sent as the bytes', async () => {
+    const { tool, props, check, build } = await api('untyped-bodies-3.1.yaml');
+    const bytes = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff]);
+    for (const [toolId, type] of [['PUT::blobs', 'application/octet-stream'], ['PUT::images', 'image/png']]) {
+      expect(tool(toolId).body).toMatchObject({ contentType: type, shape: 'whole', binaryBody: true });
+      expect(props(toolId).body).toMatchObject({ type: 'string', contentEncoding: 'base64' });
+      const sent = build(toolId, { body: bytes.toString('base64') });
+      expect(sent.headers['content-type']).toBe(type);
+      expect(Buffer.isBuffer(sent.body) && sent.body.equals(bytes)).toBe(true);
+      expect(() => build(toolId, { body: 'not base64!' })).toThrow("argument 'body' must be base64");
+    }
+    // Text types stay text, sent as written.
+    expect(tool('PUT::notes').body?.binaryBody).toBeUndefined();
+    expect(build('PUT::notes', { body: 'hello' }).body).toBe('hello');
+    expect(tool('PUT::docs').body?.binaryBody).toBeUndefined();
+    expect(check('PUT::docs', { body: '<a/>' })).toBeUndefined();
+  });
 });
