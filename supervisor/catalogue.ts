@@ -5,6 +5,7 @@ import { lenientRegExp } from '../protocol/lenient-regexp';
 import type { Pool } from '../protocol/pool';
 import { errorResult } from '../protocol/results';
 import { closestErrors, joinProblems } from '../protocol/schema-errors';
+import { addSafeIntegerKeyword, SAFE_INTEGER_KEYWORD, unsafeIntegerText, withSafeIntegers } from '../protocol/argument-values';
 import type { ToolDescriptor, ToolResult } from '../protocol/tool';
 import type { BeforeCall } from './toolsets/types';
 import type { AnnouncedTool } from '../protocol/tool-text';
@@ -152,7 +153,7 @@ export class Catalogue {
     if (!entry.validate(input)) {
       entry.validateAll ??= this.#compile(entry, true);
       const errors = (entry.validateAll(input) ? undefined : entry.validateAll.errors) ?? entry.validate.errors ?? [];
-      return errorResult(new McpvisorError('BAD_INPUT', describeErrors(errors), { data: errors }), name);
+      return errorResult(new McpvisorError('BAD_INPUT', describeErrors(errors, input), { data: errors }), name);
     }
     let deadlineMs = entry.callTimeoutMs;
     if (entry.beforeCall) {
@@ -202,7 +203,7 @@ export class Catalogue {
 
   #compile(entry: Entry, allErrors: boolean): ValidateFunction {
     const ajv = this.#ajvOf('2020-12', allErrors);
-    const schema = entry.tool.descriptor.inputSchema;
+    const schema = withSafeIntegers(entry.tool.descriptor.inputSchema);
     try {
       return ajv.compile(schema);
     } catch {
@@ -243,8 +244,8 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-/** ajv errors as one sentence naming each argument (protocol/schema-errors.ts chooses which). */
-export function describeErrors(errors: ErrorObject[]): string {
+/** ajv errors as one sentence naming each argument (protocol/schema-errors.ts chooses which); `args` for the values named. */
+export function describeErrors(errors: ErrorObject[], args?: unknown): string {
   const parts = closestErrors(errors).map((error) => {
     const where = error.instancePath ? `argument '${error.instancePath.slice(1).replace(/\//g, '.')}'` : 'arguments';
     switch (error.keyword) {
@@ -252,6 +253,8 @@ export function describeErrors(errors: ErrorObject[]): string {
         return `missing required argument '${[error.instancePath.slice(1).replace(/\//g, '.'), (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')}'`;
       case 'additionalProperties':
         return `unknown argument '${(error.params as { additionalProperty: string }).additionalProperty}'`;
+      case SAFE_INTEGER_KEYWORD:
+        return `${where} ${unsafeIntegerText(error, args)}`;
       case 'enum':
         return `${where} must be one of ${JSON.stringify((error.params as { allowedValues: unknown[] }).allowedValues)}`;
       default:
@@ -276,5 +279,6 @@ function createAjv(draft: '2020-12' | 'draft-07', allErrors: boolean): Ajv {
   // The others are unknown to ajv, ignored without a word (logger off).
   const ajv = new AjvClass({ strict: false, allErrors, coerceTypes: false, validateFormats: true, validateSchema: false, logger: false, code: { regExp: lenientRegExp } });
   addFormats.default(ajv, ['byte']);
+  addSafeIntegerKeyword(ajv);
   return ajv;
 }

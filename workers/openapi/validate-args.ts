@@ -5,6 +5,7 @@ import { McpvisorError } from '../../protocol/errors';
 import { closestErrors, joinProblems } from '../../protocol/schema-errors';
 import { lenientRegExp } from '../../protocol/lenient-regexp';
 import type { JsonObjectSchema } from '../../protocol/tool';
+import { addSafeIntegerKeyword, SAFE_INTEGER_KEYWORD, unsafeIntegerText, withSafeIntegers } from '../../protocol/argument-values';
 
 /**
  * The formats whose values are checked; every other `format` is an annotation. Binary arguments
@@ -29,6 +30,7 @@ export class ArgumentValidator {
       // Formats are annotations (JSON Schema 2020-12's default), except `byte`: base64 the API
       // decodes. GitHub documents `created: ">=2024-01-01"` on a date-time, which was refused.
       addFormats(this.#ajvInstance, [...ASSERTED_FORMATS]);
+      addSafeIntegerKeyword(this.#ajvInstance);
     }
     return this.#ajvInstance;
   }
@@ -60,7 +62,7 @@ export class ArgumentValidator {
     let validate = this.#compiled.get(key);
     if (validate === undefined) {
       try {
-        validate = this.#ajv().compile(schema);
+        validate = this.#ajv().compile(withSafeIntegers(schema));
       } catch {
         // Not compilable (normalise in input-schema.ts removes the known causes): at least the
         // required arguments are checked.
@@ -69,17 +71,18 @@ export class ArgumentValidator {
       this.#compiled.set(key, validate);
     }
     if (!validate(args)) {
-      const problems = closestErrors(validate.errors ?? []).map(describeError);
+      const problems = closestErrors(validate.errors ?? []).map((error) => describeError(error, args));
       throw new McpvisorError('BAD_INPUT', `invalid arguments: ${joinProblems(problems)}`, { data: { errors: problems.slice(0, 5) } });
     }
   }
 }
 
-function describeError(error: ErrorObject): string {
+function describeError(error: ErrorObject, args: Record<string, unknown>): string {
   const at = error.instancePath.slice(1).replace(/\//g, '.');
   // A missing property is named with its path (`body.pet_type`), not as its parent missing.
   if (error.keyword === 'required') return `'${[at, (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')}' is required`;
   const where = at ? `'${at}'` : 'arguments';
+  if (error.keyword === SAFE_INTEGER_KEYWORD) return `${where} ${unsafeIntegerText(error, args)}`;
   if (error.keyword === 'enum') return `${where} must be one of ${JSON.stringify((error.params as { allowedValues: unknown[] }).allowedValues)}`;
   return `${where} ${error.message ?? 'is invalid'}`;
 }

@@ -54,4 +54,14 @@ describe('openapi-mcp-server argument checks', () => {
     expect((await call('lst-runs', { ...REPO, state: 'open' })).sent?.url).toBe('/repos/o/r/runs?state=open');
     expect((await call('lst-runs', { state: 'x' })).text).toMatch(/: missing required argument 'owner'; missing required argument 'repo'; argument 'state' must be one of /);
   });
+
+  test('an integer past 2^53 is refused, not sent rounded, saying to give it as a string', async () => {
+    // What JSON.parse made of 9007199254740993 on the way: 9007199254740992.
+    for (const answer of await both({ ...REPO, since_id: 9007199254740992 })) {
+      expect(answer).toMatchObject({ isError: true, sent: undefined });
+      expect(answer.text).toMatch(/'since_id' is past 2\^53 \(it arrived as 9007199254740992\): JSON numbers this large lose digits .*give it as a string if the API takes one/);
+    }
+    expect((await call('lst-runs', { ...REPO, cursor: -(2 ** 60) })).text).toMatch(/'cursor' is past 2\^53 \(it arrived as -1152921504606847000\)/);
+    expect((await call('lst-runs', { ...REPO, since_id: Number.MAX_SAFE_INTEGER })).sent?.url).toBe('/repos/o/r/runs?since_id=9007199254740991');
+  });
 });
