@@ -71,3 +71,40 @@ export function unsafeIntegerText(error: ErrorObject, args: unknown): string {
   const takesString = (error.params as { string?: boolean }).string === true;
   return `is past 2^53${typeof value === 'number' ? ` (it arrived as ${value})` : ''}: JSON numbers this large lose digits before they get here, so it cannot be sent exactly; ${takesString ? 'give it as a string, which the schema takes' : 'give it as a string if the API takes one'}`;
 }
+
+/**
+ * What a `type` error says after the argument's name: the type wanted and what came
+ * (`must be integer, got the string "42": send the number 42`). A string that is exactly a number
+ * or boolean the schema wants, or a number where a string is wanted, is named with the value to
+ * send instead. Decision: not converted silently (`coerceTypes` stays off): a model that learns
+ * the type once sends it right after; the message costs it one round trip at most. `null` for an
+ * optional argument is refused too, saying to leave it out: dropping it silently would turn
+ * "clear this field" (a JSON merge patch) into "leave it as it is".
+ * `required` is the top level's required names.
+ */
+export function typeText(error: ErrorObject, args: unknown, required: readonly unknown[] = []): string {
+  const wanted = ([] as unknown[]).concat((error.params as { type?: unknown }).type).filter((type): type is string => typeof type === 'string');
+  const value = valueAt(args, error.instancePath);
+  const at = error.instancePath.slice(1).split('/');
+  let hint = '';
+  if (value === null) {
+    if (at.length > 1) hint = ': leave it out rather than send null, if it is optional';
+    else if (!required.includes(at[0])) hint = ': leave an optional argument out rather than send null';
+  } else if (typeof value === 'string') {
+    if (wanted.includes('integer') && /^-?(0|[1-9]\d*)$/.test(value) && Number.isSafeInteger(Number(value))) hint = `: send the number ${value}`;
+    else if (wanted.includes('number') && /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(value) && Number.isFinite(Number(value))) hint = `: send the number ${value}`;
+    else if (wanted.includes('boolean') && (value === 'true' || value === 'false')) hint = `: send ${value}`;
+  } else if (wanted.includes('string') && (typeof value === 'boolean' || (typeof value === 'number' && (!Number.isInteger(value) || Number.isSafeInteger(value))))) {
+    hint = `: send the string ${JSON.stringify(String(value))}`;
+  }
+  return `must be ${wanted.length > 0 ? wanted.join(' or ') : 'of another type'}, got ${received(value)}${hint}`;
+}
+
+/** A value, briefly: `the string "42"`, `the number 3`, `true`, `null`, `an array`, `an object`. */
+function received(value: unknown): string {
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'number') return `the number ${value}`;
+  if (value === null || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : 'nothing';
+}

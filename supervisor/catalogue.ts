@@ -5,7 +5,7 @@ import { lenientRegExp } from '../protocol/lenient-regexp';
 import type { Pool } from '../protocol/pool';
 import { errorResult } from '../protocol/results';
 import { closestErrors, joinProblems } from '../protocol/schema-errors';
-import { addSafeIntegerKeyword, SAFE_INTEGER_KEYWORD, unsafeIntegerText, withSafeIntegers } from '../protocol/argument-values';
+import { addSafeIntegerKeyword, SAFE_INTEGER_KEYWORD, typeText, unsafeIntegerText, withSafeIntegers } from '../protocol/argument-values';
 import type { ToolDescriptor, ToolResult } from '../protocol/tool';
 import type { BeforeCall } from './toolsets/types';
 import type { AnnouncedTool } from '../protocol/tool-text';
@@ -153,7 +153,7 @@ export class Catalogue {
     if (!entry.validate(input)) {
       entry.validateAll ??= this.#compile(entry, true);
       const errors = (entry.validateAll(input) ? undefined : entry.validateAll.errors) ?? entry.validate.errors ?? [];
-      return errorResult(new McpvisorError('BAD_INPUT', describeErrors(errors, input), { data: errors }), name);
+      return errorResult(new McpvisorError('BAD_INPUT', describeErrors(errors, input, entry.tool.descriptor.inputSchema.required), { data: errors }), name);
     }
     let deadlineMs = entry.callTimeoutMs;
     if (entry.beforeCall) {
@@ -245,7 +245,7 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
 }
 
 /** ajv errors as one sentence naming each argument (protocol/schema-errors.ts chooses which); `args` for the values named. */
-export function describeErrors(errors: ErrorObject[], args?: unknown): string {
+export function describeErrors(errors: ErrorObject[], args?: unknown, required?: readonly unknown[]): string {
   const parts = closestErrors(errors).map((error) => {
     const where = error.instancePath ? `argument '${error.instancePath.slice(1).replace(/\//g, '.')}'` : 'arguments';
     switch (error.keyword) {
@@ -253,6 +253,8 @@ export function describeErrors(errors: ErrorObject[], args?: unknown): string {
         return `missing required argument '${[error.instancePath.slice(1).replace(/\//g, '.'), (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')}'`;
       case 'additionalProperties':
         return `unknown argument '${(error.params as { additionalProperty: string }).additionalProperty}'`;
+      case 'type':
+        return `${where} ${typeText(error, args, required)}`;
       case SAFE_INTEGER_KEYWORD:
         return `${where} ${unsafeIntegerText(error, args)}`;
       case 'enum':

@@ -5,7 +5,7 @@ import { McpvisorError } from '../../protocol/errors';
 import { closestErrors, joinProblems } from '../../protocol/schema-errors';
 import { lenientRegExp } from '../../protocol/lenient-regexp';
 import type { JsonObjectSchema } from '../../protocol/tool';
-import { addSafeIntegerKeyword, SAFE_INTEGER_KEYWORD, unsafeIntegerText, withSafeIntegers } from '../../protocol/argument-values';
+import { addSafeIntegerKeyword, SAFE_INTEGER_KEYWORD, typeText, unsafeIntegerText, withSafeIntegers } from '../../protocol/argument-values';
 
 /**
  * The formats whose values are checked; every other `format` is an annotation. Binary arguments
@@ -71,17 +71,18 @@ export class ArgumentValidator {
       this.#compiled.set(key, validate);
     }
     if (!validate(args)) {
-      const problems = closestErrors(validate.errors ?? []).map((error) => describeError(error, args));
+      const problems = closestErrors(validate.errors ?? []).map((error) => describeError(error, args, schema.required ?? []));
       throw new McpvisorError('BAD_INPUT', `invalid arguments: ${joinProblems(problems)}`, { data: { errors: problems.slice(0, 5) } });
     }
   }
 }
 
-function describeError(error: ErrorObject, args: Record<string, unknown>): string {
+function describeError(error: ErrorObject, args: Record<string, unknown>, required: readonly unknown[]): string {
   const at = error.instancePath.slice(1).replace(/\//g, '.');
   // A missing property is named with its path (`body.pet_type`), not as its parent missing.
   if (error.keyword === 'required') return `'${[at, (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')}' is required`;
   const where = at ? `'${at}'` : 'arguments';
+  if (error.keyword === 'type') return `${where} ${typeText(error, args, required)}`;
   if (error.keyword === SAFE_INTEGER_KEYWORD) return `${where} ${unsafeIntegerText(error, args)}`;
   if (error.keyword === 'enum') return `${where} must be one of ${JSON.stringify((error.params as { allowedValues: unknown[] }).allowedValues)}`;
   return `${where} ${error.message ?? 'is invalid'}`;

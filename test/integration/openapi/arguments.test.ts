@@ -64,4 +64,14 @@ describe('openapi-mcp-server argument checks', () => {
     expect((await call('lst-runs', { ...REPO, cursor: -(2 ** 60) })).text).toMatch(/'cursor' is past 2\^53 \(it arrived as -1152921504606847000\)/);
     expect((await call('lst-runs', { ...REPO, since_id: Number.MAX_SAFE_INTEGER })).sent?.url).toBe('/repos/o/r/runs?since_id=9007199254740991');
   });
+
+  test('a type error says what came, and the value to send when a string held exactly the number or boolean wanted', async () => {
+    for (const answer of await both({ ...REPO, per_page: '10', private: 'true', labels: null })) {
+      expect(answer).toMatchObject({ isError: true, sent: undefined });
+      expect(answer.text).toMatch(/'per_page' must be integer, got the string "10": send the number 10; (argument )?'private' must be boolean, got the string "true": send true; (argument )?'labels' must be string, got null: leave an optional argument out rather than send null$/);
+    }
+    expect((await call('lst-runs', { ...REPO, owner: null, per_page: 'ten' })).text).toBe(
+      'BAD_INPUT (tool lst-runs): invalid arguments: argument \'owner\' must be string, got null; argument \'per_page\' must be integer, got the string "ten"',
+    );
+  });
 });

@@ -212,7 +212,7 @@ describe('pool supervision', () => {
   it('answers arguments that fail the input schema with BAD_INPUT naming the argument', async () => {
     const result = await call(client, 'sleep', { ms: 'soon' });
     expect(errorCodeOf(result)).toBe('BAD_INPUT');
-    expect(textOf(result)).toBe("BAD_INPUT (tool sleep): invalid arguments: argument 'ms' must be integer");
+    expect(textOf(result)).toBe("BAD_INPUT (tool sleep): invalid arguments: argument 'ms' must be integer, got the string \"soon\"");
     const missing = await call(client, 'echo', {});
     expect(textOf(missing)).toBe("BAD_INPUT (tool echo): invalid arguments: missing required argument 'text'");
   });

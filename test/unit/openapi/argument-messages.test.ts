@@ -28,4 +28,23 @@ describe('ArgumentValidator messages', () => {
     // A number that is not an integer by schema may be large: 1e20 is exact as a double.
     expect(check(schema, { items: [{ x: 1e20 }] })).toBeUndefined();
   });
+
+  test('a type error names what came, briefly, and what to send when it converts exactly', () => {
+    const schema: JsonObjectSchema = {
+      type: 'object',
+      properties: {
+        n: { type: 'number' },
+        name: { type: 'string' },
+        tags: { type: ['array', 'null'] },
+        body: { type: 'object', properties: { x: { type: 'integer' } } },
+      },
+      required: ['name'],
+    };
+    expect(check(schema, { name: 'a', n: '2.50' })).toBe("invalid arguments: 'n' must be number, got the string \"2.50\": send the number 2.50");
+    expect(check(schema, { name: 'a', n: '2,5' })).toBe("invalid arguments: 'n' must be number, got the string \"2,5\"");
+    expect(check(schema, { name: 42 })).toBe("invalid arguments: 'name' must be string, got the number 42: send the string \"42\"");
+    expect(check(schema, { name: 'a', tags: 'x'.repeat(100) })).toBe(`invalid arguments: 'tags' must be array or null, got the string "${'x'.repeat(40)}…"`);
+    expect(check(schema, { name: 'a', body: { x: null } })).toBe("invalid arguments: 'body.x' must be integer, got null: leave it out rather than send null, if it is optional");
+    expect(check(schema, { name: 'a', body: [] })).toBe("invalid arguments: 'body' must be object, got an array");
+  });
 });

@@ -138,7 +138,7 @@ describe('ArgumentValidator', () => {
 
   test('names a missing, mistyped, out-of-enum or unknown argument', () => {
     expect(check({})).toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'id' is required" });
-    expect(check({ id: 'x' })).toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'id' must be integer" });
+    expect(check({ id: 'x' })).toMatchObject({ code: 'BAD_INPUT', message: 'invalid arguments: \'id\' must be integer, got the string "x"' });
     expect(check({ id: 1, status: 'c' })?.message).toBe('invalid arguments: \'status\' must be one of ["a","b"]');
     // Formats are annotations (JSON Schema 2020-12), but for base64 `byte`.
     expect(check({ id: 1, when: 'tomorrow' })).toBeUndefined();

@@ -86,7 +86,7 @@ describe('calls', () => {
   test('validate arguments before any upstream request and name the bad one', async () => {
     const { s } = await service({});
     const before = upstream.requests.length;
-    await expect(s.handle('lst-pets', { limit: 'ten' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'limit' must be integer" });
+    await expect(s.handle('lst-pets', { limit: 'ten' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: 'invalid arguments: \'limit\' must be integer, got the string "ten"' });
     await expect(s.handle('show-pet-by-id', {})).rejects.toMatchObject({ code: 'BAD_INPUT', message: "invalid arguments: 'petId' is required" });
     expect(upstream.requests.length).toBe(before);
     await s.close();

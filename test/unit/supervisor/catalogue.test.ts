@@ -52,7 +52,7 @@ describe('Catalogue argument validation', () => {
 
   test('names the fault of the oneOf alternative the value meant, not the others\' type mismatches', async () => {
     const result = await catalogue.call('rules', { rules: [{ type: 'creation' }, { type: 'pull_request', parameters: { count: 'one' } }] }, { signal });
-    expect((result.content[0] as { text: string }).text).toBe("BAD_INPUT (tool rules): invalid arguments: argument 'rules.1.parameters.count' must be integer");
+    expect((result.content[0] as { text: string }).text).toBe("BAD_INPUT (tool rules): invalid arguments: argument 'rules.1.parameters.count' must be integer, got the string \"one\"");
   });
 
   test('keeps every error outside a oneOf beside the narrowed ones', () => {
