@@ -42,7 +42,8 @@ const ARG_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 /**
  * The input schema of an operation: always `type: "object"`, one property per parameter and per
  * property of an object request body, `$ref`s resolved, OpenAPI 3.0 `nullable` turned into a type
- * list, `readOnly` properties left out at every depth (normalise).
+ * list, `readOnly` properties left out at every depth (normalise), a deprecated parameter marked
+ * `deprecated: true`.
  *
  * Decisions (spec 000: "not shown"):
  * - Argument names are the parameter or property names. Characters outside `[A-Za-z0-9_.-]`
@@ -86,6 +87,8 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
     const arg = claim(param.name, [`${param.in}_${param.name}`]);
     const schema = nonEmpty(parameterSchema(param, ctx, onProblem), param);
     properties[arg] = describe(schema, param.description, `${param.in} parameter '${param.name}'`);
+    // JSON Schema's own annotation, so a client can see that the parameter is on its way out.
+    if (param.deprecated === true) (properties[arg] as JsonObject).deprecated = true;
     targets.set(arg, { kind: 'parameter', in: param.in as 'path' | 'query' | 'header' | 'cookie', name: param.name });
     if (param.required || param.in === 'path') required.push(arg);
   }
@@ -352,4 +355,13 @@ function describe(schema: Json, description: string | undefined, where: string |
 function safeName(name: string): string {
   const safe = name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64);
   return ARG_NAME.test(safe) ? safe : 'arg';
+}
+
+/**
+ * A tool description that says first that the operation is deprecated (`deprecated: true`),
+ * unless its own text already starts by saying so: a model picks tools by their descriptions.
+ */
+export function markDeprecated(description: string, operation: JsonObject): string {
+  if (operation.deprecated !== true || /^\W*deprecated\b/i.test(description)) return description;
+  return `Deprecated. ${description}`;
 }

@@ -1,6 +1,6 @@
 import { McpvisorError } from '../../protocol/errors';
 import type { JsonObjectSchema } from '../../protocol/tool';
-import { buildInputSchema, type ArgumentTarget, type BodyInfo } from './input-schema';
+import { buildInputSchema, markDeprecated, type ArgumentTarget, type BodyInfo } from './input-schema';
 import { collectOperations, skipReason, type OperationEntry } from './operations';
 import type { JsonObject, RefContext } from './refs';
 import { META_TOOL_NAMES } from './meta-names';
@@ -256,7 +256,7 @@ function createEndpointTool(entry: OperationEntry, ctx: RefContext, disableAbbre
   const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
   return {
     name,
-    description: text(op.description) ?? text(op.summary) ?? `Make a ${entry.method} request to ${entry.path}`,
+    description: markDeprecated(text(op.description) ?? text(op.summary) ?? `Make a ${entry.method} request to ${entry.path}`, op),
     ...(typeof op.summary === 'string' ? { summary: op.summary } : {}),
     inputSchema,
     tags: entry.tags,
