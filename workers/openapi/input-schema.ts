@@ -52,7 +52,8 @@ const ARG_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
  *   plain name; the others are `<location>_<name>` (`query_id`, `header_id`).
  * - A body property whose name a parameter already holds is `body_<name>`.
  * - A body that is not an object with properties (array, primitive, oneOf/anyOf, free-form
- *   object) is one argument `body` (or `request_body` if a parameter is called `body`), sent as is.
+ *   object, also a form's), or whose properties come with `additionalProperties` (takesUndeclared),
+ *   is one argument `body` (or `request_body` if a parameter is called `body`), sent as is.
  * - A further clash gets `_2`, `_3`, …. Each argument's description says where it goes.
  */
 export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProblem?: (message: string) => void): InputSchemaResult {
@@ -140,11 +141,7 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
       schema = { type: 'string', description: `the ${body.contentType} document, sent as written` };
       props = undefined;
     }
-    if (props && !body.swaggerForm && body.contentType !== 'application/x-www-form-urlencoded' && body.contentType !== 'multipart/form-data' && Object.keys(props).length === 0) {
-      body.shape = 'whole';
-    } else if (!props) {
-      body.shape = 'whole';
-    }
+    if (!props || (!body.swaggerForm && takesUndeclared(schema, props, body.contentType))) body.shape = 'whole';
     if (body.shape === 'object' && props) {
       const bodyRequired = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
       const bodyArgs: Array<{ arg: string; name: string }> = [];
@@ -167,9 +164,10 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
     } else {
       const arg = claim('body', ['request_body']);
       if (!serialised && (isBinarySchema(schema) || untypedBytes)) body.binaryBody = true;
+      const form = /x-www-form-urlencoded|multipart\//i.test(body.contentType);
       properties[arg] = body.binaryBody
         ? describe(asBase64Argument(schema), bodyDescription ?? `request body (${body.contentType}), sent as the decoded bytes`, undefined)
-        : describe(schema, bodyDescription ?? `request body (${body.contentType}), sent as it is`, undefined);
+        : describe(schema, bodyDescription ?? `request body (${body.contentType}), ${form ? 'its properties the fields' : 'sent as it is'}`, undefined);
       targets.set(arg, { kind: 'body' });
       if (body.required) required.push(arg);
     }
@@ -179,6 +177,22 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
   if (required.length > 0) inputSchema.required = required;
   if (dependentRequired) inputSchema.dependentRequired = dependentRequired;
   return { inputSchema, targets, body };
+}
+
+/**
+ * Whether an object body takes names it does not declare, and so is one `body` argument (spread
+ * arguments cannot hold a name nobody declared): a free-form object (no properties; a form
+ * one unless `additionalProperties: false`, which takes nothing), or declared properties with
+ * `additionalProperties` beside them. Decision for the latter: the whole body, its properties
+ * listed inside, rather than a catch-all argument, which a model would have to guess to use;
+ * rare (none in GitHub's, Stripe's or Kubernetes' descriptions). A multipart body with file
+ * parts keeps its spread arguments, which decode them (binary.ts).
+ */
+function takesUndeclared(schema: JsonObject, props: JsonObject, contentType: string): boolean {
+  const form = contentType === 'application/x-www-form-urlencoded' || contentType === 'multipart/form-data';
+  const extras = schema.additionalProperties !== undefined && schema.additionalProperties !== false;
+  if (Object.keys(props).length === 0) return !form || schema.additionalProperties !== false;
+  return extras && !(contentType === 'multipart/form-data' && Object.values(props).some(isBinaryArgument));
 }
 
 /** A binary schema, or an array of them (several files in one part name). */

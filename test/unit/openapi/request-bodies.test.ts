@@ -86,4 +86,24 @@ describe('request bodies', () => {
     expect(tool('PUT::docs').body?.binaryBody).toBeUndefined();
     expect(check('PUT::docs', { body: '<a/>' })).toBeUndefined();
   });
+
+  test('a body that takes undeclared names is one body argument: a free-form form or multipart body, and properties with additionalProperties', async () => {
+    const { tool, props, check, build } = await api('undeclared-properties.yaml');
+    expect(tool('POST::form').body).toMatchObject({ contentType: 'application/x-www-form-urlencoded', shape: 'whole' });
+    expect(tool('POST::form').inputSchema.required).toEqual(['body']);
+    const form = build('POST::form', { body: { k1: 'v1', k2: 'v 2' } });
+    expect(form).toMatchObject({ body: 'k1=v1&k2=v%202', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(check('POST::form', { body: { k1: 3 } })).toBe("invalid arguments: 'body.k1' must be string, got the number 3: send the string \"3\"");
+    const multipart = build('POST::multipart', { body: { note: 'n' } });
+    expect(multipart.body).toBeInstanceOf(FormData);
+    expect((multipart.body as FormData).get('note')).toBe('n');
+    // additionalProperties: false takes nothing: no argument.
+    expect(props('POST::closed-form')).toEqual({});
+
+    expect(Object.keys(props('PUT::labels__---id'))).toEqual(['id', 'body']);
+    expect(props('PUT::labels__---id').body).toMatchObject({ properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: { type: 'string' } });
+    const labels = build('PUT::labels__---id', { id: 'x', body: { name: 'n', color: 'red' } });
+    expect(JSON.parse(labels.body as string)).toEqual({ name: 'n', color: 'red' });
+    expect(check('PUT::labels__---id', { id: 'x', body: { color: 'red' } })).toBe("invalid arguments: 'body.name' is required");
+  });
 });
