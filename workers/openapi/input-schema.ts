@@ -100,7 +100,10 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
   let untypedBytes = false;
   if (formParams.length > 0) {
     const consumes = (entry.operation.consumes ?? (ctx.root.consumes as Json)) as Json;
-    const multipart = formParams.some((p) => p.type === 'file') || (Array.isArray(consumes) && consumes.includes('multipart/form-data'));
+    const offered = Array.isArray(consumes) ? consumes : [];
+    // Form before multipart, as for OpenAPI 3 bodies (pickContentType): multipart only when a
+    // file needs it or it is all that `consumes` offers.
+    const multipart = formParams.some((p) => p.type === 'file') || (offered.includes('multipart/form-data') && !offered.includes('application/x-www-form-urlencoded'));
     body = { contentType: multipart ? 'multipart/form-data' : 'application/x-www-form-urlencoded', required: formParams.some((p) => p.required), shape: 'object', swaggerForm: true };
     bodySchema = {
       type: 'object',

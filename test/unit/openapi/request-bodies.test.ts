@@ -106,4 +106,12 @@ describe('request bodies', () => {
     expect(JSON.parse(labels.body as string)).toEqual({ name: 'n', color: 'red' });
     expect(check('PUT::labels__---id', { id: 'x', body: { color: 'red' } })).toBe("invalid arguments: 'body.name' is required");
   });
+
+  test('Swagger 2.0 formData is form-urlencoded unless a file parameter needs multipart or consumes offers only multipart', async () => {
+    const { tool, build } = await api('swagger-2.0-forms.json');
+    expect(tool('POST::login').body?.contentType).toBe('application/x-www-form-urlencoded');
+    expect(build('POST::login', { user: 'a b' })).toMatchObject({ body: 'user=a%20b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(tool('POST::avatar').body?.contentType).toBe('multipart/form-data');
+    expect(tool('POST::notes').body?.contentType).toBe('multipart/form-data');
+  });
 });
