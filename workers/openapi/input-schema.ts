@@ -2,7 +2,7 @@ import type { JsonObjectSchema } from '../../protocol/tool';
 import type { OperationEntry, RawParameter } from './operations';
 import { deref, follow, isObject, type Json, type JsonObject, type RefContext } from './refs';
 import { asBase64Argument, isBinarySchema } from './binary';
-import { lenientRegExp } from '../../protocol/lenient-regexp';
+import { normalise } from './normalise';
 import { carriesBytes, pickContentType } from './media-types';
 
 /** Where one argument of a tool goes in the upstream request. */
@@ -256,110 +256,6 @@ function parameterSchema(param: RawParameter, ctx: RefContext, onProblem?: (mess
   // A file upload: bytes, given as base64 (binary.ts).
   if (out.type === 'file') Object.assign(out, { type: 'string', format: 'binary' });
   return normalise(out);
-}
-
-/**
- * OpenAPI's schema dialect as plain JSON Schema, so that the validator enforces every keyword
- * instead of refusing to compile the whole schema (which left a tool unchecked):
- * - 3.0 `nullable` → a type list;
- * - 3.0 `exclusiveMinimum: true` with `minimum` → the number form (`exclusiveMinimum: 0`);
- * - `oneOf` → `anyOf`: in a description oneOf names the shapes a value may take, and its "exactly
- *   one" refused valid values whenever the shapes overlap, which is most of the time: subtypes
- *   that inherit a `discriminator` through `allOf` (a Cat with `pet_type` matched the Dog
- *   schema too), object branches without `required` or `additionalProperties: false`. Each
- *   branch's own constraints still hold; the API has the last word;
- * - a `pattern` JavaScript cannot compile (`(?i)…`) is left out: a client could not use it either
- *   (one that compiles only without the `u` flag, such as `\-` outside a class, is kept);
- * - keywords a JSON Schema validator misreads (`xml`, `externalDocs`, `x-…`) are dropped;
- * - `readOnly` properties are left out at every depth, and out of `required` (input schemas
- *   describe requests; `writeOnly` ones stay).
- */
-function normalise(schema: Json): Json {
-  if (schema === null || typeof schema !== 'object') return schema;
-  // Written-out `$ref`s share their targets: normalised once each, the result shares them too,
-  // where a copy per use grew exponentially (Microsoft Graph ran out of memory here).
-  const done = normalised.get(schema);
-  if (done !== undefined) return done;
-  const result = Array.isArray(schema) ? schema.map(normalise) : normaliseObject(schema);
-  normalised.set(schema, result);
-  return result;
-}
-
-const normalised = new WeakMap<object, Json>();
-
-function normaliseObject(schema: JsonObject): Json {
-  // Own keys only: a `__proto__` key would otherwise set the prototype, and `type` be inherited.
-  const out: JsonObject = Object.create(null);
-  const readOnly = new Set<string>();
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === 'nullable' || key === 'discriminator' || key === 'xml' || key === 'externalDocs' || key.startsWith('x-')) continue;
-    // Values, not schemas: kept as written.
-    if (LITERAL_KEYWORDS.has(key)) {
-      out[key] = value;
-      continue;
-    }
-    if (key === 'properties' && value && typeof value === 'object' && !Array.isArray(value)) {
-      const kept: Array<[string, Json]> = [];
-      for (const [name, inner] of Object.entries(value)) {
-        if (isReadOnly(inner)) readOnly.add(name);
-        else kept.push([name, normalise(inner)]);
-      }
-      out[key] = Object.fromEntries(kept);
-      continue;
-    }
-    out[key] = typeof value === 'object' ? normalise(value) : value;
-  }
-  if (Array.isArray(out.allOf)) for (const part of out.allOf) for (const name of (part && typeof part === 'object' && droppedReadOnly.get(part)) || []) readOnly.add(name);
-  if (readOnly.size > 0) {
-    // A required readOnly property is required in responses only: the caller cannot know the
-    // value (`owner.id`, "server-assigned"), so it leaves `required` here and in allOf siblings.
-    const writable = (names: Json): Json => (Array.isArray(names) ? names.filter((name) => typeof name !== 'string' || !readOnly.has(name)) : names);
-    if (out.required !== undefined) out.required = writable(out.required);
-    if (Array.isArray(out.allOf)) {
-      out.allOf = out.allOf.map((part) => (part && typeof part === 'object' && !Array.isArray(part) && Array.isArray(part.required) ? { ...part, required: writable(part.required) } : part));
-    }
-    droppedReadOnly.set(out, [...readOnly]);
-  }
-  if (schema.nullable === true) {
-    if (typeof out.type === 'string') out.type = [out.type, 'null'];
-    else if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
-  }
-  for (const [exclusive, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
-    if (typeof out[exclusive] !== 'boolean') continue;
-    if (out[exclusive] === true && typeof out[bound] === 'number') {
-      out[exclusive] = out[bound];
-      delete out[bound];
-    } else {
-      delete out[exclusive];
-    }
-  }
-  if (Array.isArray(out.oneOf) && out.anyOf === undefined) {
-    out.anyOf = out.oneOf;
-    delete out.oneOf;
-  }
-  if (typeof out.pattern === 'string' && !compilesInJs(out.pattern)) delete out.pattern;
-  return out;
-}
-
-const LITERAL_KEYWORDS = new Set(['enum', 'const', 'default', 'example', 'examples']);
-
-/** The readOnly property names a normalised object schema left out, for `required` beside it in an allOf. */
-const droppedReadOnly = new WeakMap<object, string[]>();
-
-/** A property the server sets (`readOnly`, also inside an allOf): OpenAPI says requests SHOULD NOT send it. */
-function isReadOnly(schema: Json): boolean {
-  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return false;
-  return schema.readOnly === true || (Array.isArray(schema.allOf) && schema.allOf.some(isReadOnly));
-}
-
-/** Whether `pattern` compiles as the validators compile it (protocol/lenient-regexp.ts). */
-function compilesInJs(pattern: string): boolean {
-  try {
-    lenientRegExp(pattern, 'u');
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function describe(schema: Json, description: string | undefined, where: string | undefined): Json {
