@@ -6,6 +6,7 @@ import { oas3ParameterBuilders, swaggerBuildRequest, type ParameterBuilder } fro
 import { HEADER_VALUE } from '../../protocol/http-headers';
 import { explodedCookie, needsOwnQuery, serializeQuery, type StyledParameter } from './serialize';
 import { bytesOf, fileOf, partType } from './binary';
+import { bodyEncodings, formUrlEncoded, multipartValues } from './form-body';
 
 /** A request ready for undici. */
 export interface BuiltRequest {
@@ -168,6 +169,14 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
   if (body?.swaggerBodyName !== undefined && requestBody !== undefined) parameters[`body.${body.swaggerBodyName}`] = requestBody;
   if (body?.swaggerForm) for (const [name, value] of Object.entries(bodyProps)) parameters[`formData.${name}`] = value;
   const base = parsedBase(baseUrl);
+  // OpenAPI 3 form bodies: written here, or handed to the builder safe from its JSON.parse (form-body.ts).
+  const form = plan.spec.swagger || body === undefined ? undefined : body.contentType === 'application/x-www-form-urlencoded' ? 'urlencoded' : body.contentType === 'multipart/form-data' ? 'multipart' : undefined;
+  let formBody: string | undefined;
+  if (form === 'urlencoded' && requestBody !== undefined) {
+    // A whole body given as a string is taken as the form text written out.
+    formBody = isPlainObject(requestBody) ? formUrlEncoded(requestBody, bodyEncodings(plan.spec, body!.contentType)) : typeof requestBody === 'string' ? requestBody : String(requestBody ?? '');
+  }
+  const builderBody = form === 'urlencoded' ? undefined : form === 'multipart' && isPlainObject(requestBody) ? multipartValues(requestBody) : requestBody;
 
   let req: { url: string; method: string; headers: Record<string, string>; body?: unknown };
   try {
@@ -175,7 +184,7 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       spec: builderSpec,
       operationId: 'op',
       parameters,
-      requestBody: plan.spec.swagger ? undefined : requestBody,
+      requestBody: plan.spec.swagger ? undefined : builderBody,
       requestContentType: body?.contentType,
       responseContentType: acceptOf(plan.spec),
       baseURL: base.origin + base.path,
@@ -196,7 +205,10 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     headers[name.toLowerCase()] = text;
   }
   let out: BuiltRequest['body'];
-  if (req.body instanceof FormData) {
+  if (formBody !== undefined) {
+    out = formBody;
+    headers['content-type'] = body!.contentType;
+  } else if (req.body instanceof FormData) {
     // undici writes the boundary itself.
     delete headers['content-type'];
     out = req.body;
@@ -350,6 +362,10 @@ function builderPlan(spec: JsonObject): { builderSpec: JsonObject; ownQuery: Map
   made = { builderSpec: ownQuery.size === 0 ? spec : { ...spec, paths }, ownQuery };
   builderPlans.set(spec, made);
   return made;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** The strings of a value (a primitive, or an array's or object's values) joined: what a path template holds. */
