@@ -13,10 +13,11 @@ export type BuildCall = (toolName: string, args: Record<string, unknown>, baseUr
 export async function requestBuilder(spec: Record<string, unknown>): Promise<BuildCall> {
   const loaded = await loadSpec({ specInputMethod: 'inline', openApiSpec: JSON.stringify(spec) });
   const manager = new ToolsManager({}, loaded);
-  manager.generateTools();
+  const warnings: string[] = [];
+  manager.generateTools(false, { warn: (message) => warnings.push(message) });
   return (toolName, args, baseUrl = BASE) => {
     const tool = manager.getToolById(toolName, true);
-    if (!tool) throw new Error(`no tool ${toolName}`);
+    if (!tool) throw new Error(`no tool ${toolName}; warnings: ${warnings.join('; ')}`);
     return buildUpstreamRequest(requestPlan(tool.entry!, loaded, tool.targets, tool.body), args, baseUrl);
   };
 }

@@ -1,10 +1,12 @@
 import { McpvisorError } from '../../protocol/errors';
 import type { ArgumentTarget, BodyInfo } from './input-schema';
 import type { OperationEntry } from './operations';
-import { deref, follow, isObject, type Json, type JsonObject, type RefContext } from './refs';
-import { oas3ParameterBuilders, swaggerBuildRequest, type ParameterBuilder } from './lazy';
+import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
+import { swaggerBuildRequest } from './lazy';
 import { HEADER_VALUE } from '../../protocol/http-headers';
-import { explodedCookie, needsOwnQuery, serializeQuery, type StyledParameter } from './serialize';
+import { serializeQuery } from './serialize';
+import { acceptOf, builderPlan, parameterBuilders } from './builder-plan';
+import { fillTemplate } from './path-template';
 import { bytesOf, fileOf, partType } from './binary';
 import { bodyEncodings, formUrlEncoded, multipartValues } from './form-body';
 
@@ -121,11 +123,12 @@ function followObject(node: Json | undefined, ctx: RefContext): JsonObject | und
  * throws BAD_INPUT. Errors of the builder (a missing required parameter) are BAD_INPUT.
  */
 export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unknown>, baseUrl: string): BuiltRequest {
-  const { builderSpec, ownQuery } = builderPlan(plan.spec);
+  const { builderSpec, ownQuery, template, pathParameters } = builderPlan(plan.spec);
   // Without a prototype: the builder reads `parameters[name]` first, and a parameter named
   // `constructor` or `toString` found Object.prototype's function there and sent its source.
   const parameters: Record<string, unknown> = Object.create(null);
   const bodyProps: Record<string, unknown> = Object.create(null);
+  const pathValues = new Map<string, unknown>();
   const query: string[] = [];
   let wholeBody: unknown;
   let hasBody = false;
@@ -133,11 +136,12 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     const target = plan.targets.get(arg);
     if (!target || value === undefined) continue;
     if (target.kind === 'parameter') {
-      // An empty segment would call another endpoint (`/items/` for `/items/{id}`), and the
-      // builder then leaves later templates unfilled.
-      if (target.in === 'path' && (value === '' || value === '.' || value === '..')) throw new McpvisorError('BAD_INPUT', `path argument '${arg}' may not be empty, '.' or '..'`);
-      // The path builder encodes one as U+FFFD and sends it, where a query value is refused.
-      if (target.in === 'path') withMalformedAs(arg, () => encodeURIComponent(flatText(value)));
+      if (target.in === 'path') {
+        // An empty segment would call another endpoint (`/items/` for `/items/{id}`).
+        if (value === '' || value === '.' || value === '..') throw new McpvisorError('BAD_INPUT', `path argument '${arg}' may not be empty, '.' or '..'`);
+        if (value !== null) pathValues.set(target.name, value);
+        continue;
+      }
       if (target.in === 'header' && typeof value === 'string' && !HEADER_VALUE.test(value)) {
         throw new McpvisorError('BAD_INPUT', `header argument '${arg}' has a line break, a control character or a character beyond Latin-1, which HTTP headers cannot carry`);
       }
@@ -157,12 +161,8 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       hasBody = true;
     }
   }
-  for (const [arg, target] of plan.targets) {
-    if (target.kind === 'parameter' && target.in === 'path' && parameters[`path.${target.name}`] == null && !hasDefault(plan.spec, target.name)) {
-      // A path parameter a description forgot to mark required: the builder would send `{name}`.
-      throw new McpvisorError('BAD_INPUT', `path argument '${arg}' is required`);
-    }
-  }
+  const argOf = (name: string) => [...plan.targets].find(([, t]) => t.kind === 'parameter' && t.in === 'path' && t.name === name)?.[0] ?? name;
+  const path = fillTemplate(template, pathParameters, pathValues, Boolean(plan.spec.swagger), argOf);
   const body = plan.body;
   // A required body is sent even when none of its (optional) properties was given: `{}`.
   const requestBody = body?.shape === 'whole' ? wholeBody : hasBody || body?.required ? bodyProps : undefined;
@@ -193,7 +193,7 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
   } catch (error) {
     throw new McpvisorError('BAD_INPUT', `cannot build the request: ${(error as Error).message}`);
   }
-  const url = checkUrl(withQuery(req.url, base.search, query), baseUrl);
+  const url = checkUrl(withQuery(withPath(req.url, base.origin + base.path, path), base.search, query), baseUrl);
 
   const headers: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(req.headers ?? {})) {
@@ -230,71 +230,6 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
   return { method: req.method, url, headers, body: out };
 }
 
-/** Whether the plan's path parameter `name` has a `default` (Swagger 2.0), which the builder uses. */
-function hasDefault(spec: JsonObject, name: string): boolean {
-  for (const methods of Object.values(spec.paths as JsonObject)) {
-    for (const operation of Object.values(methods as JsonObject)) {
-      const parameters = (operation as JsonObject).parameters;
-      if (!Array.isArray(parameters)) continue;
-      for (const p of parameters) {
-        if (isObject(p) && p.in === 'path' && p.name === name && p.default !== undefined) return true;
-      }
-    }
-  }
-  return false;
-}
-
-let builders: Record<string, ParameterBuilder> | undefined;
-
-/**
- * swagger-client's OpenAPI 3 parameter builders, with its cookie builder made to add to the
- * `Cookie` header (the builder's own sets it, so of several cookie parameters only the last was
- * sent) and exploded array and object cookies written as pairs (serialize.ts).
- */
-function parameterBuilders(): Record<string, ParameterBuilder> {
-  if (builders) return builders;
-  const own = oas3ParameterBuilders();
-  const cookie: ParameterBuilder = (options) => {
-    const before = options.req.headers?.Cookie;
-    const exploded = explodedCookie(options.parameter as StyledParameter, options.value);
-    if (exploded === undefined) own.cookie(options);
-    else (options.req.headers ??= {}).Cookie = exploded;
-    const after = options.req.headers?.Cookie;
-    if (typeof before === 'string' && before !== '' && after !== before) options.req.headers!.Cookie = `${before}; ${String(after)}`;
-  };
-  return (builders = { ...own, cookie });
-}
-
-const accepts = new WeakMap<JsonObject, string | undefined>();
-
-/**
- * The `accept` header swagger-client's OpenAPI 3 builder derives from the media types of the 2xx
- * responses (oas3/build-request.js, joined with ", "), derived here once per plan and passed as
- * `responseContentType`, which the builder then uses as it is: deriving it on every call cost
- * ~3 µs, a sixth of the builder's time. Swagger 2.0 plans (`produces`) are left to the builder.
- */
-function acceptOf(spec: JsonObject): string | undefined {
-  if (spec.swagger) return undefined;
-  if (accepts.has(spec)) return accepts.get(spec);
-  const types: string[] = [];
-  for (const methods of Object.values(spec.paths as JsonObject)) {
-    for (const operation of Object.values(methods as JsonObject)) {
-      const responses = (operation as JsonObject).responses;
-      if (!isObject(responses)) continue;
-      for (const [code, response] of Object.entries(responses)) {
-        const status = parseInt(code, 10);
-        const content = isObject(response) ? response.content : undefined;
-        // Not push(...keys): a description's list as call arguments can overflow the stack.
-        if (status >= 200 && status < 300 && isObject(content)) for (const type of Object.keys(content)) types.push(type);
-      }
-    }
-  }
-  // Each type once: several 2xx responses often share them (Kubernetes listed three twice).
-  const accept = types.length > 0 ? [...new Set(types)].join(', ') : undefined;
-  accepts.set(spec, accept);
-  return accept;
-}
-
 /** The normalised URL; BLOCKED unless it has the origin of `baseUrl` and stays under its path. */
 export function checkUrl(url: string, baseUrl: string): string {
   const target = new URL(url);
@@ -319,6 +254,15 @@ function parsedBase(baseUrl: string): { origin: string; path: string; search: st
 }
 
 /**
+ * The builder's URL (the base, for the builder fills no path, and its query) with the filled
+ * path put in; a query in the path template comes before the builder's.
+ */
+function withPath(url: string, base: string, path: string): string {
+  const rest = url.slice(base.length);
+  return `${base}${path}${path.includes('?') && rest.startsWith('?') ? `&${rest.slice(1)}` : rest}`;
+}
+
+/**
  * `url` with the base URL's own query first (an Azure-style `?api-version=…`; the builder, given
  * the base without it, would have put the operation's path inside it), then the builder's query,
  * then the parameters serialised here.
@@ -330,48 +274,8 @@ function withQuery(url: string, baseSearch: string, own: string[]): string {
   return `${at < 0 ? url : url.slice(0, at)}${parts.length > 0 ? `?${parts.join('&')}` : ''}`;
 }
 
-const builderPlans = new WeakMap<JsonObject, { builderSpec: JsonObject; ownQuery: Map<string, StyledParameter> }>();
-
-/**
- * What the builder gets of a plan: its spec without the query parameters serialize.ts writes
- * (allowReserved, space- and pipe-delimited), which come back as `ownQuery`, by name. Made once
- * per plan.
- */
-function builderPlan(spec: JsonObject): { builderSpec: JsonObject; ownQuery: Map<string, StyledParameter> } {
-  let made = builderPlans.get(spec);
-  if (made) return made;
-  const ownQuery = new Map<string, StyledParameter>();
-  const paths: JsonObject = {};
-  for (const [route, methods] of Object.entries(spec.paths as JsonObject)) {
-    const kept: JsonObject = {};
-    for (const [method, operation] of Object.entries(methods as JsonObject)) {
-      const parameters = (operation as JsonObject).parameters;
-      if (spec.swagger || !Array.isArray(parameters)) {
-        kept[method] = operation;
-        continue;
-      }
-      const builderParameters = parameters.filter((p) => {
-        if (!isObject(p) || p.in !== 'query' || !needsOwnQuery(p as unknown as StyledParameter)) return true;
-        ownQuery.set(p.name as string, p as unknown as StyledParameter);
-        return false;
-      });
-      kept[method] = { ...(operation as JsonObject), parameters: builderParameters };
-    }
-    paths[route] = kept;
-  }
-  made = { builderSpec: ownQuery.size === 0 ? spec : { ...spec, paths }, ownQuery };
-  builderPlans.set(spec, made);
-  return made;
-}
-
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-/** The strings of a value (a primitive, or an array's or object's values) joined: what a path template holds. */
-function flatText(value: unknown): string {
-  if (value !== null && typeof value === 'object') return Object.entries(value).flat().map(String).join('');
-  return String(value);
 }
 
 /** `serialize` run; a lone surrogate (which no URL can carry) is BAD_INPUT naming the argument. */
