@@ -76,14 +76,39 @@ function encodeLiteral(text: string): string {
 /**
  * The template filled with the serialised values of its path parameters. BAD_INPUT names the
  * template when it cannot be filled (a `#` in it, or an expression no path parameter fills: it
- * would have been sent as `{x}`), and the argument when a required value is missing.
+ * would have been sent as `{x}`), and the argument when a required value is missing or when a
+ * segment holding a value comes out empty, `.` or `..` (also as `%2e`, which URL parsers read
+ * as a dot): `[".."]` or `{}` went to `/items/` or the parent, another endpoint.
  * `argOf` gives the tool argument of a parameter name, for messages.
  */
 export function fillTemplate(template: PathTemplate, parameters: Map<string, PathParameter>, values: Map<string, unknown>, swagger: boolean, argOf: (name: string) => string): string {
   let out = '';
+  // The segment being written and the parameters in it, until the template's own query starts.
+  let segment = '';
+  let names: string[] = [];
+  let inQuery = false;
+  const endSegment = () => {
+    if (names.length > 0 && DOT_OR_EMPTY.test(segment.replace(/%2e/gi, '.'))) {
+      throw new McpvisorError('BAD_INPUT', `path argument ${names.map((name) => `'${argOf(name)}'`).join(', ')} may not be empty, '.' or '..': the path segment would be '${segment}'`);
+    }
+    segment = '';
+    names = [];
+  };
   for (const part of template.parts) {
     if ('literal' in part) {
       out += part.literal;
+      if (inQuery) continue;
+      const query = part.literal.indexOf('?');
+      const pieces = (query < 0 ? part.literal : part.literal.slice(0, query)).split('/');
+      segment += pieces[0];
+      for (const piece of pieces.slice(1)) {
+        endSegment();
+        segment = piece;
+      }
+      if (query >= 0) {
+        endSegment();
+        inQuery = true;
+      }
       continue;
     }
     if (template.source.includes('#')) throw new McpvisorError('BAD_INPUT', `cannot build the request: the path template '${template.source}' has a '#', after which nothing is sent`);
@@ -92,16 +117,27 @@ export function fillTemplate(template: PathTemplate, parameters: Map<string, Pat
     const value = values.get(part.name) ?? parameter.default;
     // A path parameter a description forgot to mark required: `{name}` would be sent.
     if (value === undefined || value === null) throw new McpvisorError('BAD_INPUT', `path argument '${argOf(part.name)}' is required`);
+    let text: string;
     try {
-      out += swagger ? swaggerValue(parameter, value) : styledValue(parameter, value);
+      text = swagger ? swaggerValue(parameter, value) : styledValue(parameter, value);
     } catch (error) {
       // A lone UTF-16 surrogate: the builder sent U+FFFD, where a query value is refused.
       if (error instanceof URIError) throw new McpvisorError('BAD_INPUT', `argument '${argOf(part.name)}' has a lone UTF-16 surrogate, which a URL cannot carry`);
       throw error;
     }
+    // Values are encoded whole, so a value never adds a segment; checked all the same.
+    if (text.includes('/')) throw new McpvisorError('BAD_INPUT', `path argument '${argOf(part.name)}' would add a path segment`);
+    out += text;
+    if (!inQuery) {
+      segment += text;
+      names.push(part.name);
+    }
   }
+  if (!inQuery) endSegment();
   return out;
 }
+
+const DOT_OR_EMPTY = /^\.{0,2}$/;
 
 /** A value as an item of a path: objects as JSON, every character but the unreserved encoded. */
 function item(value: unknown): string {

@@ -113,14 +113,14 @@ function followObject(node: Json | undefined, ctx: RefContext): JsonObject | und
   }
 }
 
-
 /**
  * Builds the upstream request from validated arguments with swagger-client's `buildRequest`
- * (path templating with encoding, query style/explode, headers, cookies, JSON, form and multipart
- * bodies). The URL is `baseUrl` + the templated path: decision, `apiBaseUrl` replaces the
- * description's `servers` (3.x) and `host`/`basePath` (2.0), as in the reference. A result outside
- * `baseUrl` (a path argument that tries to leave it) throws BLOCKED; a path argument `.` or `..`
- * throws BAD_INPUT. Errors of the builder (a missing required parameter) are BAD_INPUT.
+ * (query style/explode, headers, cookies, JSON and multipart bodies); the path is filled by
+ * path-template.ts, form-urlencoded bodies by form-body.ts, some query styles by serialize.ts.
+ * The URL is `baseUrl` + the templated path: decision, `apiBaseUrl` replaces the description's
+ * `servers` (3.x) and `host`/`basePath` (2.0), as in the reference. A result outside `baseUrl`
+ * (a path argument that tries to leave it) throws BLOCKED; a path segment that comes out empty,
+ * `.` or `..` throws BAD_INPUT. Errors of the builder (a missing required parameter) are BAD_INPUT.
  */
 export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unknown>, baseUrl: string): BuiltRequest {
   const { builderSpec, ownQuery, template, pathParameters } = builderPlan(plan.spec);

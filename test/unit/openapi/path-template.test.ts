@@ -68,3 +68,27 @@ describe('path templates', () => {
     expect(url('one', 'a%20b?x=1')).toBe('/one/a%2520b%3Fx%3D1');
   });
 });
+
+describe('a path segment that holds a value', () => {
+  test('may not come out empty, . or .. whatever the value\'s type, style or encoding (another endpoint)', async () => {
+    const list = (style?: string) => [{ name: 'id', in: 'path', required: true, ...(style ? { style } : {}), schema: { type: 'array', items: { type: 'string' } } }];
+    const build = await requestBuilder(oas3({
+      '/f3/items/{id}': get('plain', list()),
+      '/f3/labels/{id}': get('label', list('label')),
+      '/f3/matrix/{id}': get('matrix', list('matrix')),
+      '/f3/objects/{id}': get('object', [{ name: 'id', in: 'path', required: true, schema: { type: 'object' } }]),
+      '/f3/dots/%2e{id}': get('dotted', list()),
+    }));
+    const refused = "path argument 'id' may not be empty, '.' or '..'";
+    for (const id of [['..'], ['.'], [], ['']]) expect(() => build('plain', { id })).toThrow(`${refused}: the path segment would be '${id.join('')}'`);
+    expect(() => build('object', { id: {} })).toThrow(refused);
+    for (const id of [['', ''], ['.'], ['']]) expect(() => build('label', { id })).toThrow(refused);
+    expect(() => build('matrix', { id: [] })).toThrow(refused);
+    // `%2e` is a dot to URL parsers: `/f3/dots/%2e` is `/f3/dots/.`, which is `/f3/dots/`.
+    expect(() => build('dotted', { id: [] })).toThrow(`${refused}: the path segment would be '%2e'`);
+    expect(() => build('dotted', { id: ['.'] })).toThrow(refused);
+    expect(build('plain', { id: ['.', '..'] }).url).toBe(`${BASE}/f3/items/.,..`);
+    expect(build('label', { id: ['a'] }).url).toBe(`${BASE}/f3/labels/.a`);
+    expect(build('dotted', { id: ['a'] }).url).toBe(`${BASE}/f3/dots/%2ea`);
+  });
+});
