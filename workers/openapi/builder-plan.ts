@@ -11,7 +11,7 @@ export interface BuilderPlan {
    * without the query parameters serialize.ts writes.
    */
   builderSpec: JsonObject;
-  /** Query parameters serialize.ts writes (allowReserved, space- and pipe-delimited), by name. */
+  /** Query parameters serialize.ts writes (allowReserved, space- and pipe-delimited, deepObject), by name. */
   ownQuery: Map<string, StyledParameter>;
   template: PathTemplate;
   pathParameters: Map<string, PathParameter>;

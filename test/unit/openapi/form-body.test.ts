@@ -62,3 +62,69 @@ describe('form-urlencoded and multipart bodies', () => {
     expect(build('mixed', { note: '' }).body).toBe('note=');
   });
 });
+
+describe('deepObject form properties and query parameters (Stripe)', () => {
+  const deep = { explode: true, style: 'deepObject' };
+  const STRIPE = oas3({
+    '/v1/checkout/sessions': {
+      post: {
+        operationId: 'checkout',
+        requestBody: body('application/x-www-form-urlencoded', {
+          type: 'object',
+          properties: {
+            mode: { type: 'string' }, expand: { type: 'array', items: { type: 'string' } }, metadata: { type: 'object', additionalProperties: { type: 'string' } },
+            line_items: { type: 'array', items: { type: 'object', properties: { price: { type: 'string' }, quantity: { type: 'integer' } } } },
+            invoice_settings: { type: 'object', properties: { custom_fields: { type: 'array', items: { type: 'object' } } } },
+            address: { anyOf: [{ type: 'object' }, { type: 'string', enum: [''] }] },
+          },
+        }, { expand: deep, metadata: deep, line_items: deep, invoice_settings: deep, address: deep }),
+        responses: OK,
+      },
+    },
+    '/v1/customers': {
+      get: {
+        operationId: 'customers',
+        parameters: [
+          { name: 'expand', in: 'query', style: 'deepObject', explode: true, schema: { type: 'array', items: { type: 'string' } } },
+          { name: 'created', in: 'query', style: 'deepObject', explode: true, schema: { type: 'object' } },
+        ],
+        responses: OK,
+      },
+    },
+  });
+  let stripe: BuildCall;
+  beforeAll(async () => {
+    stripe = await requestBuilder(STRIPE);
+  });
+  const decoded = (text: string) => text.split('&').map(decodeURIComponent);
+
+  test('nest objects and arrays in brackets to any depth, arrays of objects indexed', () => {
+    const req = stripe('checkout', {
+      mode: 'payment',
+      line_items: [{ price: 'price_1', quantity: 2 }, { price: 'price_2', quantity: 1 }],
+      invoice_settings: { custom_fields: [{ name: 'a', value: 'b' }] },
+      metadata: { order: '12345678901234567890', note: 'a&b=c' },
+    });
+    expect(decoded(req.body as string)).toEqual([
+      'mode=payment',
+      'line_items[0][price]=price_1', 'line_items[0][quantity]=2', 'line_items[1][price]=price_2', 'line_items[1][quantity]=1',
+      'invoice_settings[custom_fields][0][name]=a', 'invoice_settings[custom_fields][0][value]=b',
+      'metadata[order]=12345678901234567890', 'metadata[note]=a&b=c',
+    ]);
+    // First-level keys as before: brackets and values percent-encoded.
+    expect(req.body).toContain('metadata%5Bnote%5D=a%26b%3Dc');
+  });
+
+  test('send an array of primitives as name[]=…, and an empty string or object as before', () => {
+    expect(decoded(stripe('checkout', { expand: ['line_items', 'customer'] }).body as string)).toEqual(['expand[]=line_items', 'expand[]=customer']);
+    expect(stripe('checkout', { address: '' }).body).toBe('address=');
+    expect(stripe('checkout', { address: {}, expand: [] }).body).toBe('');
+    expect(decoded(stripe('checkout', { address: { line1: '', city: 'X' } }).body as string)).toEqual(['address[line1]=', 'address[city]=X']);
+  });
+
+  test('in a query too: arrays as name[]=…, first-level objects as before', () => {
+    const url = stripe('customers', { expand: ['data.default_source', 'data.tax'], created: { gt: 1, lte: 2 } }).url;
+    expect(decoded(new URL(url).search.slice(1))).toEqual(['expand[]=data.default_source', 'expand[]=data.tax', 'created[gt]=1', 'created[lte]=2']);
+    expect(new URL(url).search).toContain('created%5Bgt%5D=1');
+  });
+});
