@@ -81,6 +81,8 @@ export class ApiClient {
     let body: string | undefined;
     const hs: Record<string, string> = lowerKeys(headers ?? {});
     if (params && ['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(upper)) {
+      // A name given replaces the base URL's pairs of that name, as in tool calls (request.ts).
+      for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== null && url.searchParams.has(key)) url.searchParams.delete(key);
       for (const [key, value] of Object.entries(params)) {
         if (Array.isArray(value)) for (const item of value) url.searchParams.append(key, String(item));
         else if (value !== undefined && value !== null) url.searchParams.append(key, typeof value === 'object' ? JSON.stringify(value) : String(value));

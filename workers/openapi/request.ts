@@ -265,13 +265,31 @@ function withPath(url: string, base: string, path: string): string {
 /**
  * `url` with the base URL's own query first (an Azure-style `?api-version=…`; the builder, given
  * the base without it, would have put the operation's path inside it), then the builder's query,
- * then the parameters serialised here.
+ * then the parameters serialised here. A name the request sets drops the base's pairs of that
+ * name, as swagger-client's serializeRequest does: `?api-version=1&api-version=2024` made
+ * services that read the first value use the base's.
  */
 function withQuery(url: string, baseSearch: string, own: string[]): string {
   if (baseSearch === '' && own.length === 0) return url;
   const at = url.indexOf('?');
-  const parts = [baseSearch.slice(1), at < 0 ? '' : url.slice(at + 1), ...own].filter((part) => part !== '');
+  const request = [at < 0 ? '' : url.slice(at + 1), ...own].filter((part) => part !== '');
+  let base = baseSearch.slice(1);
+  if (base !== '' && request.length > 0) {
+    const set = new Set(request.join('&').split('&').map(queryName));
+    base = base.split('&').filter((pair) => pair !== '' && !set.has(queryName(pair))).join('&');
+  }
+  const parts = [base, ...request].filter((part) => part !== '');
   return `${at < 0 ? url : url.slice(0, at)}${parts.length > 0 ? `?${parts.join('&')}` : ''}`;
+}
+
+/** The decoded name of a `name=value` query pair (`+` a space, as form decoding reads it). */
+function queryName(pair: string): string {
+  const name = pair.split('=', 1)[0].replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

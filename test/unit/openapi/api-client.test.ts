@@ -109,6 +109,16 @@ describe('ApiClient', () => {
   });
 });
 
+describe('ApiClient.request', () => {
+  test('sends a query name the base URL also has once, the given value replacing the base URL\'s', async () => {
+    const client = new ApiClient(`${upstream.url}/v1?api-version=1&keep=k`);
+    const echo = async (params?: Record<string, unknown>) => JSON.parse((await client.request('GET', '/things', params)).body.toString()).echo.url;
+    expect(await echo({ 'api-version': '2024' })).toBe('/v1/things?keep=k&api-version=2024');
+    expect(await echo({ other: 'o' })).toBe('/v1/things?api-version=1&keep=k&other=o');
+    await client.close();
+  });
+});
+
 describe('ApiClient headers', () => {
   test('configured headers win over request headers of the same name, and cookies add up (a configured one wins by name)', async () => {
     const client = new ApiClient(upstream.url, undefined, { 'X-Api-Key': 'configured', Cookie: 'session=s1' });
