@@ -1,4 +1,4 @@
-import { isObject, type JsonObject } from './refs';
+import { isObject, type Json, type JsonObject } from './refs';
 import { oas3ParameterBuilders, type ParameterBuilder } from './lazy';
 import { explodedCookie, needsOwnQuery, type StyledParameter } from './serialize';
 import { compileTemplate, type PathParameter, type PathTemplate } from './path-template';
@@ -7,8 +7,8 @@ import { compileTemplate, type PathParameter, type PathTemplate } from './path-t
 export interface BuilderPlan {
   /**
    * The spec the builder gets: the operation under the path `''` (so its URL is the base URL
-   * and its query: the path is filled by path-template.ts), without its path parameters and
-   * without the query parameters serialize.ts writes.
+   * and its query: the path is filled by path-template.ts), without its path parameters, the
+   * query parameters serialize.ts writes, and (OpenAPI 3) parameter schemas.
    */
   builderSpec: JsonObject;
   /** Query parameters serialize.ts writes (allowReserved, space- and pipe-delimited, deepObject), by name. */
@@ -39,11 +39,20 @@ export function builderPlan(spec: JsonObject): BuilderPlan {
       ownQuery.set(p.name as string, p as unknown as StyledParameter);
       return false;
     });
-    kept[method] = { ...(operation as JsonObject), parameters: builderParameters };
+    // Without schemas: the builder reads a parameter's schema only to run JSON.parse on a string
+    // value when the schema also allows an object or array (its UI takes JSON text), and a string
+    // argument must stay that string (`filter: "{\"a\":1}"` went out as `?a=1`).
+    kept[method] = { ...(operation as JsonObject), parameters: spec.swagger ? builderParameters : builderParameters.map(withoutSchema) };
   }
   made = { builderSpec: { ...spec, paths: { '': kept } }, ownQuery, template: compileTemplate(route), pathParameters };
   plans.set(spec, made);
   return made;
+}
+
+function withoutSchema(parameter: Json): Json {
+  if (!isObject(parameter) || parameter.schema === undefined) return parameter;
+  const { schema: _schema, ...rest } = parameter;
+  return rest;
 }
 
 let builders: Record<string, ParameterBuilder> | undefined;

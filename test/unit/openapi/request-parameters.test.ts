@@ -11,3 +11,29 @@ describe('a query parameter the base URL also sets', () => {
     expect(build('things', { 'api-version': '2024', f: 'x' }, `${BASE}?api%2Dversion=1&f=old`).url).toBe(`${BASE}/things?api-version=2024&f=x`);
   });
 });
+
+describe('a parameter whose schema allows a string and an object or array', () => {
+  test('sends a string argument as that string, never read as JSON', async () => {
+    const build = await requestBuilder(oas3({
+      '/u/{id}': {
+        get: {
+          operationId: 'union',
+          parameters: [
+            { name: 'id', in: 'path', required: true, schema: { type: ['string', 'array'], items: { type: 'string' } } },
+            { name: 'filter', in: 'query', schema: { oneOf: [{ type: 'string' }, { type: 'object' }] } },
+            { name: 'list', in: 'query', schema: { type: ['string', 'array'], items: { type: 'string' } } },
+            { name: 'X-F', in: 'header', schema: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] } },
+          ],
+          responses: OK,
+        },
+      },
+    }, '3.1.0'));
+    const req = build('union', { id: '["a","b"]', filter: '{"status":"open"}', list: '[1,2]', 'X-F': '["a","b"]' });
+    expect(req.url).toBe(`${BASE}/u/%5B%22a%22%2C%22b%22%5D?filter=%7B%22status%22%3A%22open%22%7D&list=%5B1%2C2%5D`);
+    expect(req.headers['x-f']).toBe('["a","b"]');
+    // Objects and arrays given as such are serialised by their style, as before.
+    const structured = build('union', { id: ['a', 'b'], filter: { status: 'open' }, list: ['1', '2'], 'X-F': ['a', 'b'] });
+    expect(structured.url).toBe(`${BASE}/u/a,b?status=open&list=1&list=2`);
+    expect(structured.headers['x-f']).toBe('a,b');
+  });
+});
