@@ -289,18 +289,31 @@ function flatHeaders(headers: Record<string, string | string[] | undefined>): Re
   return out;
 }
 
-/** `Cookie` headers as one: each `name=value` pair once, a later header's pair replacing an earlier one of its name. */
+/**
+ * `Cookie` headers as one. A later header's pairs of a name replace an earlier header's pairs of
+ * that name (where they stood); pairs repeated within one header all stay: an exploded array
+ * cookie (`c=a; c=b; c=c`) lost all but its last item once a cookie was configured.
+ */
 function joinCookies(headers: Array<string | undefined>): string | undefined {
   const given = headers.filter((header): header is string => header !== undefined && header !== '');
   if (given.length < 2) return given[0];
-  const pairs = new Map<string, string>();
+  let joined: Array<[name: string, pair: string]> = [];
   for (const header of given) {
-    for (const pair of header.split(';')) {
-      const trimmed = pair.trim();
-      if (trimmed !== '') pairs.set(trimmed.split('=', 1)[0], trimmed);
+    const own = header.split(';').map((pair) => pair.trim()).filter((pair) => pair !== '').map((pair): [string, string] => [pair.split('=', 1)[0], pair]);
+    const names = new Set(own.map(([name]) => name));
+    const placed = new Set<string>();
+    const next: Array<[string, string]> = [];
+    for (const entry of joined) {
+      if (!names.has(entry[0])) next.push(entry);
+      else if (!placed.has(entry[0])) {
+        placed.add(entry[0]);
+        for (const mine of own) if (mine[0] === entry[0]) next.push(mine);
+      }
     }
+    for (const mine of own) if (!placed.has(mine[0])) next.push(mine);
+    joined = next;
   }
-  return [...pairs.values()].join('; ');
+  return joined.map(([, pair]) => pair).join('; ');
 }
 
 /** A percent-encoded part of a URL, decoded; as it is when its encoding is broken (`%zz`). */

@@ -134,6 +134,17 @@ describe('ApiClient headers', () => {
     await provided.close();
   });
 
+  test('keeps every pair of an exploded cookie a request repeats, replacing only the names a configured cookie sets', async () => {
+    const cookieOf = async (configured: string) => {
+      const client = new ApiClient(upstream.url, undefined, { Cookie: configured });
+      const got = await client.send({ method: 'GET', url: `${upstream.url}/echo`, headers: { cookie: 'c=a; c=b; d=1; c=c' } });
+      await client.close();
+      return JSON.parse(got.body.toString()).echo.headers.cookie;
+    };
+    expect(await cookieOf('session=cfg')).toBe('c=a; c=b; d=1; c=c; session=cfg');
+    expect(await cookieOf('c=cfg')).toBe('c=cfg; d=1');
+  });
+
   test('sends credentials of the base URL as Basic auth and never shows them', async () => {
     const withUser = upstream.url.replace('http://', 'http://ad%40min:pa%3Ass@');
     const client = new ApiClient(`${withUser}/v1`);
