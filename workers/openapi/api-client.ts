@@ -58,7 +58,10 @@ export class ApiClient {
     const basic = credentials === ':' ? undefined : `Basic ${Buffer.from(credentials).toString('base64')}`;
     base.username = '';
     base.password = '';
-    this.baseUrl = base.href.replace(/\/+$/, '');
+    // Trailing slashes of the path only: `?next=/` keeps its slash.
+    const query = base.search;
+    base.search = '';
+    this.baseUrl = base.href.replace(/\/+$/, '') + query;
     if (authProvider !== undefined && !isAuthProvider(authProvider)) throw new TypeError('authProvider must implement getAuthHeaders and handleAuthError');
     this.#auth = authProvider;
     this.#headers = lowerKeys(headers ?? {});

@@ -117,6 +117,14 @@ describe('ApiClient.request', () => {
     expect(await echo({ other: 'o' })).toBe('/v1/things?api-version=1&keep=k&other=o');
     await client.close();
   });
+
+  test('keeps a slash at the end of the base URL\'s query, dropping only the path\'s', async () => {
+    const client = new ApiClient(`${upstream.url}/api//?next=/`);
+    expect(client.baseUrl).toBe(`${upstream.url}/api?next=/`);
+    expect(JSON.parse((await client.request('GET', '/things')).body.toString()).echo.url).toBe('/api/things?next=/');
+    expect(new ApiClient(`${upstream.url}/?a=b/`).baseUrl).toBe(`${upstream.url}?a=b/`);
+    await client.close();
+  });
 });
 
 describe('ApiClient headers', () => {
