@@ -2,6 +2,7 @@ import { isObject, type Json, type JsonObject } from './refs';
 import { oas3ParameterBuilders, type ParameterBuilder } from './lazy';
 import { explodedCookie, needsOwnQuery, type StyledParameter } from './serialize';
 import { compileTemplate, type PathParameter, type PathTemplate } from './path-template';
+import { formKind } from './form-body';
 
 /** What request.ts needs of a plan beside swagger-client's builder; made once per plan. */
 export interface BuilderPlan {
@@ -43,10 +44,23 @@ export function builderPlan(spec: JsonObject): BuilderPlan {
     // value when the schema also allows an object or array (its UI takes JSON text), and a string
     // argument must stay that string (`filter: "{\"a\":1}"` went out as `?a=1`).
     kept[method] = { ...(operation as JsonObject), parameters: spec.swagger ? builderParameters : builderParameters.map(withoutSchema) };
+    const requestBody = (operation as JsonObject).requestBody;
+    if (isObject(requestBody) && isObject(requestBody.content)) (kept[method] as JsonObject).requestBody = { ...requestBody, content: bareFormTypes(requestBody.content) };
   }
   made = { builderSpec: { ...spec, paths: { '': kept } }, ownQuery, template: compileTemplate(route), pathParameters };
   plans.set(spec, made);
   return made;
+}
+
+/**
+ * A body's media types with `multipart/form-data; charset=utf-8` (and the like) also under the
+ * bare type, which request.ts passes: the builder writes form-data only for that exact string,
+ * and sent a JSON object under the full one. undici writes the boundary.
+ */
+function bareFormTypes(content: JsonObject): JsonObject {
+  const out: JsonObject = { ...content };
+  for (const [type, media] of Object.entries(content)) if (formKind(type) === 'multipart' && out['multipart/form-data'] === undefined) out['multipart/form-data'] = media;
+  return out;
 }
 
 function withoutSchema(parameter: Json): Json {

@@ -10,6 +10,17 @@ import { encodeStrict, serializeQuery } from './serialize';
  * multipart still goes through the builder, its values wrapped so that its parse gives them back.
  */
 
+/** A media type without its parameters, lower-cased: `application/x-www-form-urlencoded; charset=utf-8` → `application/x-www-form-urlencoded`. */
+export function mediaType(contentType: string): string {
+  return contentType.split(';', 1)[0].trim().toLowerCase();
+}
+
+/** Which form a request body media type is, its parameters (`; charset=utf-8`) aside. */
+export function formKind(contentType: string): 'urlencoded' | 'multipart' | undefined {
+  const type = mediaType(contentType);
+  return type === 'application/x-www-form-urlencoded' ? 'urlencoded' : type === 'multipart/form-data' ? 'multipart' : undefined;
+}
+
 /**
  * An `application/x-www-form-urlencoded` body, each property by its Encoding Object:
  * - `style`, `explode` or `allowReserved` given: as a query parameter of that style

@@ -8,7 +8,7 @@ import { serializeQuery } from './serialize';
 import { acceptOf, builderPlan, parameterBuilders } from './builder-plan';
 import { fillTemplate } from './path-template';
 import { bytesOf, fileOf, partType } from './binary';
-import { bodyEncodings, formUrlEncoded, multipartValues } from './form-body';
+import { bodyEncodings, formKind, formUrlEncoded, mediaType, multipartValues } from './form-body';
 
 /** A request ready for undici. */
 export interface BuiltRequest {
@@ -170,7 +170,12 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
   if (body?.swaggerForm) for (const [name, value] of Object.entries(bodyProps)) parameters[`formData.${name}`] = value;
   const base = parsedBase(baseUrl);
   // OpenAPI 3 form bodies: written here, or handed to the builder safe from its JSON.parse (form-body.ts).
-  const form = plan.spec.swagger || body === undefined ? undefined : body.contentType === 'application/x-www-form-urlencoded' ? 'urlencoded' : body.contentType === 'multipart/form-data' ? 'multipart' : undefined;
+  const form = plan.spec.swagger || body === undefined ? undefined : formKind(body.contentType);
+  if (requestBody !== undefined && body !== undefined && /^multipart\//i.test(mediaType(body.contentType)) && mediaType(body.contentType) !== 'multipart/form-data') {
+    // Decision: refused. Parts of multipart/related or mixed are told apart by position and
+    // their own headers, not by form-data names; sent as form-data they would be another type.
+    throw new McpvisorError('BAD_INPUT', `cannot build the request: a ${mediaType(body.contentType)} body cannot be written here (only multipart/form-data is)`);
+  }
   let formBody: string | undefined;
   if (form === 'urlencoded' && requestBody !== undefined) {
     // A whole body given as a string is taken as the form text written out.
@@ -185,7 +190,8 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       operationId: 'op',
       parameters,
       requestBody: plan.spec.swagger ? undefined : builderBody,
-      requestContentType: body?.contentType,
+      // The bare type: the builder compares it with the description's as it is (builder-plan.ts).
+      requestContentType: form === 'multipart' ? 'multipart/form-data' : body?.contentType,
       responseContentType: acceptOf(plan.spec),
       baseURL: base.origin + base.path,
       ...(plan.spec.swagger ? {} : { parameterBuilders: parameterBuilders() }),

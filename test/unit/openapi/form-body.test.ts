@@ -128,3 +128,30 @@ describe('deepObject form properties and query parameters (Stripe)', () => {
     expect(new URL(url).search).toContain('created%5Bgt%5D=1');
   });
 });
+
+describe('form media types with parameters, and other multipart types', () => {
+  test('a form type with parameters is a form body, sent under the type as written', async () => {
+    const build = await requestBuilder(oas3({
+      '/f5': { post: { operationId: 'charset', requestBody: body('application/x-www-form-urlencoded; charset=utf-8', TEXT), responses: OK } },
+      '/f5b': { post: { operationId: 'upper', requestBody: body('Application/X-WWW-Form-Urlencoded;charset=UTF-8', TEXT), responses: OK } },
+      '/f5m': { post: { operationId: 'multi', requestBody: body('multipart/form-data; charset=utf-8', TEXT), responses: OK } },
+    }));
+    expect(build('charset', { s: 'a b' })).toMatchObject({ body: 's=a%20b', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' } });
+    expect(build('upper', { s: 'é' })).toMatchObject({ body: 's=%C3%A9', headers: { 'content-type': 'Application/X-WWW-Form-Urlencoded;charset=UTF-8' } });
+    const multipart = build('multi', { s: 'a b' });
+    expect((multipart.body as FormData).get('s')).toBe('a b');
+    // undici writes multipart/form-data with its boundary.
+    expect(multipart.headers['content-type']).toBeUndefined();
+  });
+
+  test('a body of another multipart type is refused, saying which, instead of JSON under that label', async () => {
+    const build = await requestBuilder(oas3({
+      '/f5r': { post: { operationId: 'related', requestBody: body('multipart/related', TEXT), responses: OK } },
+      '/f5x': { post: { operationId: 'mixed', requestBody: { content: { 'multipart/mixed; boundary=x': { schema: TEXT } } }, responses: OK } },
+    }));
+    expect(() => build('related', { s: 'a b' })).toThrow('cannot build the request: a multipart/related body cannot be written here (only multipart/form-data is)');
+    expect(() => build('mixed', { s: 'a b' })).toThrow(expect.objectContaining({ code: 'BAD_INPUT', message: expect.stringContaining('multipart/mixed body') }));
+    // An optional body left out: the call goes, without one.
+    expect(build('mixed', {})).toMatchObject({ method: 'POST', body: undefined });
+  });
+});
