@@ -130,6 +130,8 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
   const bodyProps: Record<string, unknown> = Object.create(null);
   const pathValues = new Map<string, unknown>();
   const query: string[] = [];
+  let accept: string | undefined;
+  let contentType: { arg: string; value: string } | undefined;
   let wholeBody: unknown;
   let hasBody = false;
   for (const [arg, value] of Object.entries(args)) {
@@ -145,6 +147,9 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       if (target.in === 'header' && typeof value === 'string' && !HEADER_VALUE.test(value)) {
         throw new McpvisorError('BAD_INPUT', `header argument '${arg}' has a line break, a control character or a character beyond Latin-1, which HTTP headers cannot carry`);
       }
+      // Swagger 2.0 offers these as arguments (OpenAPI 3 says to ignore them): the caller's choice wins.
+      if (target.in === 'header' && plan.spec.swagger && /^accept$/i.test(target.name)) accept = String(value);
+      if (target.in === 'header' && plan.spec.swagger && /^content-type$/i.test(target.name)) contentType = { arg, value: String(value) };
       const own = target.in === 'query' ? ownQuery.get(target.name) : undefined;
       if (own) {
         const pairs = withMalformedAs(arg, () => serializeQuery(own, value));
@@ -192,7 +197,8 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       requestBody: plan.spec.swagger ? undefined : builderBody,
       // The bare type: the builder compares it with the description's as it is (builder-plan.ts).
       requestContentType: form === 'multipart' ? 'multipart/form-data' : body?.contentType,
-      responseContentType: acceptOf(plan.spec),
+      // Given, it is sent as it is, where the builder put its `produces` over it.
+      responseContentType: accept ?? acceptOf(plan.spec),
       baseURL: base.origin + base.path,
       ...(plan.spec.swagger ? {} : { parameterBuilders: parameterBuilders() }),
     }) as typeof req;
@@ -233,7 +239,24 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     // No body given (an optional one): a content type without one makes strict servers answer 400.
     delete headers['content-type'];
   }
+  if (contentType !== undefined && out !== undefined) givenContentType(contentType, headers, out);
   return { method: req.method, url, headers, body: out };
+}
+
+/**
+ * A Swagger 2.0 `Content-Type` argument replaces the type the body is sent under when it names
+ * the same kind of body (JSON for JSON, form for form, any other for text or bytes, which go as
+ * written): the body is written for its own type, so `application/xml` over a JSON body would be
+ * wrong data, and is BAD_INPUT. For multipart/form-data undici's own, with the boundary, stays.
+ * Without a body there is no Content-Type to send.
+ */
+function givenContentType(given: { arg: string; value: string }, headers: Record<string, string>, body: NonNullable<BuiltRequest['body']>): void {
+  const kind = (type: string) => (/json/.test(type) ? 'json' : type === 'application/x-www-form-urlencoded' ? 'form' : type.startsWith('multipart/') ? 'multipart' : 'other');
+  const sent = body instanceof FormData ? 'multipart/form-data' : headers['content-type'] ?? '';
+  if (kind(mediaType(given.value)) !== kind(mediaType(sent)) || (body instanceof FormData && mediaType(given.value) !== 'multipart/form-data')) {
+    throw new McpvisorError('BAD_INPUT', `header argument '${given.arg}' (${given.value}) does not fit the body, which is written as ${mediaType(sent)}`);
+  }
+  if (!(body instanceof FormData)) headers['content-type'] = given.value;
 }
 
 /** The normalised URL; BLOCKED unless it has the origin of `baseUrl` and stays under its path. */

@@ -37,3 +37,37 @@ describe('a parameter whose schema allows a string and an object or array', () =
     expect(structured.headers['x-f']).toBe('a,b');
   });
 });
+
+describe('Swagger 2.0 Accept and Content-Type header arguments', () => {
+  const header = (name: string, values: string[]) => ({ name, in: 'header', type: 'string', enum: values });
+  const SPEC = {
+    swagger: '2.0',
+    info: { title: 't', version: '1' },
+    paths: {
+      '/report': { get: { operationId: 'report', produces: ['application/json', 'text/csv'], parameters: [header('Accept', ['application/json', 'text/csv'])], responses: { 200: { description: 'ok' } } } },
+      '/things': {
+        post: {
+          operationId: 'things',
+          consumes: ['application/json', 'application/vnd.x+json'],
+          parameters: [header('Content-Type', ['application/json', 'application/vnd.x+json', 'application/xml']), { name: 'thing', in: 'body', schema: { type: 'object', properties: { a: { type: 'string' } } } }],
+          responses: { 200: { description: 'ok' } },
+        },
+      },
+    },
+  };
+
+  test('Accept is sent as given, where produces replaced it', async () => {
+    const build = await requestBuilder(SPEC);
+    expect(build('report', { Accept: 'text/csv' }).headers.accept).toBe('text/csv');
+    expect(build('report', {}).headers.accept).toBe('application/json, text/csv');
+  });
+
+  test('Content-Type is sent as given when it names the kind of body written, refused when it does not, dropped without a body', async () => {
+    const build = await requestBuilder(SPEC);
+    const vendor = build('things', { 'Content-Type': 'application/vnd.x+json', a: 'x' });
+    expect([vendor.headers['content-type'], vendor.body]).toEqual(['application/vnd.x+json', '{"a":"x"}']);
+    expect(() => build('things', { 'Content-Type': 'application/xml', a: 'x' })).toThrow("header argument 'Content-Type' (application/xml) does not fit the body, which is written as application/json");
+    const none = build('things', { 'Content-Type': 'application/vnd.x+json' });
+    expect([none.headers['content-type'], none.body]).toEqual([undefined, undefined]);
+  });
+});
