@@ -16,6 +16,8 @@ export interface BuilderPlan {
   ownQuery: Map<string, StyledParameter>;
   template: PathTemplate;
   pathParameters: Map<string, PathParameter>;
+  /** The key of a parameter's value in the builder's `parameters` (see parameterKeys). */
+  keyOf(location: string, name: string): string;
 }
 
 const plans = new WeakMap<JsonObject, BuilderPlan>();
@@ -47,9 +49,26 @@ export function builderPlan(spec: JsonObject): BuilderPlan {
     const requestBody = (operation as JsonObject).requestBody;
     if (isObject(requestBody) && isObject(requestBody.content)) (kept[method] as JsonObject).requestBody = { ...requestBody, content: bareFormTypes(requestBody.content) };
   }
-  made = { builderSpec: { ...spec, paths: { '': kept } }, ownQuery, template: compileTemplate(route), pathParameters };
+  const keys = parameterKeys(Object.values(kept).flatMap((operation) => (operation as JsonObject).parameters as Json[]));
+  const keyOf = (location: string, name: string) => keys.get(`${location}\0${name}`) ?? `${location}.${name}`;
+  made = { builderSpec: { ...spec, paths: { '': kept } }, ownQuery, template: compileTemplate(route), pathParameters, keyOf };
   plans.set(spec, made);
   return made;
+}
+
+/**
+ * Where the builder finds each parameter's value: it reads `parameters[name]` first, then
+ * `parameters['<in>.<name>']`, so keyed by `<in>.<name>` alone a parameter named `query.x`
+ * took query `x`'s value. A name no other parameter has, and that is no other's `<in>.<name>`,
+ * is its own key; any other is keyed `<in>.<name>`. (Query `x`, header `x` and query `query.x`
+ * together would still meet; no description seen has such names.)
+ */
+function parameterKeys(parameters: Json[]): Map<string, string> {
+  const named = parameters.filter(isObject).map((p) => ({ location: String(p.in), name: String(p.name) }));
+  const counts = new Map<string, number>();
+  for (const { name } of named) counts.set(name, (counts.get(name) ?? 0) + 1);
+  const qualified = new Set(named.map(({ location, name }) => `${location}.${name}`));
+  return new Map(named.map(({ location, name }) => [`${location}\0${name}`, counts.get(name) === 1 && !qualified.has(name) ? name : `${location}.${name}`]));
 }
 
 /**

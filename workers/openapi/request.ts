@@ -123,7 +123,7 @@ function followObject(node: Json | undefined, ctx: RefContext): JsonObject | und
  * `.` or `..` throws BAD_INPUT. Errors of the builder (a missing required parameter) are BAD_INPUT.
  */
 export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unknown>, baseUrl: string): BuiltRequest {
-  const { builderSpec, ownQuery, template, pathParameters } = builderPlan(plan.spec);
+  const { builderSpec, ownQuery, template, pathParameters, keyOf } = builderPlan(plan.spec);
   // Without a prototype: the builder reads `parameters[name]` first, and a parameter named
   // `constructor` or `toString` found Object.prototype's function there and sent its source.
   const parameters: Record<string, unknown> = Object.create(null);
@@ -155,7 +155,7 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
         const pairs = withMalformedAs(arg, () => serializeQuery(own, value));
         if (pairs !== undefined) query.push(pairs);
       } else {
-        parameters[`${target.in}.${target.name}`] = value;
+        parameters[keyOf(target.in, target.name)] = value;
       }
     }
     else if (target.kind === 'bodyProperty') {
@@ -171,8 +171,8 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
   const body = plan.body;
   // A required body is sent even when none of its (optional) properties was given: `{}`.
   const requestBody = body?.shape === 'whole' ? wholeBody : hasBody || body?.required ? bodyProps : undefined;
-  if (body?.swaggerBodyName !== undefined && requestBody !== undefined) parameters[`body.${body.swaggerBodyName}`] = requestBody;
-  if (body?.swaggerForm) for (const [name, value] of Object.entries(bodyProps)) parameters[`formData.${name}`] = value;
+  if (body?.swaggerBodyName !== undefined && requestBody !== undefined) parameters[keyOf('body', body.swaggerBodyName)] = requestBody;
+  if (body?.swaggerForm) for (const [name, value] of Object.entries(bodyProps)) parameters[keyOf('formData', name)] = value;
   const base = parsedBase(baseUrl);
   // OpenAPI 3 form bodies: written here, or handed to the builder safe from its JSON.parse (form-body.ts).
   const form = plan.spec.swagger || body === undefined ? undefined : formKind(body.contentType);

@@ -71,3 +71,17 @@ describe('Swagger 2.0 Accept and Content-Type header arguments', () => {
     expect([none.headers['content-type'], none.body]).toEqual([undefined, undefined]);
   });
 });
+
+describe('a parameter whose name is another\'s <in>.<name>', () => {
+  test('gets its own value only (query.x took query x\'s)', async () => {
+    const string = { type: 'string' };
+    const build = await requestBuilder(oas3({
+      '/f13': { get: { operationId: 'dotted', parameters: [{ name: 'x', in: 'query', schema: string }, { name: 'query.x', in: 'query', schema: string }, { name: 'header.h', in: 'query', schema: string }, { name: 'h', in: 'header', schema: string }], responses: OK } },
+    }));
+    const query = (args: Record<string, unknown>) => new URL(build('dotted', args).url).search;
+    expect(query({ x: 'X' })).toBe('?x=X');
+    expect(query({ 'query.x': 'Y' })).toBe('?query.x=Y');
+    expect(query({ x: 'X', 'query.x': 'Y' })).toBe('?x=X&query.x=Y');
+    expect([query({ h: 'H' }), build('dotted', { h: 'H' }).headers.h]).toEqual(['', 'H']);
+  });
+});
