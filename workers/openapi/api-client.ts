@@ -58,7 +58,10 @@ export class ApiClient {
     const basic = credentials === ':' ? undefined : `Basic ${Buffer.from(credentials).toString('base64')}`;
     base.username = '';
     base.password = '';
-    this.baseUrl = base.href.replace(/\/+$/, '');
+    // Trailing slashes of the path only: `?next=/` keeps its slash.
+    const query = base.search;
+    base.search = '';
+    this.baseUrl = base.href.replace(/\/+$/, '') + query;
     if (authProvider !== undefined && !isAuthProvider(authProvider)) throw new TypeError('authProvider must implement getAuthHeaders and handleAuthError');
     this.#auth = authProvider;
     this.#headers = lowerKeys(headers ?? {});
@@ -81,6 +84,8 @@ export class ApiClient {
     let body: string | undefined;
     const hs: Record<string, string> = lowerKeys(headers ?? {});
     if (params && ['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(upper)) {
+      // A name given replaces the base URL's pairs of that name, as in tool calls (request.ts).
+      for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== null && url.searchParams.has(key)) url.searchParams.delete(key);
       for (const [key, value] of Object.entries(params)) {
         if (Array.isArray(value)) for (const item of value) url.searchParams.append(key, String(item));
         else if (value !== undefined && value !== null) url.searchParams.append(key, typeof value === 'object' ? JSON.stringify(value) : String(value));
@@ -287,18 +292,31 @@ function flatHeaders(headers: Record<string, string | string[] | undefined>): Re
   return out;
 }
 
-/** `Cookie` headers as one: each `name=value` pair once, a later header's pair replacing an earlier one of its name. */
+/**
+ * `Cookie` headers as one. A later header's pairs of a name replace an earlier header's pairs of
+ * that name (where they stood); pairs repeated within one header all stay: an exploded array
+ * cookie (`c=a; c=b; c=c`) lost all but its last item once a cookie was configured.
+ */
 function joinCookies(headers: Array<string | undefined>): string | undefined {
   const given = headers.filter((header): header is string => header !== undefined && header !== '');
   if (given.length < 2) return given[0];
-  const pairs = new Map<string, string>();
+  let joined: Array<[name: string, pair: string]> = [];
   for (const header of given) {
-    for (const pair of header.split(';')) {
-      const trimmed = pair.trim();
-      if (trimmed !== '') pairs.set(trimmed.split('=', 1)[0], trimmed);
+    const own = header.split(';').map((pair) => pair.trim()).filter((pair) => pair !== '').map((pair): [string, string] => [pair.split('=', 1)[0], pair]);
+    const names = new Set(own.map(([name]) => name));
+    const placed = new Set<string>();
+    const next: Array<[string, string]> = [];
+    for (const entry of joined) {
+      if (!names.has(entry[0])) next.push(entry);
+      else if (!placed.has(entry[0])) {
+        placed.add(entry[0]);
+        for (const mine of own) if (mine[0] === entry[0]) next.push(mine);
+      }
     }
+    for (const mine of own) if (!placed.has(mine[0])) next.push(mine);
+    joined = next;
   }
-  return [...pairs.values()].join('; ');
+  return joined.map(([, pair]) => pair).join('; ');
 }
 
 /** A percent-encoded part of a URL, decoded; as it is when its encoding is broken (`%zz`). */

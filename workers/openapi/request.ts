@@ -1,11 +1,14 @@
 import { McpvisorError } from '../../protocol/errors';
 import type { ArgumentTarget, BodyInfo } from './input-schema';
 import type { OperationEntry } from './operations';
-import { deref, follow, isObject, type Json, type JsonObject, type RefContext } from './refs';
-import { oas3ParameterBuilders, swaggerBuildRequest, type ParameterBuilder } from './lazy';
+import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
+import { swaggerBuildRequest } from './lazy';
 import { HEADER_VALUE } from '../../protocol/http-headers';
-import { explodedCookie, needsOwnQuery, serializeQuery, type StyledParameter } from './serialize';
+import { serializeQuery } from './serialize';
+import { acceptOf, builderPlan, parameterBuilders } from './builder-plan';
+import { fillTemplate } from './path-template';
 import { bytesOf, fileOf, partType } from './binary';
+import { bodyEncodings, formKind, formUrlEncoded, mediaType, multipartValues } from './form-body';
 
 /** A request ready for undici. */
 export interface BuiltRequest {
@@ -110,42 +113,49 @@ function followObject(node: Json | undefined, ctx: RefContext): JsonObject | und
   }
 }
 
-
 /**
  * Builds the upstream request from validated arguments with swagger-client's `buildRequest`
- * (path templating with encoding, query style/explode, headers, cookies, JSON, form and multipart
- * bodies). The URL is `baseUrl` + the templated path: decision, `apiBaseUrl` replaces the
- * description's `servers` (3.x) and `host`/`basePath` (2.0), as in the reference. A result outside
- * `baseUrl` (a path argument that tries to leave it) throws BLOCKED; a path argument `.` or `..`
- * throws BAD_INPUT. Errors of the builder (a missing required parameter) are BAD_INPUT.
+ * (query style/explode, headers, cookies, JSON and multipart bodies); the path is filled by
+ * path-template.ts, form-urlencoded bodies by form-body.ts, some query styles by serialize.ts.
+ * The URL is `baseUrl` + the templated path: decision, `apiBaseUrl` replaces the description's
+ * `servers` (3.x) and `host`/`basePath` (2.0), as in the reference. A result outside `baseUrl`
+ * (a path argument that tries to leave it) throws BLOCKED; a path segment that comes out empty,
+ * `.` or `..` throws BAD_INPUT. Errors of the builder (a missing required parameter) are BAD_INPUT.
  */
 export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unknown>, baseUrl: string): BuiltRequest {
-  const { builderSpec, ownQuery } = builderPlan(plan.spec);
+  const { builderSpec, ownQuery, template, pathParameters, keyOf } = builderPlan(plan.spec);
   // Without a prototype: the builder reads `parameters[name]` first, and a parameter named
   // `constructor` or `toString` found Object.prototype's function there and sent its source.
   const parameters: Record<string, unknown> = Object.create(null);
   const bodyProps: Record<string, unknown> = Object.create(null);
+  const pathValues = new Map<string, unknown>();
   const query: string[] = [];
+  let accept: string | undefined;
+  let contentType: { arg: string; value: string } | undefined;
   let wholeBody: unknown;
   let hasBody = false;
   for (const [arg, value] of Object.entries(args)) {
     const target = plan.targets.get(arg);
     if (!target || value === undefined) continue;
     if (target.kind === 'parameter') {
-      // An empty segment would call another endpoint (`/items/` for `/items/{id}`), and the
-      // builder then leaves later templates unfilled.
-      if (target.in === 'path' && (value === '' || value === '.' || value === '..')) throw new McpvisorError('BAD_INPUT', `path argument '${arg}' may not be empty, '.' or '..'`);
-      // The path builder encodes one as U+FFFD and sends it, where a query value is refused.
-      if (target.in === 'path') withMalformedAs(arg, () => encodeURIComponent(flatText(value)));
+      if (target.in === 'path') {
+        // An empty segment would call another endpoint (`/items/` for `/items/{id}`).
+        if (value === '' || value === '.' || value === '..') throw new McpvisorError('BAD_INPUT', `path argument '${arg}' may not be empty, '.' or '..'`);
+        if (value !== null) pathValues.set(target.name, value);
+        continue;
+      }
       if (target.in === 'header' && typeof value === 'string' && !HEADER_VALUE.test(value)) {
         throw new McpvisorError('BAD_INPUT', `header argument '${arg}' has a line break, a control character or a character beyond Latin-1, which HTTP headers cannot carry`);
       }
+      // Swagger 2.0 offers these as arguments (OpenAPI 3 says to ignore them): the caller's choice wins.
+      if (target.in === 'header' && plan.spec.swagger && /^accept$/i.test(target.name)) accept = String(value);
+      if (target.in === 'header' && plan.spec.swagger && /^content-type$/i.test(target.name)) contentType = { arg, value: String(value) };
       const own = target.in === 'query' ? ownQuery.get(target.name) : undefined;
       if (own) {
         const pairs = withMalformedAs(arg, () => serializeQuery(own, value));
         if (pairs !== undefined) query.push(pairs);
       } else {
-        parameters[`${target.in}.${target.name}`] = value;
+        parameters[keyOf(target.in, target.name)] = value;
       }
     }
     else if (target.kind === 'bodyProperty') {
@@ -156,18 +166,27 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       hasBody = true;
     }
   }
-  for (const [arg, target] of plan.targets) {
-    if (target.kind === 'parameter' && target.in === 'path' && parameters[`path.${target.name}`] == null && !hasDefault(plan.spec, target.name)) {
-      // A path parameter a description forgot to mark required: the builder would send `{name}`.
-      throw new McpvisorError('BAD_INPUT', `path argument '${arg}' is required`);
-    }
-  }
+  const argOf = (name: string) => [...plan.targets].find(([, t]) => t.kind === 'parameter' && t.in === 'path' && t.name === name)?.[0] ?? name;
+  const path = fillTemplate(template, pathParameters, pathValues, Boolean(plan.spec.swagger), argOf);
   const body = plan.body;
   // A required body is sent even when none of its (optional) properties was given: `{}`.
   const requestBody = body?.shape === 'whole' ? wholeBody : hasBody || body?.required ? bodyProps : undefined;
-  if (body?.swaggerBodyName !== undefined && requestBody !== undefined) parameters[`body.${body.swaggerBodyName}`] = requestBody;
-  if (body?.swaggerForm) for (const [name, value] of Object.entries(bodyProps)) parameters[`formData.${name}`] = value;
+  if (body?.swaggerBodyName !== undefined && requestBody !== undefined) parameters[keyOf('body', body.swaggerBodyName)] = requestBody;
+  if (body?.swaggerForm) for (const [name, value] of Object.entries(bodyProps)) parameters[keyOf('formData', name)] = value;
   const base = parsedBase(baseUrl);
+  // OpenAPI 3 form bodies: written here, or handed to the builder safe from its JSON.parse (form-body.ts).
+  const form = plan.spec.swagger || body === undefined ? undefined : formKind(body.contentType);
+  if (requestBody !== undefined && body !== undefined && /^multipart\//i.test(mediaType(body.contentType)) && mediaType(body.contentType) !== 'multipart/form-data') {
+    // Decision: refused. Parts of multipart/related or mixed are told apart by position and
+    // their own headers, not by form-data names; sent as form-data they would be another type.
+    throw new McpvisorError('BAD_INPUT', `cannot build the request: a ${mediaType(body.contentType)} body cannot be written here (only multipart/form-data is)`);
+  }
+  let formBody: string | undefined;
+  if (form === 'urlencoded' && requestBody !== undefined) {
+    // A whole body given as a string is taken as the form text written out.
+    formBody = isPlainObject(requestBody) ? formUrlEncoded(requestBody, bodyEncodings(plan.spec, body!.contentType)) : typeof requestBody === 'string' ? requestBody : String(requestBody ?? '');
+  }
+  const builderBody = form === 'urlencoded' ? undefined : form === 'multipart' && isPlainObject(requestBody) ? multipartValues(requestBody) : requestBody;
 
   let req: { url: string; method: string; headers: Record<string, string>; body?: unknown };
   try {
@@ -175,16 +194,18 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       spec: builderSpec,
       operationId: 'op',
       parameters,
-      requestBody: plan.spec.swagger ? undefined : requestBody,
-      requestContentType: body?.contentType,
-      responseContentType: acceptOf(plan.spec),
+      requestBody: plan.spec.swagger ? undefined : builderBody,
+      // The bare type: the builder compares it with the description's as it is (builder-plan.ts).
+      requestContentType: form === 'multipart' ? 'multipart/form-data' : body?.contentType,
+      // Given, it is sent as it is, where the builder put its `produces` over it.
+      responseContentType: accept ?? acceptOf(plan.spec),
       baseURL: base.origin + base.path,
       ...(plan.spec.swagger ? {} : { parameterBuilders: parameterBuilders() }),
     }) as typeof req;
   } catch (error) {
     throw new McpvisorError('BAD_INPUT', `cannot build the request: ${(error as Error).message}`);
   }
-  const url = checkUrl(withQuery(req.url, base.search, query), baseUrl);
+  const url = checkUrl(withQuery(withPath(req.url, base.origin + base.path, path), base.search, query), baseUrl);
 
   const headers: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(req.headers ?? {})) {
@@ -196,7 +217,10 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     headers[name.toLowerCase()] = text;
   }
   let out: BuiltRequest['body'];
-  if (req.body instanceof FormData) {
+  if (formBody !== undefined) {
+    out = formBody;
+    headers['content-type'] = body!.contentType;
+  } else if (req.body instanceof FormData) {
     // undici writes the boundary itself.
     delete headers['content-type'];
     out = req.body;
@@ -215,72 +239,24 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     // No body given (an optional one): a content type without one makes strict servers answer 400.
     delete headers['content-type'];
   }
+  if (contentType !== undefined && out !== undefined) givenContentType(contentType, headers, out);
   return { method: req.method, url, headers, body: out };
 }
 
-/** Whether the plan's path parameter `name` has a `default` (Swagger 2.0), which the builder uses. */
-function hasDefault(spec: JsonObject, name: string): boolean {
-  for (const methods of Object.values(spec.paths as JsonObject)) {
-    for (const operation of Object.values(methods as JsonObject)) {
-      const parameters = (operation as JsonObject).parameters;
-      if (!Array.isArray(parameters)) continue;
-      for (const p of parameters) {
-        if (isObject(p) && p.in === 'path' && p.name === name && p.default !== undefined) return true;
-      }
-    }
-  }
-  return false;
-}
-
-let builders: Record<string, ParameterBuilder> | undefined;
-
 /**
- * swagger-client's OpenAPI 3 parameter builders, with its cookie builder made to add to the
- * `Cookie` header (the builder's own sets it, so of several cookie parameters only the last was
- * sent) and exploded array and object cookies written as pairs (serialize.ts).
+ * A Swagger 2.0 `Content-Type` argument replaces the type the body is sent under when it names
+ * the same kind of body (JSON for JSON, form for form, any other for text or bytes, which go as
+ * written): the body is written for its own type, so `application/xml` over a JSON body would be
+ * wrong data, and is BAD_INPUT. For multipart/form-data undici's own, with the boundary, stays.
+ * Without a body there is no Content-Type to send.
  */
-function parameterBuilders(): Record<string, ParameterBuilder> {
-  if (builders) return builders;
-  const own = oas3ParameterBuilders();
-  const cookie: ParameterBuilder = (options) => {
-    const before = options.req.headers?.Cookie;
-    const exploded = explodedCookie(options.parameter as StyledParameter, options.value);
-    if (exploded === undefined) own.cookie(options);
-    else (options.req.headers ??= {}).Cookie = exploded;
-    const after = options.req.headers?.Cookie;
-    if (typeof before === 'string' && before !== '' && after !== before) options.req.headers!.Cookie = `${before}; ${String(after)}`;
-  };
-  return (builders = { ...own, cookie });
-}
-
-const accepts = new WeakMap<JsonObject, string | undefined>();
-
-/**
- * The `accept` header swagger-client's OpenAPI 3 builder derives from the media types of the 2xx
- * responses (oas3/build-request.js, joined with ", "), derived here once per plan and passed as
- * `responseContentType`, which the builder then uses as it is: deriving it on every call cost
- * ~3 µs, a sixth of the builder's time. Swagger 2.0 plans (`produces`) are left to the builder.
- */
-function acceptOf(spec: JsonObject): string | undefined {
-  if (spec.swagger) return undefined;
-  if (accepts.has(spec)) return accepts.get(spec);
-  const types: string[] = [];
-  for (const methods of Object.values(spec.paths as JsonObject)) {
-    for (const operation of Object.values(methods as JsonObject)) {
-      const responses = (operation as JsonObject).responses;
-      if (!isObject(responses)) continue;
-      for (const [code, response] of Object.entries(responses)) {
-        const status = parseInt(code, 10);
-        const content = isObject(response) ? response.content : undefined;
-        // Not push(...keys): a description's list as call arguments can overflow the stack.
-        if (status >= 200 && status < 300 && isObject(content)) for (const type of Object.keys(content)) types.push(type);
-      }
-    }
+function givenContentType(given: { arg: string; value: string }, headers: Record<string, string>, body: NonNullable<BuiltRequest['body']>): void {
+  const kind = (type: string) => (/json/.test(type) ? 'json' : type === 'application/x-www-form-urlencoded' ? 'form' : type.startsWith('multipart/') ? 'multipart' : 'other');
+  const sent = body instanceof FormData ? 'multipart/form-data' : headers['content-type'] ?? '';
+  if (kind(mediaType(given.value)) !== kind(mediaType(sent)) || (body instanceof FormData && mediaType(given.value) !== 'multipart/form-data')) {
+    throw new McpvisorError('BAD_INPUT', `header argument '${given.arg}' (${given.value}) does not fit the body, which is written as ${mediaType(sent)}`);
   }
-  // Each type once: several 2xx responses often share them (Kubernetes listed three twice).
-  const accept = types.length > 0 ? [...new Set(types)].join(', ') : undefined;
-  accepts.set(spec, accept);
-  return accept;
+  if (!(body instanceof FormData)) headers['content-type'] = given.value;
 }
 
 /** The normalised URL; BLOCKED unless it has the origin of `baseUrl` and stays under its path. */
@@ -307,55 +283,46 @@ function parsedBase(baseUrl: string): { origin: string; path: string; search: st
 }
 
 /**
+ * The builder's URL (the base, for the builder fills no path, and its query) with the filled
+ * path put in; a query in the path template comes before the builder's.
+ */
+function withPath(url: string, base: string, path: string): string {
+  const rest = url.slice(base.length);
+  return `${base}${path}${path.includes('?') && rest.startsWith('?') ? `&${rest.slice(1)}` : rest}`;
+}
+
+/**
  * `url` with the base URL's own query first (an Azure-style `?api-version=…`; the builder, given
  * the base without it, would have put the operation's path inside it), then the builder's query,
- * then the parameters serialised here.
+ * then the parameters serialised here. A name the request sets drops the base's pairs of that
+ * name, as swagger-client's serializeRequest does: `?api-version=1&api-version=2024` made
+ * services that read the first value use the base's.
  */
 function withQuery(url: string, baseSearch: string, own: string[]): string {
   if (baseSearch === '' && own.length === 0) return url;
   const at = url.indexOf('?');
-  const parts = [baseSearch.slice(1), at < 0 ? '' : url.slice(at + 1), ...own].filter((part) => part !== '');
+  const request = [at < 0 ? '' : url.slice(at + 1), ...own].filter((part) => part !== '');
+  let base = baseSearch.slice(1);
+  if (base !== '' && request.length > 0) {
+    const set = new Set(request.join('&').split('&').map(queryName));
+    base = base.split('&').filter((pair) => pair !== '' && !set.has(queryName(pair))).join('&');
+  }
+  const parts = [base, ...request].filter((part) => part !== '');
   return `${at < 0 ? url : url.slice(0, at)}${parts.length > 0 ? `?${parts.join('&')}` : ''}`;
 }
 
-const builderPlans = new WeakMap<JsonObject, { builderSpec: JsonObject; ownQuery: Map<string, StyledParameter> }>();
-
-/**
- * What the builder gets of a plan: its spec without the query parameters serialize.ts writes
- * (allowReserved, space- and pipe-delimited), which come back as `ownQuery`, by name. Made once
- * per plan.
- */
-function builderPlan(spec: JsonObject): { builderSpec: JsonObject; ownQuery: Map<string, StyledParameter> } {
-  let made = builderPlans.get(spec);
-  if (made) return made;
-  const ownQuery = new Map<string, StyledParameter>();
-  const paths: JsonObject = {};
-  for (const [route, methods] of Object.entries(spec.paths as JsonObject)) {
-    const kept: JsonObject = {};
-    for (const [method, operation] of Object.entries(methods as JsonObject)) {
-      const parameters = (operation as JsonObject).parameters;
-      if (spec.swagger || !Array.isArray(parameters)) {
-        kept[method] = operation;
-        continue;
-      }
-      const builderParameters = parameters.filter((p) => {
-        if (!isObject(p) || p.in !== 'query' || !needsOwnQuery(p as unknown as StyledParameter)) return true;
-        ownQuery.set(p.name as string, p as unknown as StyledParameter);
-        return false;
-      });
-      kept[method] = { ...(operation as JsonObject), parameters: builderParameters };
-    }
-    paths[route] = kept;
+/** The decoded name of a `name=value` query pair (`+` a space, as form decoding reads it). */
+function queryName(pair: string): string {
+  const name = pair.split('=', 1)[0].replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
   }
-  made = { builderSpec: ownQuery.size === 0 ? spec : { ...spec, paths }, ownQuery };
-  builderPlans.set(spec, made);
-  return made;
 }
 
-/** The strings of a value (a primitive, or an array's or object's values) joined: what a path template holds. */
-function flatText(value: unknown): string {
-  if (value !== null && typeof value === 'object') return Object.entries(value).flat().map(String).join('');
-  return String(value);
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** `serialize` run; a lone surrogate (which no URL can carry) is BAD_INPUT naming the argument. */

@@ -1,6 +1,8 @@
 /**
  * OpenAPI 3 parameter serialisations that swagger-client's builder gets wrong, done here instead
  * (request.ts decides which parameters come here; every other one goes through the builder):
+ * - `deepObject` query parameters and form properties: brackets to any depth (deepObjectPairs),
+ *   where the builder sent arrays as repeated names and deeper values as JSON text.
  * - query parameters with `allowReserved: true`: the builder leaves `#` raw, so the rest of the
  *   query became a fragment (`q=C#` sent `?q=C`), and it encodes the `%` of a percent-encoded
  *   triple again. Here: RFC 6570 reserved expansion, except `#`, `[` and `]`, which a query may
@@ -27,7 +29,7 @@ const SEPARATORS: Record<string, string> = { form: ',', spaceDelimited: '%20', p
 /** Whether swagger-client's builder would serialise this query parameter wrongly. */
 export function needsOwnQuery(parameter: StyledParameter & { content?: unknown }): boolean {
   if (parameter.content !== undefined) return false;
-  return parameter.allowReserved === true || parameter.style === 'spaceDelimited' || parameter.style === 'pipeDelimited';
+  return parameter.allowReserved === true || parameter.style === 'spaceDelimited' || parameter.style === 'pipeDelimited' || parameter.style === 'deepObject';
 }
 
 /**
@@ -40,6 +42,10 @@ export function serializeQuery(parameter: StyledParameter, value: unknown): stri
   const encode = parameter.allowReserved ? encodeReserved : encodeStrict;
   const name = encodeStrict(parameter.name);
   if (value === undefined || value === null) return undefined;
+  if (style === 'deepObject' && typeof value === 'object') {
+    const pairs = deepObjectPairs(parameter.name, value);
+    return pairs.length === 0 ? undefined : pairs.map(([key, v]) => `${encodeStrict(key)}=${encode(v)}`).join('&');
+  }
   if (typeof value !== 'object') {
     const text = String(value);
     if (text === '' && !parameter.allowEmptyValue) return undefined;
@@ -53,9 +59,34 @@ export function serializeQuery(parameter: StyledParameter, value: unknown): stri
   }
   const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
   if (entries.length === 0) return undefined;
-  if (style === 'deepObject') return entries.map(([key, v]) => `${name}%5B${encodeStrict(key)}%5D=${encode(text(v))}`).join('&');
   if (explode) return entries.map(([key, v]) => `${encodeStrict(key)}=${encode(text(v))}`).join('&');
   return `${name}=${entries.flatMap(([key, v]) => [encode(key), encode(text(v))]).join(separator)}`;
+}
+
+/**
+ * A deepObject value as bracketed names to any depth, unencoded: `metadata[key]`,
+ * `line_items[0][price]`, `invoice_settings[custom_fields][0][name]`. OpenAPI defines only an
+ * object of primitives (`name[key]`); deeper values went as JSON text inside one field, which
+ * Stripe, Rails, PHP and qs do not read. Decision, jQuery.param's convention, which those read:
+ * an array of primitives is `expand[]=a&expand[]=b` (Stripe documents `expand[]`), an array
+ * holding objects or arrays is indexed (`line_items[0][price]`, which keeps one item's keys
+ * together). `null`, and empty arrays and objects, give no pair.
+ */
+export function deepObjectPairs(name: string, value: unknown): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  const walk = (key: string, v: unknown): void => {
+    if (v === null || v === undefined) return;
+    if (Array.isArray(v)) {
+      const flat = v.every((item) => item === null || typeof item !== 'object');
+      v.forEach((item, i) => walk(flat ? `${key}[]` : `${key}[${i}]`, item));
+    } else if (typeof v === 'object') {
+      for (const [k, inner] of Object.entries(v)) walk(`${key}[${k}]`, inner);
+    } else {
+      pairs.push([key, String(v)]);
+    }
+  };
+  walk(name, value);
+  return pairs;
 }
 
 /**

@@ -109,6 +109,24 @@ describe('ApiClient', () => {
   });
 });
 
+describe('ApiClient.request', () => {
+  test('sends a query name the base URL also has once, the given value replacing the base URL\'s', async () => {
+    const client = new ApiClient(`${upstream.url}/v1?api-version=1&keep=k`);
+    const echo = async (params?: Record<string, unknown>) => JSON.parse((await client.request('GET', '/things', params)).body.toString()).echo.url;
+    expect(await echo({ 'api-version': '2024' })).toBe('/v1/things?keep=k&api-version=2024');
+    expect(await echo({ other: 'o' })).toBe('/v1/things?api-version=1&keep=k&other=o');
+    await client.close();
+  });
+
+  test('keeps a slash at the end of the base URL\'s query, dropping only the path\'s', async () => {
+    const client = new ApiClient(`${upstream.url}/api//?next=/`);
+    expect(client.baseUrl).toBe(`${upstream.url}/api?next=/`);
+    expect(JSON.parse((await client.request('GET', '/things')).body.toString()).echo.url).toBe('/api/things?next=/');
+    expect(new ApiClient(`${upstream.url}/?a=b/`).baseUrl).toBe(`${upstream.url}?a=b/`);
+    await client.close();
+  });
+});
+
 describe('ApiClient headers', () => {
   test('configured headers win over request headers of the same name, and cookies add up (a configured one wins by name)', async () => {
     const client = new ApiClient(upstream.url, undefined, { 'X-Api-Key': 'configured', Cookie: 'session=s1' });
@@ -122,6 +140,17 @@ describe('ApiClient headers', () => {
     const withProvider = await provided.send({ method: 'GET', url: `${upstream.url}/echo`, headers: { cookie: 'c1=a; c2=b' } });
     expect(JSON.parse(withProvider.body.toString()).echo.headers.cookie).toBe('c1=a; c2=b; session=from-provider; token=t');
     await provided.close();
+  });
+
+  test('keeps every pair of an exploded cookie a request repeats, replacing only the names a configured cookie sets', async () => {
+    const cookieOf = async (configured: string) => {
+      const client = new ApiClient(upstream.url, undefined, { Cookie: configured });
+      const got = await client.send({ method: 'GET', url: `${upstream.url}/echo`, headers: { cookie: 'c=a; c=b; d=1; c=c' } });
+      await client.close();
+      return JSON.parse(got.body.toString()).echo.headers.cookie;
+    };
+    expect(await cookieOf('session=cfg')).toBe('c=a; c=b; d=1; c=c; session=cfg');
+    expect(await cookieOf('c=cfg')).toBe('c=cfg; d=1');
   });
 
   test('sends credentials of the base URL as Basic auth and never shows them', async () => {

@@ -1,0 +1,87 @@
+import { requestBuilder, oas3, OK, BASE } from '../../helpers/openapi-request';
+
+describe('a query parameter the base URL also sets', () => {
+  test('is sent once, the argument\'s value replacing the base URL\'s (Azure api-version)', async () => {
+    const build = await requestBuilder(oas3({
+      '/things': { get: { operationId: 'things', parameters: [{ name: 'api-version', in: 'query', required: true, schema: { type: 'string' } }, { name: 'f', in: 'query', allowReserved: true, schema: { type: 'string' } }], responses: OK } },
+    }));
+    const base = `${BASE}?api-version=1&keep=a+b&api-version=0`;
+    expect(build('things', { 'api-version': '2024' }, base).url).toBe(`${BASE}/things?keep=a+b&api-version=2024`);
+    // Names compared decoded, also for the parameters serialised outside the builder.
+    expect(build('things', { 'api-version': '2024', f: 'x' }, `${BASE}?api%2Dversion=1&f=old`).url).toBe(`${BASE}/things?api-version=2024&f=x`);
+  });
+});
+
+describe('a parameter whose schema allows a string and an object or array', () => {
+  test('sends a string argument as that string, never read as JSON', async () => {
+    const build = await requestBuilder(oas3({
+      '/u/{id}': {
+        get: {
+          operationId: 'union',
+          parameters: [
+            { name: 'id', in: 'path', required: true, schema: { type: ['string', 'array'], items: { type: 'string' } } },
+            { name: 'filter', in: 'query', schema: { oneOf: [{ type: 'string' }, { type: 'object' }] } },
+            { name: 'list', in: 'query', schema: { type: ['string', 'array'], items: { type: 'string' } } },
+            { name: 'X-F', in: 'header', schema: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] } },
+          ],
+          responses: OK,
+        },
+      },
+    }, '3.1.0'));
+    const req = build('union', { id: '["a","b"]', filter: '{"status":"open"}', list: '[1,2]', 'X-F': '["a","b"]' });
+    expect(req.url).toBe(`${BASE}/u/%5B%22a%22%2C%22b%22%5D?filter=%7B%22status%22%3A%22open%22%7D&list=%5B1%2C2%5D`);
+    expect(req.headers['x-f']).toBe('["a","b"]');
+    // Objects and arrays given as such are serialised by their style, as before.
+    const structured = build('union', { id: ['a', 'b'], filter: { status: 'open' }, list: ['1', '2'], 'X-F': ['a', 'b'] });
+    expect(structured.url).toBe(`${BASE}/u/a,b?status=open&list=1&list=2`);
+    expect(structured.headers['x-f']).toBe('a,b');
+  });
+});
+
+describe('Swagger 2.0 Accept and Content-Type header arguments', () => {
+  const header = (name: string, values: string[]) => ({ name, in: 'header', type: 'string', enum: values });
+  const SPEC = {
+    swagger: '2.0',
+    info: { title: 't', version: '1' },
+    paths: {
+      '/report': { get: { operationId: 'report', produces: ['application/json', 'text/csv'], parameters: [header('Accept', ['application/json', 'text/csv'])], responses: { 200: { description: 'ok' } } } },
+      '/things': {
+        post: {
+          operationId: 'things',
+          consumes: ['application/json', 'application/vnd.x+json'],
+          parameters: [header('Content-Type', ['application/json', 'application/vnd.x+json', 'application/xml']), { name: 'thing', in: 'body', schema: { type: 'object', properties: { a: { type: 'string' } } } }],
+          responses: { 200: { description: 'ok' } },
+        },
+      },
+    },
+  };
+
+  test('Accept is sent as given, where produces replaced it', async () => {
+    const build = await requestBuilder(SPEC);
+    expect(build('report', { Accept: 'text/csv' }).headers.accept).toBe('text/csv');
+    expect(build('report', {}).headers.accept).toBe('application/json, text/csv');
+  });
+
+  test('Content-Type is sent as given when it names the kind of body written, refused when it does not, dropped without a body', async () => {
+    const build = await requestBuilder(SPEC);
+    const vendor = build('things', { 'Content-Type': 'application/vnd.x+json', a: 'x' });
+    expect([vendor.headers['content-type'], vendor.body]).toEqual(['application/vnd.x+json', '{"a":"x"}']);
+    expect(() => build('things', { 'Content-Type': 'application/xml', a: 'x' })).toThrow("header argument 'Content-Type' (application/xml) does not fit the body, which is written as application/json");
+    const none = build('things', { 'Content-Type': 'application/vnd.x+json' });
+    expect([none.headers['content-type'], none.body]).toEqual([undefined, undefined]);
+  });
+});
+
+describe('a parameter whose name is another\'s <in>.<name>', () => {
+  test('gets its own value only (query.x took query x\'s)', async () => {
+    const string = { type: 'string' };
+    const build = await requestBuilder(oas3({
+      '/f13': { get: { operationId: 'dotted', parameters: [{ name: 'x', in: 'query', schema: string }, { name: 'query.x', in: 'query', schema: string }, { name: 'header.h', in: 'query', schema: string }, { name: 'h', in: 'header', schema: string }], responses: OK } },
+    }));
+    const query = (args: Record<string, unknown>) => new URL(build('dotted', args).url).search;
+    expect(query({ x: 'X' })).toBe('?x=X');
+    expect(query({ 'query.x': 'Y' })).toBe('?query.x=Y');
+    expect(query({ x: 'X', 'query.x': 'Y' })).toBe('?x=X&query.x=Y');
+    expect([query({ h: 'H' }), build('dotted', { h: 'H' }).headers.h]).toEqual(['', 'H']);
+  });
+});

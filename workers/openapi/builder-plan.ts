@@ -1,0 +1,140 @@
+import { isObject, type Json, type JsonObject } from './refs';
+import { oas3ParameterBuilders, type ParameterBuilder } from './lazy';
+import { explodedCookie, needsOwnQuery, type StyledParameter } from './serialize';
+import { compileTemplate, type PathParameter, type PathTemplate } from './path-template';
+import { formKind } from './form-body';
+
+/** What request.ts needs of a plan beside swagger-client's builder; made once per plan. */
+export interface BuilderPlan {
+  /**
+   * The spec the builder gets: the operation under the path `''` (so its URL is the base URL
+   * and its query: the path is filled by path-template.ts), without its path parameters, the
+   * query parameters serialize.ts writes, and (OpenAPI 3) parameter schemas.
+   */
+  builderSpec: JsonObject;
+  /** Query parameters serialize.ts writes (allowReserved, space- and pipe-delimited, deepObject), by name. */
+  ownQuery: Map<string, StyledParameter>;
+  template: PathTemplate;
+  pathParameters: Map<string, PathParameter>;
+  /** The key of a parameter's value in the builder's `parameters` (see parameterKeys). */
+  keyOf(location: string, name: string): string;
+}
+
+const plans = new WeakMap<JsonObject, BuilderPlan>();
+
+/** The builder plan of a request plan's spec (one path, one operation: request.ts planSpec). */
+export function builderPlan(spec: JsonObject): BuilderPlan {
+  let made = plans.get(spec);
+  if (made) return made;
+  const ownQuery = new Map<string, StyledParameter>();
+  const pathParameters = new Map<string, PathParameter>();
+  const [route, methods] = Object.entries(spec.paths as JsonObject)[0];
+  const kept: JsonObject = {};
+  for (const [method, operation] of Object.entries(methods as JsonObject)) {
+    const parameters = (operation as JsonObject).parameters;
+    const builderParameters = (Array.isArray(parameters) ? parameters : []).filter((p) => {
+      if (!isObject(p)) return true;
+      if (p.in === 'path') {
+        pathParameters.set(p.name as string, p as unknown as PathParameter);
+        return false;
+      }
+      if (spec.swagger || p.in !== 'query' || !needsOwnQuery(p as unknown as StyledParameter)) return true;
+      ownQuery.set(p.name as string, p as unknown as StyledParameter);
+      return false;
+    });
+    // Without schemas: the builder reads a parameter's schema only to run JSON.parse on a string
+    // value when the schema also allows an object or array (its UI takes JSON text), and a string
+    // argument must stay that string (`filter: "{\"a\":1}"` went out as `?a=1`).
+    kept[method] = { ...(operation as JsonObject), parameters: spec.swagger ? builderParameters : builderParameters.map(withoutSchema) };
+    const requestBody = (operation as JsonObject).requestBody;
+    if (isObject(requestBody) && isObject(requestBody.content)) (kept[method] as JsonObject).requestBody = { ...requestBody, content: bareFormTypes(requestBody.content) };
+  }
+  const keys = parameterKeys(Object.values(kept).flatMap((operation) => (operation as JsonObject).parameters as Json[]));
+  const keyOf = (location: string, name: string) => keys.get(`${location}\0${name}`) ?? `${location}.${name}`;
+  made = { builderSpec: { ...spec, paths: { '': kept } }, ownQuery, template: compileTemplate(route), pathParameters, keyOf };
+  plans.set(spec, made);
+  return made;
+}
+
+/**
+ * Where the builder finds each parameter's value: it reads `parameters[name]` first, then
+ * `parameters['<in>.<name>']`, so keyed by `<in>.<name>` alone a parameter named `query.x`
+ * took query `x`'s value. A name no other parameter has, and that is no other's `<in>.<name>`,
+ * is its own key; any other is keyed `<in>.<name>`. (Query `x`, header `x` and query `query.x`
+ * together would still meet; no description seen has such names.)
+ */
+function parameterKeys(parameters: Json[]): Map<string, string> {
+  const named = parameters.filter(isObject).map((p) => ({ location: String(p.in), name: String(p.name) }));
+  const counts = new Map<string, number>();
+  for (const { name } of named) counts.set(name, (counts.get(name) ?? 0) + 1);
+  const qualified = new Set(named.map(({ location, name }) => `${location}.${name}`));
+  return new Map(named.map(({ location, name }) => [`${location}\0${name}`, counts.get(name) === 1 && !qualified.has(name) ? name : `${location}.${name}`]));
+}
+
+/**
+ * A body's media types with `multipart/form-data; charset=utf-8` (and the like) also under the
+ * bare type, which request.ts passes: the builder writes form-data only for that exact string,
+ * and sent a JSON object under the full one. undici writes the boundary.
+ */
+function bareFormTypes(content: JsonObject): JsonObject {
+  const out: JsonObject = { ...content };
+  for (const [type, media] of Object.entries(content)) if (formKind(type) === 'multipart' && out['multipart/form-data'] === undefined) out['multipart/form-data'] = media;
+  return out;
+}
+
+function withoutSchema(parameter: Json): Json {
+  if (!isObject(parameter) || parameter.schema === undefined) return parameter;
+  const { schema: _schema, ...rest } = parameter;
+  return rest;
+}
+
+let builders: Record<string, ParameterBuilder> | undefined;
+
+/**
+ * swagger-client's OpenAPI 3 parameter builders, with its cookie builder made to add to the
+ * `Cookie` header (the builder's own sets it, so of several cookie parameters only the last was
+ * sent) and exploded array and object cookies written as pairs (serialize.ts).
+ */
+export function parameterBuilders(): Record<string, ParameterBuilder> {
+  if (builders) return builders;
+  const own = oas3ParameterBuilders();
+  const cookie: ParameterBuilder = (options) => {
+    const before = options.req.headers?.Cookie;
+    const exploded = explodedCookie(options.parameter as StyledParameter, options.value);
+    if (exploded === undefined) own.cookie(options);
+    else (options.req.headers ??= {}).Cookie = exploded;
+    const after = options.req.headers?.Cookie;
+    if (typeof before === 'string' && before !== '' && after !== before) options.req.headers!.Cookie = `${before}; ${String(after)}`;
+  };
+  return (builders = { ...own, cookie });
+}
+
+const accepts = new WeakMap<JsonObject, string | undefined>();
+
+/**
+ * The `accept` header swagger-client's OpenAPI 3 builder derives from the media types of the 2xx
+ * responses (oas3/build-request.js, joined with ", "), derived here once per plan and passed as
+ * `responseContentType`, which the builder then uses as it is: deriving it on every call cost
+ * ~3 µs, a sixth of the builder's time. Swagger 2.0 plans (`produces`) are left to the builder.
+ */
+export function acceptOf(spec: JsonObject): string | undefined {
+  if (spec.swagger) return undefined;
+  if (accepts.has(spec)) return accepts.get(spec);
+  const types: string[] = [];
+  for (const methods of Object.values(spec.paths as JsonObject)) {
+    for (const operation of Object.values(methods as JsonObject)) {
+      const responses = (operation as JsonObject).responses;
+      if (!isObject(responses)) continue;
+      for (const [code, response] of Object.entries(responses)) {
+        const status = parseInt(code, 10);
+        const content = isObject(response) ? response.content : undefined;
+        // Not push(...keys): a description's list as call arguments can overflow the stack.
+        if (status >= 200 && status < 300 && isObject(content)) for (const type of Object.keys(content)) types.push(type);
+      }
+    }
+  }
+  // Each type once: several 2xx responses often share them (Kubernetes listed three twice).
+  const accept = types.length > 0 ? [...new Set(types)].join(', ') : undefined;
+  accepts.set(spec, accept);
+  return accept;
+}
