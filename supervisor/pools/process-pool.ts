@@ -7,8 +7,8 @@ import type { SupervisorMessage, WorkerMessage } from '../../protocol/messages';
 import type { Pool, PoolCallOptions, PoolState, PoolStats } from '../../protocol/pool';
 import { errorResult } from '../../protocol/results';
 import { isDeadlineError, RpcClient } from '../../protocol/rpc';
-import type { ToolCall, ToolResult } from '../../protocol/tool';
-import { announcedTools, type AnnouncedTool } from '../../protocol/tool-text';
+import type { ToolCall, ToolDescriptor, ToolResult } from '../../protocol/tool';
+import { announcedTools, type AnnouncedTool, type ToolTexts } from '../../protocol/tool-text';
 import { killGroup, killTree } from '../../workers/common/kill-tree';
 import { RestartPolicy } from '../restart-policy';
 import { adoptSpare, forkWorker } from './spare-worker';
@@ -59,6 +59,8 @@ export class ProcessPool implements Pool {
   #state: PoolState = 'stopped';
   #lastError: string | undefined;
   #tools: AnnouncedTool[] = [];
+  /** The tool list the pool's first worker announced, as text: every later worker must announce the same. */
+  #announced: string | undefined;
 
   constructor(options: ProcessPoolOptions) {
     this.name = options.name;
@@ -230,15 +232,27 @@ export class ProcessPool implements Pool {
         switch (message.type) {
           case 'ready':
             if (settled) return;
-            if (this.#tools.length === 0) {
+            if (this.#announced === undefined) {
               try {
                 this.#tools = announcedTools(message.tools);
+                this.#announced = announcedText(message.tools);
               } catch (error) {
                 // Our own worker sent a list it could not have built: it is not fit to serve.
                 fail(error as McpvisorError);
                 void killTree(child.pid);
                 return;
               }
+            } else if (announcedText(message.tools) !== this.#announced) {
+              // A replacement built from a description (or module) changed since the start: beside
+              // the workers and the list clients have, the same call would reach two endpoints.
+              fail(
+                new McpvisorError(
+                  'POOL_UNAVAILABLE',
+                  `a new worker of ${this.name} announced other tools than the pool started with: its description or module changed since the server started; restart the server to serve the new one`,
+                ),
+              );
+              void killTree(child.pid);
+              return;
             }
             settled = true;
             clearTimeout(startTimer);
@@ -292,6 +306,11 @@ export class ProcessPool implements Pool {
       this.#restarts++;
       this.#spawn().catch((error: unknown) => {
         this.#log.error({ err: toErrorInfo(error) }, 'replacement worker failed to start');
+        // Calls waiting for a worker would wait out their deadline while restarts keep failing
+        // (a changed description fails every one): they get the reason now.
+        if (this.#liveWorkers() === 0) {
+          this.#queue.rejectAll(new McpvisorError('POOL_UNAVAILABLE', `the ${this.name} pool has no live worker (${(error as Error).message}); try again shortly`));
+        }
       });
     }, decision.delayMs);
     this.#pendingRestarts.add(timer);
@@ -305,4 +324,9 @@ export class ProcessPool implements Pool {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** A worker's announced list as one string, to compare with another's. */
+function announcedText(tools: ToolDescriptor[] | ToolTexts): string {
+  return Array.isArray(tools) ? JSON.stringify(tools) : tools.text;
 }

@@ -61,7 +61,7 @@ export class WaitQueue {
     for (let i = 0; i < slots && this.#waiters.length > 0; i++) this.#waiters[0].resolve();
   }
 
-  /** Fails every waiter with `error` (used when the pool stops). */
+  /** Fails every waiter with `error` (the pool stops, or its workers cannot start). */
   rejectAll(error: McpvisorError): void {
     for (const waiter of [...this.#waiters]) waiter.reject(error);
   }
