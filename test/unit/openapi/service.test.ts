@@ -223,7 +223,23 @@ describe('meta-tools', () => {
     expect(text.length).toBeLessThan(8 * 1024 * 1024);
     const schema = answer.structuredContent as Record<string, any>;
     expect(schema.requestBody.content['application/json'].schema.properties.left.properties.left.type).toBe('object');
-    expect(JSON.stringify(schema.requestBody)).toContain('left out');
+    expect(JSON.stringify(schema.requestBody)).toMatch(/left out|not written out/);
+    await s.close();
+  });
+
+  test('get-api-endpoint-schema answers the same whatever was asked before', async () => {
+    const schemas: Record<string, unknown> = { s0: { type: 'string' } };
+    for (let i = 1; i < 6; i++) schemas[`s${i}`] = { type: 'object', properties: { left: { $ref: `#/components/schemas/s${i - 1}` }, right: { $ref: `#/components/schemas/s${i - 1}` } } };
+    // /big spends the deref budget on its own properties before it reaches s5, which /small writes out whole.
+    const pad = { type: 'object', properties: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`p${i}`, { type: 'string' }])) };
+    schemas.big = { type: 'object', properties: { pad, x: { $ref: '#/components/schemas/s5' } } };
+    const op = (name: string) => ({ post: { requestBody: { content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } }, responses: { 200: { description: 'ok' } } } });
+    const spec = { openapi: '3.0.3', info: { title: 'dag', version: '1' }, paths: { '/big': op('big'), '/small': op('s5') }, components: { schemas } };
+    const { s } = await service({ toolsMode: 'dynamic', specInputMethod: 'inline', openApiSpec: JSON.stringify(spec) });
+    const ask = async (toolId: string) => JSON.stringify(await s.handle('get-api-endpoint-schema', { toolId }));
+    const first = await ask('POST::big');
+    await ask('POST::small');
+    expect(await ask('POST::big')).toBe(first);
     await s.close();
   });
 
