@@ -1,16 +1,12 @@
 import { McpvisorError } from '../../protocol/errors';
 import type { JsonObjectSchema } from '../../protocol/tool';
 import { META_TOOL_NAMES } from './meta-names';
-import type { OperationEntry } from './operations';
-import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
+import type { SchemaQuestion } from './endpoint-schema';
 import type { EndpointTool } from './tools-manager';
-import { withinBudget } from './schema-budget';
 
 /** Page size of `list-api-endpoints` when none is asked; the most it returns is 200. */
 export const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 200;
-/** Characters of a serialized `get-api-endpoint-schema` answer before responses are trimmed. */
-const MAX_SCHEMA_CHARS = 200_000;
 
 export interface MetaTool {
   name: (typeof META_TOOL_NAMES)[number];
@@ -39,10 +35,15 @@ export function createMetaTools(): MetaTool[] {
     },
     {
       name: 'get-api-endpoint-schema',
-      description: 'Get the input schema, parameters, request body, responses and security of one endpoint, with $refs resolved.',
+      description:
+        "Get one endpoint's input schema (the arguments invoke-api-endpoint takes in 'parameters'), its success responses with their schemas two levels deep, the other responses by status, and its security. What is left out for size is named in 'note': ask again with 'response' for one response in full, or 'at' for a part of a schema.",
       inputSchema: {
         type: 'object',
-        properties: { toolId: { type: 'string', description: 'Tool ID from list-api-endpoints (e.g. GET::users__---id), or the tool name' } },
+        properties: {
+          toolId: { type: 'string', description: 'Tool ID from list-api-endpoints (e.g. GET::users__---id), or the tool name' },
+          response: { type: ['string', 'integer'], description: "A status code (e.g. '200', '404', 'default'): that response's description, headers and schema, as deep as fits, instead of the summary" },
+          at: { type: 'string', description: "A dotted path of property names (e.g. 'owner.login'; arrays are passed through): that part of the input schema, or of the response's schema when 'response' is given" },
+        },
         required: ['toolId'],
       },
     },
@@ -107,51 +108,19 @@ function bySearch(tools: EndpointTool[], search: string): EndpointTool[] {
   return scored.sort((a, b) => b.score - a.score || a.tool.path.length - b.tool.path.length).map((entry) => entry.tool);
 }
 
-/**
- * `get-api-endpoint-schema`: resolved schemas of one endpoint (`entry`, its operation in the
- * description `ctx`); each part cut to MAX_SCHEMA_CHARS (fit), responses trimmed further when the
- * whole is larger.
- */
-export function endpointSchema(tool: EndpointTool, entry: OperationEntry, ctx: RefContext, prefix = ''): Record<string, unknown> {
-  const op = entry.operation;
-  const requestBody = op.requestBody !== undefined ? fit(deref(follow(op.requestBody, ctx).value, ctx)) : undefined;
-  let responses = fit(deref(op.responses as Json | undefined, ctx)) as JsonObject | undefined;
-  const security = (op.security ?? ctx.root.security) as Json | undefined;
-  const schemes = (ctx.root.components as JsonObject | undefined)?.securitySchemes ?? ctx.root.securityDefinitions;
-  const out: Record<string, unknown> = {
-    toolId: tool.toolId,
-    name: `${prefix}${tool.name}`,
-    method: tool.method,
-    path: tool.path,
-    summary: op.summary,
-    description: tool.description,
-    tags: tool.tags,
-    inputSchema: tool.inputSchema,
-    parameters: entry.parameters.map((p) => fit(deref(p as unknown as Json, ctx))),
-    requestBody,
-    responses,
-    security,
-    securitySchemes: security ? fit(deref(schemes as Json | undefined, ctx)) : undefined,
-  };
-  if (JSON.stringify(out).length > MAX_SCHEMA_CHARS && responses) {
-    // Keep success responses only, then only their status and description.
-    responses = Object.fromEntries(Object.entries(responses).filter(([code]) => /^2/.test(code) || code === 'default'));
-    out.responses = responses;
-    if (JSON.stringify(out).length > MAX_SCHEMA_CHARS) {
-      out.responses = Object.fromEntries(Object.entries(responses).map(([code, r]) => [code, { description: (r as JsonObject)?.description ?? '' }]));
-      out.note = 'response schemas left out: too large';
-    }
+/** What a `get-api-endpoint-schema` call asks besides its tool; BAD_INPUT for a value of the wrong type. */
+export function schemaQuestion(args: Record<string, unknown>): SchemaQuestion {
+  const question: SchemaQuestion = {};
+  if (args.response !== undefined) {
+    // A model writes a status as a number as often as a string.
+    if (typeof args.response !== 'string' && !Number.isInteger(args.response)) throw new McpvisorError('BAD_INPUT', "'response' must be a status code such as '200'");
+    question.response = String(args.response);
   }
-  return out;
-}
-
-/**
- * A written-out part within MAX_SCHEMA_CHARS, cut at whole levels (schema-budget.ts). Why: refs
- * written out share their targets, so 40 schemas that each use the one before twice are a small
- * graph whose text is 2^40 copies; measuring or serialising it whole took a worker to 1.7 GB.
- */
-function fit(part: Json | undefined): Json | undefined {
-  return part !== null && typeof part === 'object' && !Array.isArray(part) ? withinBudget(part, MAX_SCHEMA_CHARS) : part;
+  if (args.at !== undefined) {
+    if (typeof args.at !== 'string' || args.at.trim() === '') throw new McpvisorError('BAD_INPUT', "'at' must be a dotted path of property names such as 'owner.login'");
+    question.at = args.at.trim();
+  }
+  return question;
 }
 
 /** The tool an `invoke-api-endpoint` or `get-api-endpoint-schema` call names; BAD_INPUT otherwise. */

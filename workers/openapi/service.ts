@@ -9,7 +9,8 @@ import { StoredTool } from './compiled';
 import { loadCompiled, type CompiledStart } from './compiled-source';
 import { warmUp as warmUpModules } from './lazy';
 import type { LoadedSpec, SpecInputMethod } from './load-spec';
-import { createMetaTools, endpointSchema, listEndpoints, requireToolId } from './meta-tools';
+import { schemaAnswer } from './endpoint-schema';
+import { createMetaTools, listEndpoints, requireToolId, schemaQuestion } from './meta-tools';
 import { collectOperations, type OperationEntry } from './operations';
 import { buildUpstreamRequest } from './request';
 import { DEFAULT_MAX_RESULT_BYTES, responseToResult } from './results';
@@ -222,8 +223,9 @@ export class ApiToolService {
       return errorResult(new McpvisorError('NOT_FOUND', `no endpoint with tool ID or name '${id}'; list-api-endpoints lists them`));
     }
     if (name === 'get-api-endpoint-schema') {
+      const question = schemaQuestion(args);
       const { spec, entry } = await this.#operationOf(tool);
-      return json(endpointSchema(tool, entry, spec, this.#prefix));
+      return schemaAnswer(tool, entry, spec, this.#prefix, question);
     }
     // A model often puts the endpoint's arguments beside toolId: say where they go, rather than
     // "'owner' is required" for an argument it did give.
