@@ -1,5 +1,5 @@
 import { McpvisorError } from '../../protocol/errors';
-import type { JsonObjectSchema } from '../../protocol/tool';
+import type { JsonObjectSchema, ToolDescriptor } from '../../protocol/tool';
 import { META_TOOL_NAMES } from './meta-names';
 import type { SchemaQuestion } from './endpoint-schema';
 import type { EndpointTool } from './tools-manager';
@@ -10,15 +10,24 @@ const MAX_PAGE_SIZE = 200;
 
 export interface MetaTool {
   name: (typeof META_TOOL_NAMES)[number];
+  title: string;
   description: string;
   inputSchema: JsonObjectSchema;
+  annotations: NonNullable<ToolDescriptor['annotations']>;
 }
+
+/**
+ * Hints of the two lookups: they read the description this server loaded and call nothing, so a
+ * host need not ask the user to confirm each one.
+ */
+const LOOKUP_HINTS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
 /** spec 000's three meta-tools, in a fixed order. */
 export function createMetaTools(): MetaTool[] {
   return [
     {
       name: 'list-api-endpoints',
+      title: 'List API endpoints',
       description:
         'List the API endpoints this server can call, with their tool IDs. Filter by tag, HTTP method, path substring or free text; results come in pages (see nextOffset).',
       inputSchema: {
@@ -32,9 +41,11 @@ export function createMetaTools(): MetaTool[] {
           offset: { type: 'integer', minimum: 0, default: 0, description: 'Endpoints to skip (nextOffset of the previous page)' },
         },
       },
+      annotations: LOOKUP_HINTS,
     },
     {
       name: 'get-api-endpoint-schema',
+      title: "Get an API endpoint's schema",
       description:
         "Get one endpoint's input schema (the arguments invoke-api-endpoint takes in 'parameters'), its success responses with their schemas two levels deep, the other responses by status, and its security. What is left out for size is named in 'note': ask again with 'response' for one response in full, or 'at' for a part of a schema.",
       inputSchema: {
@@ -46,9 +57,11 @@ export function createMetaTools(): MetaTool[] {
         },
         required: ['toolId'],
       },
+      annotations: LOOKUP_HINTS,
     },
     {
       name: 'invoke-api-endpoint',
+      title: 'Call an API endpoint',
       description: "Call an endpoint by tool ID. 'parameters' holds the same arguments as the endpoint's tool (see get-api-endpoint-schema); they are validated, path templates are filled in and authentication applies.",
       inputSchema: {
         type: 'object',
@@ -58,6 +71,8 @@ export function createMetaTools(): MetaTool[] {
         },
         required: ['toolId'],
       },
+      // It calls the API: what it changes depends on the endpoint, so MCP's defaults (destructive) apply.
+      annotations: { readOnlyHint: false, openWorldHint: true },
     },
   ];
 }

@@ -112,7 +112,7 @@ export class ApiToolService {
     const metas = createMetaTools().filter((m) => mode !== 'explicit' || wanted.has(m.name));
     this.#metaNames = new Set(metas.map((m) => m.name));
     for (const tool of this.#endpointTools) this.#byName.set(tool.name, tool);
-    this.#metaDescriptors = metas.map((m) => ({ name: m.name, description: m.description, inputSchema: m.inputSchema }));
+    this.#metaDescriptors = metas.map((m) => ({ name: m.name, title: m.title, description: m.description, inputSchema: m.inputSchema, annotations: m.annotations }));
     if (options.authProvider && options.headers && Object.keys(options.headers).length > 0) {
       log.warn('both headers and authProvider are set: both are sent, the provider wins on the same header');
     }
