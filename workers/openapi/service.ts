@@ -15,6 +15,7 @@ import { collectOperations, type OperationEntry } from './operations';
 import { buildUpstreamRequest } from './request';
 import { DEFAULT_MAX_RESULT_BYTES, responseToResult } from './results';
 import { MAX_TOOL_NAME_LENGTH } from './tool-name';
+import { toolIdForms, unknownEndpointMessage } from './tool-lookup';
 import { ToolsManager, type EndpointTool } from './tools-manager';
 import { ArgumentValidator } from './validate-args';
 import { UPSTREAM_STATUS_META_KEY } from '../../protocol/results';
@@ -218,10 +219,9 @@ export class ApiToolService {
     const filtered = this.#manager.getFilteredTools();
     if (name === 'list-api-endpoints') return json(listEndpoints(filtered, args, this.#prefix));
     const id = requireToolId(args);
-    const tool = this.#manager.getToolById(id, true) ?? this.#manager.getToolById(id.startsWith(this.#prefix) ? id.slice(this.#prefix.length) : id, true);
-    if (!tool) {
-      return errorResult(new McpvisorError('NOT_FOUND', `no endpoint with tool ID or name '${id}'; list-api-endpoints lists them`));
-    }
+    let tool: EndpointTool | undefined;
+    for (const form of toolIdForms(id, this.#prefix)) if ((tool = this.#manager.getToolById(form, true))) break;
+    if (!tool) return errorResult(new McpvisorError('NOT_FOUND', unknownEndpointMessage(filtered, id, this.#prefix)));
     if (name === 'get-api-endpoint-schema') {
       const question = schemaQuestion(args);
       const { spec, entry } = await this.#operationOf(tool);

@@ -241,6 +241,26 @@ describe('meta-tools', () => {
     await s.close();
   });
 
+  test('meta-tools find an endpoint by its method in any case, or by method and path, and suggest one for an unknown toolId', async () => {
+    const { s } = await service({ toolsMode: 'dynamic' });
+    const echo = async (toolId: string) => ((await s.handle('invoke-api-endpoint', { toolId, parameters: { petId: '42' } })).structuredContent as { echo: { method: string; url: string } }).echo;
+    expect(await echo('get::pets__---petId')).toMatchObject({ method: 'GET', url: '/v1/pets/42' });
+    expect(await echo('Delete::pets__---petId')).toMatchObject({ method: 'DELETE', url: '/v1/pets/42' });
+    expect(await echo('GET /pets/{petId}')).toMatchObject({ method: 'GET', url: '/v1/pets/42' });
+    expect(((await s.handle('get-api-endpoint-schema', { toolId: 'get::pets__---petId' })).structuredContent as { toolId: string }).toolId).toBe('GET::pets__---petId');
+    const message = async (toolId: string) => {
+      const result = await s.handle('get-api-endpoint-schema', { toolId });
+      expect(errorCodeOf(result)).toBe('NOT_FOUND');
+      return (result.content[0] as { text: string }).text;
+    };
+    expect(await message('POST::pets__---petId')).toContain("no endpoint with tool ID or name 'POST::pets__---petId'; its path /pets/{petId} has GET, DELETE: GET::pets__---petId, DELETE::pets__---petId");
+    expect(await message('/pets/{petId}')).toContain('its path /pets/{petId} has GET, DELETE');
+    expect(await message('GET::petz')).toContain("did you mean GET::pets");
+    expect(await message('lst-petz')).toContain("did you mean lst-pets");
+    expect(await message('zzzzzzzzzzzzzzzzzzzz')).not.toContain('did you mean');
+    await s.close();
+  });
+
   test('invoke-api-endpoint validates and fills path templates', async () => {
     const { s } = await service({ toolsMode: 'dynamic' });
     const result = await s.handle('invoke-api-endpoint', { toolId: 'GET::pets__---petId', parameters: { petId: '42' } });
