@@ -77,8 +77,34 @@ export function createMetaTools(): MetaTool[] {
   ];
 }
 
-/** `list-api-endpoints`: a page of the (filtered) endpoints as a JSON object. */
+/** Names a model gives these arguments, for the refusal to point at the right one. */
+const SYNONYMS: Record<string, string> = {
+  query: 'search', q: 'search', keyword: 'search', keywords: 'search', text: 'search', term: 'search', filter: 'search', name: 'search',
+  tags: 'tag', category: 'tag', verb: 'method', httpMethod: 'method', http_method: 'method', url: 'path', endpoint: 'path',
+  page: 'offset', skip: 'offset', start: 'offset', cursor: 'offset', per_page: 'limit', page_size: 'limit', pageSize: 'limit', size: 'limit', count: 'limit', max: 'limit',
+  id: 'toolId', tool_id: 'toolId', tool: 'toolId', operationId: 'toolId', status: 'response', code: 'response', statusCode: 'response', path_in_schema: 'at', property: 'at',
+};
+
+/**
+ * BAD_INPUT for an argument `name` does not take, naming the one meant where it is plain and
+ * those it takes. Why: `{"query": "create issue"}` was ignored, and the unfiltered first page
+ * read as "nothing matches".
+ */
+function refuseUnknown(name: 'list-api-endpoints' | 'get-api-endpoint-schema', args: Record<string, unknown>): void {
+  const known = Object.keys(createMetaTools().find((tool) => tool.name === name)!.inputSchema.properties ?? {});
+  const unknown = Object.keys(args).filter((key) => !known.includes(key));
+  if (unknown.length === 0) return;
+  const named = unknown.slice(0, 5).map((key) => {
+    const lower = key.toLowerCase();
+    const meant = Object.hasOwn(SYNONYMS, key) && known.includes(SYNONYMS[key]) ? SYNONYMS[key] : known.find((name) => name.toLowerCase() === lower || `${name.toLowerCase()}s` === lower);
+    return meant ? `'${key}' (did you mean '${meant}'?)` : `'${key}'`;
+  });
+  throw new McpvisorError('BAD_INPUT', `unknown argument${unknown.length > 1 ? 's' : ''} ${named.join(', ')}; ${name} takes ${known.map((key) => `'${key}'`).join(', ')}`, { data: { unknown } });
+}
+
+/** `list-api-endpoints`: a page of the (filtered) endpoints as a JSON object; BAD_INPUT for an argument it does not take. */
 export function listEndpoints(tools: EndpointTool[], args: Record<string, unknown>, prefix = ''): Record<string, unknown> {
+  refuseUnknown('list-api-endpoints', args);
   const tag = typeof args.tag === 'string' ? args.tag : undefined;
   const method = typeof args.method === 'string' ? args.method.toUpperCase() : undefined;
   const path = typeof args.path === 'string' ? args.path : undefined;
@@ -123,8 +149,9 @@ function bySearch(tools: EndpointTool[], search: string): EndpointTool[] {
   return scored.sort((a, b) => b.score - a.score || a.tool.path.length - b.tool.path.length).map((entry) => entry.tool);
 }
 
-/** What a `get-api-endpoint-schema` call asks besides its tool; BAD_INPUT for a value of the wrong type. */
+/** What a `get-api-endpoint-schema` call asks besides its tool; BAD_INPUT for a value of the wrong type or an argument it does not take. */
 export function schemaQuestion(args: Record<string, unknown>): SchemaQuestion {
+  refuseUnknown('get-api-endpoint-schema', args);
   const question: SchemaQuestion = {};
   if (args.response !== undefined) {
     // A model writes a status as a number as often as a string.

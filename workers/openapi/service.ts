@@ -218,12 +218,13 @@ export class ApiToolService {
   async #meta(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolResult> {
     const filtered = this.#manager.getFilteredTools();
     if (name === 'list-api-endpoints') return json(listEndpoints(filtered, args, this.#prefix));
+    // Arguments it does not take are refused before the lookup, which could hide them.
+    const question = name === 'get-api-endpoint-schema' ? schemaQuestion(args) : undefined;
     const id = requireToolId(args);
     let tool: EndpointTool | undefined;
     for (const form of toolIdForms(id, this.#prefix)) if ((tool = this.#manager.getToolById(form, true))) break;
     if (!tool) return errorResult(new McpvisorError('NOT_FOUND', unknownEndpointMessage(filtered, id, this.#prefix)));
-    if (name === 'get-api-endpoint-schema') {
-      const question = schemaQuestion(args);
+    if (question) {
       const { spec, entry } = await this.#operationOf(tool);
       return schemaAnswer(tool, entry, spec, this.#prefix, question);
     }

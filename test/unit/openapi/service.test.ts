@@ -185,6 +185,24 @@ describe('meta-tools', () => {
     await s.close();
   });
 
+  test('list-api-endpoints and get-api-endpoint-schema refuse arguments they do not take, naming the one meant and those they take', async () => {
+    const { s } = await service({ toolsMode: 'dynamic' });
+    await expect(s.handle('list-api-endpoints', { query: 'pets' })).rejects.toMatchObject({
+      code: 'BAD_INPUT',
+      message: "unknown argument 'query' (did you mean 'search'?); list-api-endpoints takes 'tag', 'method', 'path', 'search', 'limit', 'offset'",
+    });
+    for (const [name, meant] of [['q', 'search'], ['keyword', 'search'], ['tags', 'tag'], ['page', 'offset'], ['methods', 'method'], ['Limit', 'limit']]) {
+      await expect(s.handle('list-api-endpoints', { [name]: 'x' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining(`'${name}' (did you mean '${meant}'?)`) });
+    }
+    await expect(s.handle('list-api-endpoints', { zz: 1, search: 'pets' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringMatching(/^unknown argument 'zz'; /) });
+    await expect(s.handle('get-api-endpoint-schema', { toolId: 'GET::nope', status: '200' })).rejects.toMatchObject({
+      code: 'BAD_INPUT',
+      message: "unknown argument 'status' (did you mean 'response'?); get-api-endpoint-schema takes 'toolId', 'response', 'at'",
+    });
+    expect((await s.handle('list-api-endpoints', { search: 'pets', limit: 1 })).isError).toBeUndefined();
+    await s.close();
+  });
+
   test('list-api-endpoints search takes words, ranks endpoints matching more of them first and leaves out the rest', async () => {
     const { s } = await service({ toolsMode: 'dynamic' }, GITHUB);
     const ids = async (search: string) => ((await s.handle('list-api-endpoints', { search, limit: 200 })).structuredContent as { endpoints: Array<{ toolId: string }> }).endpoints.map((e) => e.toolId);
