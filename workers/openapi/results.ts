@@ -13,7 +13,8 @@ const MAX_IMAGE_BYTES = 1024 * 1024;
  * An upstream answer as a tool result. 2xx JSON: pretty-printed text plus `structuredContent`
  * (an object as is; anything else under `result`); numbers as written, and no structuredContent
  * when parsing would change one (an integer past 2^53); the body as it came when only the
- * indented copy is over `maxResultBytes`. Text types: the text. Images up to 1 MB: image
+ * indented copy is over `maxResultBytes`; a body labelled JSON that does not parse, its text
+ * and a note saying so. Text types: the text. Images up to 1 MB: image
  * content. Other binary: a one-line summary. Empty: `HTTP <status>`. A cut body says so and has no
  * structuredContent. A 3xx not followed: its status and Location. 4xx/5xx: an `isError` result
  * with code UPSTREAM_ERROR, the status and at most 2,000 characters of the body; 401/403 say
@@ -148,8 +149,11 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
         if (exact?.lossy) return { content: [{ type: 'text', text: shown }] };
         const structured = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value };
         return { content: [{ type: 'text', text: shown }], structuredContent: structured };
-      } catch {
-        // Not JSON after all: return it as text.
+      } catch (error) {
+        // Not JSON after all: the text; labelled JSON, saying so, so that a broken body does not
+        // read as a text answer.
+        const why = error instanceof Error ? error.message.slice(0, 120) : String(error);
+        if (type !== '') return { content: [{ type: 'text', text: `${text}\n[not valid JSON although the response says ${type.split(';')[0]}: ${why}]` }] };
       }
     }
     return { content: [{ type: 'text', text: text + cut }] };
