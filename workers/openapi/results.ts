@@ -2,6 +2,7 @@ import { McpvisorError } from '../../protocol/errors';
 import { errorResult } from '../../protocol/results';
 import type { ToolResult } from '../../protocol/tool';
 import type { ApiResponse } from './api-client';
+import { htmlText, isHtml } from './html-text';
 import { indentJson } from './json-text';
 
 /** Characters of an error body quoted in an error result. */
@@ -17,8 +18,8 @@ const MAX_IMAGE_BYTES = 1024 * 1024;
  * and a note saying so. Text types: the text. Images up to 1 MB: image
  * content. Other binary: a one-line summary. Empty: `HTTP <status>`. A cut body says so and has no
  * structuredContent. A 3xx not followed: its status and Location. 4xx/5xx: an `isError` result
- * with code UPSTREAM_ERROR, the status and at most 2,000 characters of the body; 401/403 say
- * "authentication error".
+ * with code UPSTREAM_ERROR, the status and at most 2,000 characters of the body (of an HTML
+ * page, of its text); 401/403 say "authentication error".
  */
 export function responseToResult(response: ApiResponse, maxResultBytes = DEFAULT_MAX_RESULT_BYTES): ToolResult {
   return withHeaders(bounded(toResult(response, maxResultBytes), maxResultBytes, response.truncated ? response.body.length : undefined), response);
@@ -125,11 +126,14 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
   const cut = response.truncated ? `\n[response cut at ${response.body.length} bytes]` : '';
   if (response.status >= 300 && response.status < 400) return redirectResult(response);
   if (response.status < 200 || response.status >= 300) {
-    const text = decode(response.body, type);
+    const raw = decode(response.body, type);
+    // A proxy's or framework's error page: its words, not its markup.
+    const html = isHtml(type, raw);
+    const text = html ? htmlText(raw) : raw;
     const excerpt = text.length > ERROR_EXCERPT_CHARS ? `${text.slice(0, ERROR_EXCERPT_CHARS)}…` : text;
     const auth = response.status === 401 || response.status === 403 ? 'authentication error: ' : '';
     return errorResult(
-      new McpvisorError('UPSTREAM_ERROR', `${auth}HTTP ${response.status}${excerpt ? `: ${excerpt}` : ''}`, { data: { status: response.status } }),
+      new McpvisorError('UPSTREAM_ERROR', `${auth}HTTP ${response.status}${html ? ' (an HTML page, as text)' : ''}${excerpt ? `: ${excerpt}` : ''}`, { data: { status: response.status } }),
     );
   }
   if (response.body.length === 0) return { content: [{ type: 'text', text: `HTTP ${response.status}` }] };
