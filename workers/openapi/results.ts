@@ -4,6 +4,7 @@ import type { ToolResult } from '../../protocol/tool';
 import type { ApiResponse } from './api-client';
 import { htmlText, isHtml } from './html-text';
 import { indentJson } from './json-text';
+import { withHeaders } from './response-headers';
 
 /** Characters of an error body quoted in an error result. */
 export const ERROR_EXCERPT_CHARS = 2_000;
@@ -19,56 +20,11 @@ const MAX_IMAGE_BYTES = 1024 * 1024;
  * content. Other binary: a one-line summary. Empty: `HTTP <status>`. A cut body says so and has no
  * structuredContent. A 3xx not followed: its status and Location. 4xx/5xx: an `isError` result
  * with code UPSTREAM_ERROR, the status and at most 2,000 characters of the body (of an HTML
- * page, of its text); 401/403 say "authentication error".
+ * page, of its text); 401/403 say "authentication error". Headers that matter come in a second
+ * block (response-headers.ts), with those the operation declares (`declaredHeaders`, lower case).
  */
-export function responseToResult(response: ApiResponse, maxResultBytes = DEFAULT_MAX_RESULT_BYTES): ToolResult {
-  return withHeaders(bounded(toResult(response, maxResultBytes), maxResultBytes, response.truncated ? response.body.length : undefined), response);
-}
-
-/** Response headers a caller needs besides the body: where a made thing is, the next page, when to retry. */
-const SHOWN_HEADERS = ['location', 'content-location', 'link', 'retry-after', 'content-range'];
-/** Characters of the headers block. */
-const MAX_HEADER_CHARS = 2_000;
-/** Characters of `Retry-After` named in an error's message. */
-const MAX_RETRY_AFTER_CHARS = 64;
-
-/**
- * A 2xx result with a second text block of the response headers that carry meaning beyond the
- * body (SHOWN_HEADERS: `Link` paging, `Location` of a created thing); for HEAD, whose answer is
- * only headers, all of them but `Set-Cookie`. An error result names `Retry-After` in its message.
- * Decision: a block of its own, so the first block stays the body as it came (JSON that parses).
- */
-function withHeaders(result: ToolResult, response: ApiResponse): ToolResult {
-  const names = response.method === 'HEAD' ? Object.keys(response.headers).filter((name) => name !== 'set-cookie') : SHOWN_HEADERS;
-  const lines = names.filter((name) => response.headers[name] !== undefined).map((name) => `${name}: ${response.headers[name]}`);
-  if (lines.length === 0 && !result.isError) return result;
-  if (result.isError) {
-    const retry = response.headers['retry-after'];
-    // A valid value is seconds or an HTTP date (29 characters); 10 KB of one went into the message whole.
-    const shown = retry !== undefined && retry.length > MAX_RETRY_AFTER_CHARS ? `${retry.slice(0, MAX_RETRY_AFTER_CHARS)}…` : retry;
-    const notes = [shown === undefined ? '' : ` [retry-after: ${shown}]`, rateLimitNote(response.headers)].join('');
-    const first = result.content[0];
-    if (notes === '' || first?.type !== 'text') return result;
-    return { ...result, content: [{ type: 'text', text: `${first.text}${notes}` }, ...result.content.slice(1)] };
-  }
-  let text = `response headers (HTTP ${response.status}):\n${lines.join('\n')}`;
-  if (text.length > MAX_HEADER_CHARS) text = `${text.slice(0, MAX_HEADER_CHARS)}…`;
-  return { ...result, content: [...result.content, { type: 'text', text }] };
-}
-
-/**
- * An exhausted rate limit, from GitHub's `x-ratelimit-*` or the IETF draft's `ratelimit-*`
- * headers: a 403 for it otherwise reads as a refused token. '' when none is exhausted.
- */
-function rateLimitNote(headers: Record<string, string>): string {
-  const remaining = headers['x-ratelimit-remaining'] ?? headers['ratelimit-remaining'];
-  if (remaining === undefined || remaining.trim() === '' || Number(remaining) !== 0) return '';
-  const epoch = Number(headers['x-ratelimit-reset']);
-  const delta = Number(headers['ratelimit-reset']);
-  // Date's range ends at 8.64e15 ms: a bigger epoch is shown as it came.
-  const at = headers['x-ratelimit-reset'] === undefined ? undefined : Math.abs(epoch) < 8.64e12 ? new Date(epoch * 1000).toISOString() : headers['x-ratelimit-reset'].slice(0, 64);
-  const reset = at !== undefined ? `, resets at ${at}` : Number.isFinite(delta) && headers['ratelimit-reset'] !== undefined ? `, resets in ${delta} s` : '';
-  return ` [rate limit exhausted${reset}]`;
+export function responseToResult(response: ApiResponse, maxResultBytes = DEFAULT_MAX_RESULT_BYTES, declaredHeaders?: readonly string[]): ToolResult {
+  return withHeaders(bounded(toResult(response, maxResultBytes), maxResultBytes, response.truncated ? response.body.length : undefined), response, declaredHeaders);
 }
 
 /** Default of `maxResultBytes`: what one result may carry (text and structuredContent together). */

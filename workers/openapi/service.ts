@@ -209,7 +209,7 @@ export class ApiToolService {
     if (!tool.planSpec) throw new McpvisorError('INTERNAL', `tool ${tool.toolId} has no request plan`);
     const request = buildUpstreamRequest({ spec: tool.planSpec, targets: tool.targets, body: tool.body }, args, this.#client.baseUrl);
     const response = await this.#client.send(request, options);
-    const result = responseToResult(response, this.#maxResultBytes);
+    const result = responseToResult(response, this.#maxResultBytes, tool.responseHeaders);
     // For the supervisor's mcpvisor_upstream_responses_total.
     result._meta = { ...result._meta, [UPSTREAM_STATUS_META_KEY]: response.status };
     return result;

@@ -215,7 +215,7 @@ describe('results', () => {
     const created = responseToResult(response(201, 'application/json', '{"id":7}', { headers }));
     expect(created.structuredContent).toEqual({ id: 7 });
     expect(JSON.parse((created.content[0] as { text: string }).text)).toEqual({ id: 7 });
-    expect(created.content[1]).toEqual({ type: 'text', text: 'response headers (HTTP 201):\nlocation: /things/7\nlink: </things?page=2>; rel="next"' });
+    expect(created.content[1]).toEqual({ type: 'text', text: 'response headers (HTTP 201):\nlocation: /things/7\nlink: </things?page=2>; rel="next"\netag: "e"' });
     const head = responseToResult(response(200, '', '', { method: 'HEAD', headers }));
     expect((head.content[1] as { text: string }).text).toContain('etag: "e"');
     expect((head.content[1] as { text: string }).text).not.toContain('secret');

@@ -1,5 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { ApiResponse } from '../../../workers/openapi/api-client';
 import { responseToResult } from '../../../workers/openapi/results';
+import { ApiToolService } from '../../../workers/openapi/service';
 
 const response = (status: number, type: string, body: Buffer | string, more: Partial<ApiResponse> = {}): ApiResponse => ({ status, method: 'GET', headers: type ? { 'content-type': type } : {}, body: Buffer.from(body), truncated: false, url: 'http://x/', ...more });
 const textOf = (result: { content: Array<{ type: string; text?: string }> }, item = 0) => result.content[item].text;
@@ -27,5 +30,44 @@ describe('results', () => {
     const long = textOf(responseToResult(response(503, 'text/html', `<style>${'x'.repeat(5000)}</style><p>${'word '.repeat(1000)}</p>`)))!;
     expect(long).toMatch(/^UPSTREAM_ERROR: HTTP 503 \(an HTML page, as text\): word word /);
     expect(long.length).toBeLessThan(2_100);
+  });
+
+  test('show the headers a caller needs, those the operation declares, and the rate limit once it runs low', () => {
+    const headers = {
+      'content-type': 'application/json', etag: 'W/"abc"', 'last-modified': 'Tue, 01 Jul 2025 10:00:00 GMT', 'x-total-count': '1234',
+      'azure-asyncoperation': 'https://management.example/ops/1', 'operation-location': 'https://ai.example/ops/2', 'x-request-cost': '3', 'x-other': 'no', 'set-cookie': 'sid=secret',
+    };
+    const result = responseToResult(response(202, 'application/json', '{}', { headers }), undefined, ['x-request-cost', 'set-cookie']);
+    expect(textOf(result, 1)).toBe([
+      'response headers (HTTP 202):', 'etag: W/"abc"', 'last-modified: Tue, 01 Jul 2025 10:00:00 GMT', 'x-total-count: 1234',
+      'azure-asyncoperation: https://management.example/ops/1', 'operation-location: https://ai.example/ops/2', 'x-request-cost: 3',
+    ].join('\n'));
+    // GitHub sends its rate limit on every answer: shown only when a tenth or less is left.
+    const limit = (remaining: string) => ({ 'content-type': 'application/json', 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': remaining, 'x-ratelimit-reset': '1800000000', 'x-ratelimit-used': '1' });
+    expect(responseToResult(response(200, 'application/json', '{}', { headers: limit('4000') })).content).toHaveLength(1);
+    expect(textOf(responseToResult(response(200, 'application/json', '{}', { headers: limit('12') })), 1)).toBe('response headers (HTTP 200):\nx-ratelimit-remaining: 12\nx-ratelimit-limit: 5000\nx-ratelimit-reset: 1800000000\nx-ratelimit-used: 1');
+    expect(textOf(responseToResult(response(200, 'application/json', '{}', { headers: { 'ratelimit-remaining': '3' } })), 1)).toBe('response headers (HTTP 200):\nratelimit-remaining: 3');
+  });
+
+  test("an endpoint tool's result shows the response headers its description declares, Swagger 2.0 and OpenAPI 3 alike", async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-request-cost': '3', 'x-next-token': 'abc', 'x-undeclared': 'no' });
+      res.end('[]');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const openapi = { openapi: '3.0.3', info: { title: 't', version: '1' }, paths: { '/items': { get: { operationId: 'listItems', responses: { 200: { description: 'ok', headers: { 'X-Request-Cost': { schema: { type: 'integer' } } } }, default: { $ref: '#/components/responses/Paged' } } } } }, components: { responses: { Paged: { description: 'paged', headers: { 'X-Next-Token': { schema: { type: 'string' } } } } } } };
+    const swagger = { swagger: '2.0', info: { title: 't', version: '1' }, paths: { '/items': { get: { operationId: 'listItems', responses: { 200: { description: 'ok', headers: { 'X-Request-Cost': { type: 'integer' } } } } } } } };
+    try {
+      for (const [spec, shown] of [[openapi, 'x-request-cost: 3\nx-next-token: abc'], [swagger, 'x-request-cost: 3']] as const) {
+        const s = await ApiToolService.create({ apiBaseUrl: base, specInputMethod: 'inline', openApiSpec: JSON.stringify(spec), specCache: false });
+        const result = await s.handle(s.tools[0].name, {});
+        expect(textOf(result, 1)).toBe(`response headers (HTTP 200):\n${shown}`);
+        await s.close();
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
