@@ -16,8 +16,8 @@ const MAX_IMAGE_BYTES = 1024 * 1024;
  * (an object as is; anything else under `result`); numbers as written, and no structuredContent
  * when parsing would change one (an integer past 2^53); the body as it came when only the
  * indented copy is over `maxResultBytes`; a body labelled JSON that does not parse, its text
- * and a note saying so. Text types: the text. Images up to 1 MB: image
- * content. Other binary: a one-line summary. Empty: `HTTP <status>`. A cut body says so and has no
+ * and a note saying so. Text types: the text. PNG, JPEG, GIF and WebP images up to 1 MB (by
+ * their bytes): image content. Other binary: a one-line summary. Empty: `HTTP <status>`. A cut body says so and has no
  * structuredContent. A 3xx not followed: its status and Location. 4xx/5xx: an `isError` result
  * with code UPSTREAM_ERROR, the status and at most 2,000 characters of the body (of an HTML
  * page, of its text); 401/403 say "authentication error". Headers that matter come in a second
@@ -121,10 +121,27 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
   if (type.startsWith('text/') || /xml|yaml|javascript|csv|x-www-form-urlencoded/.test(type) || (type === '' && looksLikeText(response.body))) {
     return { content: [{ type: 'text', text: decode(response.body, type) + cut }] };
   }
-  if (type.startsWith('image/') && !response.truncated && response.body.length <= MAX_IMAGE_BYTES) {
-    return { content: [{ type: 'image', data: response.body.toString('base64'), mimeType: type.split(';')[0] }] };
+  const image = type.startsWith('image/') ? modelImageType(response.body) : undefined;
+  if (image !== undefined && !response.truncated && response.body.length <= MAX_IMAGE_BYTES) {
+    return { content: [{ type: 'image', data: response.body.toString('base64'), mimeType: image }] };
   }
-  return { content: [{ type: 'text', text: `binary response: ${type || 'unknown type'}, ${response.body.length} bytes${response.truncated ? ' (cut)' : ''}` }] };
+  const unlike = type.startsWith('image/') && image === undefined && !response.truncated ? ` (not a PNG, JPEG, GIF or WebP image by its first bytes)` : '';
+  return { content: [{ type: 'text', text: `binary response: ${type || 'unknown type'}, ${response.body.length} bytes${response.truncated ? ' (cut)' : ''}${unlike}` }] };
+}
+
+/**
+ * The image type `body` is by its magic number, of those model APIs take (PNG, JPEG, GIF, WebP);
+ * undefined for any other bytes. Why: a host forwards image content to its model, and a TIFF, an
+ * icon or bytes that are no image under `image/png` made the whole model request fail. The type
+ * the bytes are wins over the one the response gives (`image/jpg`, a PNG sent as JPEG).
+ */
+function modelImageType(body: Buffer): string | undefined {
+  if (body.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (body.length >= 3 && body[0] === 0xff && body[1] === 0xd8 && body[2] === 0xff) return 'image/jpeg';
+  const head = body.subarray(0, 12).toString('latin1');
+  if (head.startsWith('GIF87a') || head.startsWith('GIF89a')) return 'image/gif';
+  if (head.startsWith('RIFF') && head.slice(8, 12) === 'WEBP') return 'image/webp';
+  return undefined;
 }
 
 /**

@@ -70,4 +70,20 @@ describe('results', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
+  test('return as image content only PNG, JPEG, GIF and WebP, as their bytes say; other images are summarised', () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0]);
+    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0]);
+    const webp = Buffer.from('RIFF\u0000\u0000\u0000\u0000WEBPVP8 ', 'latin1');
+    expect(responseToResult(response(200, 'image/png', png)).content).toEqual([{ type: 'image', data: png.toString('base64'), mimeType: 'image/png' }]);
+    expect(responseToResult(response(200, 'image/jpg', jpeg)).content[0]).toMatchObject({ type: 'image', mimeType: 'image/jpeg' });
+    expect(responseToResult(response(200, 'image/gif', 'GIF89a....')).content[0]).toMatchObject({ type: 'image', mimeType: 'image/gif' });
+    expect(responseToResult(response(200, 'image/webp', webp)).content[0]).toMatchObject({ type: 'image', mimeType: 'image/webp' });
+    // The type the bytes are wins: a PNG sent as JPEG.
+    expect(responseToResult(response(200, 'image/jpeg', png)).content[0]).toMatchObject({ type: 'image', mimeType: 'image/png' });
+    const tiff = Buffer.from([0x49, 0x49, 0x2a, 0x00, 8, 0, 0, 0]);
+    expect(responseToResult(response(200, 'image/tiff', tiff)).content).toEqual([{ type: 'text', text: 'binary response: image/tiff, 8 bytes (not a PNG, JPEG, GIF or WebP image by its first bytes)' }]);
+    expect(responseToResult(response(200, 'image/x-icon', Buffer.from([0, 0, 1, 0, 1, 0]))).content[0]).toMatchObject({ type: 'text' });
+    expect(responseToResult(response(200, 'image/png', 'not a png at all')).content).toEqual([{ type: 'text', text: 'binary response: image/png, 16 bytes (not a PNG, JPEG, GIF or WebP image by its first bytes)' }]);
+  });
 });
