@@ -87,6 +87,15 @@ function lowRateLimit(headers: Record<string, string>): string[] {
 }
 
 /**
+ * Whether a refusal is a rate limit rather than a refused credential: it says when to retry
+ * (`Retry-After`), its rate limit is exhausted, or its text says so (GitHub's secondary rate
+ * limit is a 403 "You have exceeded a secondary rate limit").
+ */
+export function isRateLimited(headers: Record<string, string>, text: string): boolean {
+  return headers['retry-after'] !== undefined || rateLimitNote(headers) !== '' || /rate[ -]?limit/i.test(text.slice(0, 2_000));
+}
+
+/**
  * An exhausted rate limit, from GitHub's `x-ratelimit-*` or the IETF draft's `ratelimit-*`
  * headers: a 403 for it otherwise reads as a refused token. '' when none is exhausted.
  */

@@ -4,7 +4,7 @@ import type { ToolResult } from '../../protocol/tool';
 import type { ApiResponse } from './api-client';
 import { htmlText, isHtml } from './html-text';
 import { indentJson } from './json-text';
-import { withHeaders } from './response-headers';
+import { isRateLimited, withHeaders } from './response-headers';
 
 /** Characters of an error body quoted in an error result. */
 export const ERROR_EXCERPT_CHARS = 2_000;
@@ -20,7 +20,8 @@ const MAX_IMAGE_BYTES = 1024 * 1024;
  * their bytes): image content. Other binary: a one-line summary. Empty: `HTTP <status>`. A cut body says so and has no
  * structuredContent. A 3xx not followed: its status and Location. 4xx/5xx: an `isError` result
  * with code UPSTREAM_ERROR, the status and at most 2,000 characters of the body (of an HTML
- * page, of its text); 401/403 say "authentication error". Headers that matter come in a second
+ * page, of its text); 401/403 say "authentication error", or "rate limited" when the answer says
+ * so (isRateLimited). Headers that matter come in a second
  * block (response-headers.ts), with those the operation declares (`declaredHeaders`, lower case).
  */
 export function responseToResult(response: ApiResponse, maxResultBytes = DEFAULT_MAX_RESULT_BYTES, declaredHeaders?: readonly string[]): ToolResult {
@@ -87,7 +88,9 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
     const html = isHtml(type, raw);
     const text = html ? htmlText(raw) : raw;
     const excerpt = text.length > ERROR_EXCERPT_CHARS ? `${text.slice(0, ERROR_EXCERPT_CHARS)}…` : text;
-    const auth = response.status === 401 || response.status === 403 ? 'authentication error: ' : '';
+    // A 403 for too many calls is no refused credential: "authentication error" sent the model to its token.
+    const refused = response.status === 401 || response.status === 403;
+    const auth = !refused ? '' : isRateLimited(response.headers, text) ? 'rate limited: ' : 'authentication error: ';
     return errorResult(
       new McpvisorError('UPSTREAM_ERROR', `${auth}HTTP ${response.status}${html ? ' (an HTML page, as text)' : ''}${excerpt ? `: ${excerpt}` : ''}`, { data: { status: response.status } }),
     );

@@ -86,4 +86,14 @@ describe('results', () => {
     expect(responseToResult(response(200, 'image/x-icon', Buffer.from([0, 0, 1, 0, 1, 0]))).content[0]).toMatchObject({ type: 'text' });
     expect(responseToResult(response(200, 'image/png', 'not a png at all')).content).toEqual([{ type: 'text', text: 'binary response: image/png, 16 bytes (not a PNG, JPEG, GIF or WebP image by its first bytes)' }]);
   });
+
+  test('label a 403 that is a rate limit as rate limited, not as an authentication error', () => {
+    const secondary = responseToResult(response(403, 'application/json', '{"message":"You have exceeded a secondary rate limit."}', { headers: { 'content-type': 'application/json', 'retry-after': '60' } }));
+    expect(textOf(secondary)).toBe('UPSTREAM_ERROR: rate limited: HTTP 403: {"message":"You have exceeded a secondary rate limit."} [retry-after: 60]');
+    const exhausted = responseToResult(response(403, 'text/plain', 'Forbidden', { headers: { 'content-type': 'text/plain', 'x-ratelimit-remaining': '0' } }));
+    expect(textOf(exhausted)).toBe('UPSTREAM_ERROR: rate limited: HTTP 403: Forbidden [rate limit exhausted]');
+    expect(textOf(responseToResult(response(403, 'text/plain', 'API rate limit exceeded for 1.2.3.4')))).toBe('UPSTREAM_ERROR: rate limited: HTTP 403: API rate limit exceeded for 1.2.3.4');
+    expect(textOf(responseToResult(response(403, 'text/plain', 'Resource not accessible by integration', { headers: { 'x-ratelimit-remaining': '4999' } })))).toBe('UPSTREAM_ERROR: authentication error: HTTP 403: Resource not accessible by integration');
+    expect(textOf(responseToResult(response(401, 'text/plain', 'Bad credentials')))).toBe('UPSTREAM_ERROR: authentication error: HTTP 401: Bad credentials');
+  });
 });
