@@ -7,6 +7,7 @@ import type { ArgumentTarget, BodyInfo } from './input-schema';
 import type { LoadedSpec } from './load-spec';
 import type { JsonObject } from './refs';
 import { planSpec } from './request';
+import { declaredResponseHeaders } from './response-headers';
 import { buildEndpointTools, type EndpointTool } from './tools-manager';
 
 /** Bump when the shape or meaning of CompiledApi or of the data text changes. */
@@ -33,6 +34,8 @@ interface CallPlan {
   body?: BodyInfo;
   /** request.ts planSpec. */
   plan: JsonObject;
+  /** Response headers the operation declares (response-headers.ts), shown in results. */
+  responseHeaders?: string[];
 }
 
 export interface CompiledWarning {
@@ -90,7 +93,8 @@ export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boo
     let json = asciiJson(describeTool(tool));
     if (MAY_HOLD_UNSAFE.test(json)) json = asciiJson(cleanDisplayTexts(describeTool(tool)));
     const listed = put(json);
-    const plan: CallPlan = { targets: [...tool.targets], ...(tool.body !== undefined ? { body: tool.body } : {}), plan: planSpec(tool.entry!, spec) };
+    const responseHeaders = declaredResponseHeaders(tool.entry!, spec);
+    const plan: CallPlan = { targets: [...tool.targets], ...(tool.body !== undefined ? { body: tool.body } : {}), plan: planSpec(tool.entry!, spec), ...(responseHeaders ? { responseHeaders } : {}) };
     return {
       name: tool.name,
       toolId: tool.toolId,
@@ -160,7 +164,7 @@ export class StoredTool implements EndpointTool {
   readonly #data: string;
   readonly #at: IndexedTool;
   #descriptor?: ToolDescriptor;
-  #call?: { targets: Map<string, ArgumentTarget>; body?: BodyInfo; plan: JsonObject };
+  #call?: { targets: Map<string, ArgumentTarget>; body?: BodyInfo; plan: JsonObject; responseHeaders?: string[] };
 
   constructor(tool: IndexedTool, data: string) {
     this.name = tool.name;
@@ -203,10 +207,14 @@ export class StoredTool implements EndpointTool {
     return this.#plan().plan;
   }
 
-  #plan(): { targets: Map<string, ArgumentTarget>; body?: BodyInfo; plan: JsonObject } {
+  get responseHeaders(): string[] | undefined {
+    return this.#plan().responseHeaders;
+  }
+
+  #plan(): { targets: Map<string, ArgumentTarget>; body?: BodyInfo; plan: JsonObject; responseHeaders?: string[] } {
     if (!this.#call) {
       const stored = JSON.parse(this.#data.slice(this.#at.call[0], this.#at.call[1])) as CallPlan;
-      this.#call = { targets: new Map(stored.targets), ...(stored.body !== undefined ? { body: stored.body } : {}), plan: stored.plan };
+      this.#call = { targets: new Map(stored.targets), ...(stored.body !== undefined ? { body: stored.body } : {}), plan: stored.plan, ...(stored.responseHeaders ? { responseHeaders: stored.responseHeaders } : {}) };
     }
     return this.#call;
   }

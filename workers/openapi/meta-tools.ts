@@ -1,28 +1,33 @@
 import { McpvisorError } from '../../protocol/errors';
-import type { JsonObjectSchema } from '../../protocol/tool';
+import type { JsonObjectSchema, ToolDescriptor } from '../../protocol/tool';
 import { META_TOOL_NAMES } from './meta-names';
-import type { OperationEntry } from './operations';
-import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
+import type { SchemaQuestion } from './endpoint-schema';
 import type { EndpointTool } from './tools-manager';
-import { withinBudget } from './schema-budget';
 
 /** Page size of `list-api-endpoints` when none is asked; the most it returns is 200. */
 export const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 200;
-/** Characters of a serialized `get-api-endpoint-schema` answer before responses are trimmed. */
-const MAX_SCHEMA_CHARS = 200_000;
 
 export interface MetaTool {
   name: (typeof META_TOOL_NAMES)[number];
+  title: string;
   description: string;
   inputSchema: JsonObjectSchema;
+  annotations: NonNullable<ToolDescriptor['annotations']>;
 }
+
+/**
+ * Hints of the two lookups: they read the description this server loaded and call nothing, so a
+ * host need not ask the user to confirm each one.
+ */
+const LOOKUP_HINTS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
 /** spec 000's three meta-tools, in a fixed order. */
 export function createMetaTools(): MetaTool[] {
   return [
     {
       name: 'list-api-endpoints',
+      title: 'List API endpoints',
       description:
         'List the API endpoints this server can call, with their tool IDs. Filter by tag, HTTP method, path substring or free text; results come in pages (see nextOffset).',
       inputSchema: {
@@ -36,18 +41,27 @@ export function createMetaTools(): MetaTool[] {
           offset: { type: 'integer', minimum: 0, default: 0, description: 'Endpoints to skip (nextOffset of the previous page)' },
         },
       },
+      annotations: LOOKUP_HINTS,
     },
     {
       name: 'get-api-endpoint-schema',
-      description: 'Get the input schema, parameters, request body, responses and security of one endpoint, with $refs resolved.',
+      title: "Get an API endpoint's schema",
+      description:
+        "Get one endpoint's input schema (the arguments invoke-api-endpoint takes in 'parameters'), its success responses with their schemas two levels deep, the other responses by status, and its security. What is left out for size is named in 'note': ask again with 'response' for one response in full, or 'at' for a part of a schema.",
       inputSchema: {
         type: 'object',
-        properties: { toolId: { type: 'string', description: 'Tool ID from list-api-endpoints (e.g. GET::users__---id), or the tool name' } },
+        properties: {
+          toolId: { type: 'string', description: 'Tool ID from list-api-endpoints (e.g. GET::users__---id), or the tool name' },
+          response: { type: ['string', 'integer'], description: "A status code (e.g. '200', '404', 'default'): that response's description, headers and schema, as deep as fits, instead of the summary" },
+          at: { type: 'string', description: "A dotted path of property names (e.g. 'owner.login'; arrays are passed through): that part of the input schema, or of the response's schema when 'response' is given" },
+        },
         required: ['toolId'],
       },
+      annotations: LOOKUP_HINTS,
     },
     {
       name: 'invoke-api-endpoint',
+      title: 'Call an API endpoint',
       description: "Call an endpoint by tool ID. 'parameters' holds the same arguments as the endpoint's tool (see get-api-endpoint-schema); they are validated, path templates are filled in and authentication applies.",
       inputSchema: {
         type: 'object',
@@ -57,12 +71,40 @@ export function createMetaTools(): MetaTool[] {
         },
         required: ['toolId'],
       },
+      // It calls the API: what it changes depends on the endpoint, so MCP's defaults (destructive) apply.
+      annotations: { readOnlyHint: false, openWorldHint: true },
     },
   ];
 }
 
-/** `list-api-endpoints`: a page of the (filtered) endpoints as a JSON object. */
+/** Names a model gives these arguments, for the refusal to point at the right one. */
+const SYNONYMS: Record<string, string> = {
+  query: 'search', q: 'search', keyword: 'search', keywords: 'search', text: 'search', term: 'search', filter: 'search', name: 'search',
+  tags: 'tag', category: 'tag', verb: 'method', httpMethod: 'method', http_method: 'method', url: 'path', endpoint: 'path',
+  page: 'offset', skip: 'offset', start: 'offset', cursor: 'offset', per_page: 'limit', page_size: 'limit', pageSize: 'limit', size: 'limit', count: 'limit', max: 'limit',
+  id: 'toolId', tool_id: 'toolId', tool: 'toolId', operationId: 'toolId', status: 'response', code: 'response', statusCode: 'response', path_in_schema: 'at', property: 'at',
+};
+
+/**
+ * BAD_INPUT for an argument `name` does not take, naming the one meant where it is plain and
+ * those it takes. Why: `{"query": "create issue"}` was ignored, and the unfiltered first page
+ * read as "nothing matches".
+ */
+function refuseUnknown(name: 'list-api-endpoints' | 'get-api-endpoint-schema', args: Record<string, unknown>): void {
+  const known = Object.keys(createMetaTools().find((tool) => tool.name === name)!.inputSchema.properties ?? {});
+  const unknown = Object.keys(args).filter((key) => !known.includes(key));
+  if (unknown.length === 0) return;
+  const named = unknown.slice(0, 5).map((key) => {
+    const lower = key.toLowerCase();
+    const meant = Object.hasOwn(SYNONYMS, key) && known.includes(SYNONYMS[key]) ? SYNONYMS[key] : known.find((name) => name.toLowerCase() === lower || `${name.toLowerCase()}s` === lower);
+    return meant ? `'${key}' (did you mean '${meant}'?)` : `'${key}'`;
+  });
+  throw new McpvisorError('BAD_INPUT', `unknown argument${unknown.length > 1 ? 's' : ''} ${named.join(', ')}; ${name} takes ${known.map((key) => `'${key}'`).join(', ')}`, { data: { unknown } });
+}
+
+/** `list-api-endpoints`: a page of the (filtered) endpoints as a JSON object; BAD_INPUT for an argument it does not take. */
 export function listEndpoints(tools: EndpointTool[], args: Record<string, unknown>, prefix = ''): Record<string, unknown> {
+  refuseUnknown('list-api-endpoints', args);
   const tag = typeof args.tag === 'string' ? args.tag : undefined;
   const method = typeof args.method === 'string' ? args.method.toUpperCase() : undefined;
   const path = typeof args.path === 'string' ? args.path : undefined;
@@ -107,51 +149,20 @@ function bySearch(tools: EndpointTool[], search: string): EndpointTool[] {
   return scored.sort((a, b) => b.score - a.score || a.tool.path.length - b.tool.path.length).map((entry) => entry.tool);
 }
 
-/**
- * `get-api-endpoint-schema`: resolved schemas of one endpoint (`entry`, its operation in the
- * description `ctx`); each part cut to MAX_SCHEMA_CHARS (fit), responses trimmed further when the
- * whole is larger.
- */
-export function endpointSchema(tool: EndpointTool, entry: OperationEntry, ctx: RefContext, prefix = ''): Record<string, unknown> {
-  const op = entry.operation;
-  const requestBody = op.requestBody !== undefined ? fit(deref(follow(op.requestBody, ctx).value, ctx)) : undefined;
-  let responses = fit(deref(op.responses as Json | undefined, ctx)) as JsonObject | undefined;
-  const security = (op.security ?? ctx.root.security) as Json | undefined;
-  const schemes = (ctx.root.components as JsonObject | undefined)?.securitySchemes ?? ctx.root.securityDefinitions;
-  const out: Record<string, unknown> = {
-    toolId: tool.toolId,
-    name: `${prefix}${tool.name}`,
-    method: tool.method,
-    path: tool.path,
-    summary: op.summary,
-    description: tool.description,
-    tags: tool.tags,
-    inputSchema: tool.inputSchema,
-    parameters: entry.parameters.map((p) => fit(deref(p as unknown as Json, ctx))),
-    requestBody,
-    responses,
-    security,
-    securitySchemes: security ? fit(deref(schemes as Json | undefined, ctx)) : undefined,
-  };
-  if (JSON.stringify(out).length > MAX_SCHEMA_CHARS && responses) {
-    // Keep success responses only, then only their status and description.
-    responses = Object.fromEntries(Object.entries(responses).filter(([code]) => /^2/.test(code) || code === 'default'));
-    out.responses = responses;
-    if (JSON.stringify(out).length > MAX_SCHEMA_CHARS) {
-      out.responses = Object.fromEntries(Object.entries(responses).map(([code, r]) => [code, { description: (r as JsonObject)?.description ?? '' }]));
-      out.note = 'response schemas left out: too large';
-    }
+/** What a `get-api-endpoint-schema` call asks besides its tool; BAD_INPUT for a value of the wrong type or an argument it does not take. */
+export function schemaQuestion(args: Record<string, unknown>): SchemaQuestion {
+  refuseUnknown('get-api-endpoint-schema', args);
+  const question: SchemaQuestion = {};
+  if (args.response !== undefined) {
+    // A model writes a status as a number as often as a string.
+    if (typeof args.response !== 'string' && !Number.isInteger(args.response)) throw new McpvisorError('BAD_INPUT', "'response' must be a status code such as '200'");
+    question.response = String(args.response);
   }
-  return out;
-}
-
-/**
- * A written-out part within MAX_SCHEMA_CHARS, cut at whole levels (schema-budget.ts). Why: refs
- * written out share their targets, so 40 schemas that each use the one before twice are a small
- * graph whose text is 2^40 copies; measuring or serialising it whole took a worker to 1.7 GB.
- */
-function fit(part: Json | undefined): Json | undefined {
-  return part !== null && typeof part === 'object' && !Array.isArray(part) ? withinBudget(part, MAX_SCHEMA_CHARS) : part;
+  if (args.at !== undefined) {
+    if (typeof args.at !== 'string' || args.at.trim() === '') throw new McpvisorError('BAD_INPUT', "'at' must be a dotted path of property names such as 'owner.login'");
+    question.at = args.at.trim();
+  }
+  return question;
 }
 
 /** The tool an `invoke-api-endpoint` or `get-api-endpoint-schema` call names; BAD_INPUT otherwise. */

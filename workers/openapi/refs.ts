@@ -90,7 +90,8 @@ const SPENT = Symbol('deref budget spent');
  * A deep copy of `node` with every `$ref` replaced by its target. A ref met again inside itself
  * becomes `{ description: 'recursive reference to <ref>' }`. Unresolvable refs become
  * `{ description: 'unresolved reference <ref>' }` and are reported through `onProblem`.
- * Results of refs without a cycle inside are shared (treat the output as read-only).
+ * Results of refs without a cycle inside are shared (treat the output as read-only). The
+ * result depends only on its arguments, never on what was written out before (see CachedRef).
  *
  * Written out, refs can make a tree of exponential size: Microsoft Graph's entities reference
  * each other through navigation properties, so that one request body came to 114 MB and the
@@ -103,7 +104,7 @@ export function deref(node: Json | undefined, ctx: RefContext, onProblem?: (mess
   const whole = derefWithin(node, ctx, baseUri, Infinity, budget);
   if (whole !== SPENT) return reported(whole, onProblem);
   let kept = derefWithin(node, ctx, baseUri, 1, Infinity) as Written;
-  // Deeper while it fits; done when nothing was left out for depth (the rest came from the cache).
+  // Deeper while it fits; done when nothing was left out for depth.
   for (let depth = 2; kept.limited; depth++) {
     const deeper = derefWithin(node, ctx, baseUri, depth, budget);
     if (deeper === SPENT) break;
@@ -124,6 +125,23 @@ function reported(written: Written, onProblem: ((message: string) => void) | und
   return written.value;
 }
 
+/**
+ * A ref written out whole (no cut inside), kept per description. Why the costs: a hit returned
+ * the whole target for free, past the depth limit and the node budget, so the same schema came
+ * out deeper after other lookups had warmed the cache (get-api-endpoint-schema answered one
+ * endpoint 11 KB in a fresh worker and 848 KB later). A hit now spends what walking would and
+ * is used only where walking would not cut, so it gives what walking gives, only faster.
+ */
+interface CachedRef {
+  value: Json;
+  /** Objects written for it (spent on a hit). */
+  objects: number;
+  /** Refs nested inside one another in it, itself included (a hit deeper than maxDepth allows walks instead). */
+  height: number;
+  /** Unresolved refs met inside, reported again on a hit. */
+  problems: string[];
+}
+
 /** deref with at most `maxDepth` refs written out inside one another; SPENT past `budget` objects. */
 function derefWithin(node: Json | undefined, ctx: RefContext, baseUri: string | undefined, maxDepth: number, budget: number): Written | typeof SPENT {
   const cache = derefCache(ctx);
@@ -132,8 +150,11 @@ function derefWithin(node: Json | undefined, ctx: RefContext, baseUri: string | 
   let cut = 0;
   let limited = false;
   let written = 0;
-  const spend = () => {
-    if (++written > budget) throw SPENT;
+  /** The most refs on the stack so far (within the ref being written out, see below). */
+  let deepest = 0;
+  const spend = (objects = 1) => {
+    written += objects;
+    if (written > budget) throw SPENT;
   };
   const walk = (value: Json | undefined, uri: string | undefined): Json | undefined => {
     if (value === null || typeof value !== 'object') return value;
@@ -143,7 +164,12 @@ function derefWithin(node: Json | undefined, ctx: RefContext, baseUri: string | 
       const ref = value.$ref;
       const key = `${refDocument(ref, uri) ?? ''}#${ref.slice(ref.indexOf('#') + 1)}`;
       const cached = cache.get(key);
-      if (cached !== undefined) return cached;
+      if (cached !== undefined && stack.length + cached.height <= maxDepth) {
+        spend(cached.objects);
+        problems.push(...cached.problems);
+        deepest = Math.max(deepest, stack.length + cached.height);
+        return cached.value;
+      }
       const recursive = stack.includes(key);
       if (recursive || stack.length >= maxDepth) {
         cut++;
@@ -159,15 +185,23 @@ function derefWithin(node: Json | undefined, ctx: RefContext, baseUri: string | 
         return { description: `unresolved reference ${ref}` };
       }
       const cutsBefore = cut;
+      const writtenBefore = written;
+      const problemsBefore = problems.length;
+      const deepestOutside = deepest;
       stack.push(key);
+      deepest = stack.length;
       const resolved = walk(found.value, found.uri);
       stack.pop();
+      const height = deepest - stack.length;
+      deepest = Math.max(deepestOutside, deepest);
       // Sibling keywords of a $ref (3.1) win over the target's.
       const siblings = Object.keys(value).filter((k) => k !== '$ref');
       const out = siblings.length > 0 && resolved && typeof resolved === 'object' && !Array.isArray(resolved)
         ? { ...resolved, ...Object.fromEntries(siblings.map((k) => [k, walk(value[k], uri) as Json])) }
         : resolved;
-      if (cut === cutsBefore && siblings.length === 0 && out !== undefined) cache.set(key, out);
+      if (cut === cutsBefore && siblings.length === 0 && out !== undefined) {
+        cache.set(key, { value: out, objects: written - writtenBefore, height, problems: problems.slice(problemsBefore) });
+      }
       return out;
     }
     const out: JsonObject = {};
@@ -189,8 +223,8 @@ function derefWithin(node: Json | undefined, ctx: RefContext, baseUri: string | 
   }
 }
 
-const caches = new WeakMap<RefContext, Map<string, Json>>();
-function derefCache(ctx: RefContext): Map<string, Json> {
+const caches = new WeakMap<RefContext, Map<string, CachedRef>>();
+function derefCache(ctx: RefContext): Map<string, CachedRef> {
   let cache = caches.get(ctx);
   if (!cache) caches.set(ctx, (cache = new Map()));
   return cache;

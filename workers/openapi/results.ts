@@ -2,7 +2,9 @@ import { McpvisorError } from '../../protocol/errors';
 import { errorResult } from '../../protocol/results';
 import type { ToolResult } from '../../protocol/tool';
 import type { ApiResponse } from './api-client';
+import { htmlText, isHtml } from './html-text';
 import { indentJson } from './json-text';
+import { isRateLimited, withHeaders } from './response-headers';
 
 /** Characters of an error body quoted in an error result. */
 export const ERROR_EXCERPT_CHARS = 2_000;
@@ -13,60 +15,17 @@ const MAX_IMAGE_BYTES = 1024 * 1024;
  * An upstream answer as a tool result. 2xx JSON: pretty-printed text plus `structuredContent`
  * (an object as is; anything else under `result`); numbers as written, and no structuredContent
  * when parsing would change one (an integer past 2^53); the body as it came when only the
- * indented copy is over `maxResultBytes`. Text types: the text. Images up to 1 MB: image
- * content. Other binary: a one-line summary. Empty: `HTTP <status>`. A cut body says so and has no
+ * indented copy is over `maxResultBytes`; a body labelled JSON that does not parse, its text
+ * and a note saying so. Text types: the text. PNG, JPEG, GIF and WebP images up to 1 MB (by
+ * their bytes): image content. Other binary: a one-line summary. Empty: `HTTP <status>`. A cut body says so and has no
  * structuredContent. A 3xx not followed: its status and Location. 4xx/5xx: an `isError` result
- * with code UPSTREAM_ERROR, the status and at most 2,000 characters of the body; 401/403 say
- * "authentication error".
+ * with code UPSTREAM_ERROR, the status and at most 2,000 characters of the body (of an HTML
+ * page, of its text); 401/403 say "authentication error", or "rate limited" when the answer says
+ * so (isRateLimited). Headers that matter come in a second
+ * block (response-headers.ts), with those the operation declares (`declaredHeaders`, lower case).
  */
-export function responseToResult(response: ApiResponse, maxResultBytes = DEFAULT_MAX_RESULT_BYTES): ToolResult {
-  return withHeaders(bounded(toResult(response, maxResultBytes), maxResultBytes, response.truncated ? response.body.length : undefined), response);
-}
-
-/** Response headers a caller needs besides the body: where a made thing is, the next page, when to retry. */
-const SHOWN_HEADERS = ['location', 'content-location', 'link', 'retry-after', 'content-range'];
-/** Characters of the headers block. */
-const MAX_HEADER_CHARS = 2_000;
-/** Characters of `Retry-After` named in an error's message. */
-const MAX_RETRY_AFTER_CHARS = 64;
-
-/**
- * A 2xx result with a second text block of the response headers that carry meaning beyond the
- * body (SHOWN_HEADERS: `Link` paging, `Location` of a created thing); for HEAD, whose answer is
- * only headers, all of them but `Set-Cookie`. An error result names `Retry-After` in its message.
- * Decision: a block of its own, so the first block stays the body as it came (JSON that parses).
- */
-function withHeaders(result: ToolResult, response: ApiResponse): ToolResult {
-  const names = response.method === 'HEAD' ? Object.keys(response.headers).filter((name) => name !== 'set-cookie') : SHOWN_HEADERS;
-  const lines = names.filter((name) => response.headers[name] !== undefined).map((name) => `${name}: ${response.headers[name]}`);
-  if (lines.length === 0 && !result.isError) return result;
-  if (result.isError) {
-    const retry = response.headers['retry-after'];
-    // A valid value is seconds or an HTTP date (29 characters); 10 KB of one went into the message whole.
-    const shown = retry !== undefined && retry.length > MAX_RETRY_AFTER_CHARS ? `${retry.slice(0, MAX_RETRY_AFTER_CHARS)}…` : retry;
-    const notes = [shown === undefined ? '' : ` [retry-after: ${shown}]`, rateLimitNote(response.headers)].join('');
-    const first = result.content[0];
-    if (notes === '' || first?.type !== 'text') return result;
-    return { ...result, content: [{ type: 'text', text: `${first.text}${notes}` }, ...result.content.slice(1)] };
-  }
-  let text = `response headers (HTTP ${response.status}):\n${lines.join('\n')}`;
-  if (text.length > MAX_HEADER_CHARS) text = `${text.slice(0, MAX_HEADER_CHARS)}…`;
-  return { ...result, content: [...result.content, { type: 'text', text }] };
-}
-
-/**
- * An exhausted rate limit, from GitHub's `x-ratelimit-*` or the IETF draft's `ratelimit-*`
- * headers: a 403 for it otherwise reads as a refused token. '' when none is exhausted.
- */
-function rateLimitNote(headers: Record<string, string>): string {
-  const remaining = headers['x-ratelimit-remaining'] ?? headers['ratelimit-remaining'];
-  if (remaining === undefined || remaining.trim() === '' || Number(remaining) !== 0) return '';
-  const epoch = Number(headers['x-ratelimit-reset']);
-  const delta = Number(headers['ratelimit-reset']);
-  // Date's range ends at 8.64e15 ms: a bigger epoch is shown as it came.
-  const at = headers['x-ratelimit-reset'] === undefined ? undefined : Math.abs(epoch) < 8.64e12 ? new Date(epoch * 1000).toISOString() : headers['x-ratelimit-reset'].slice(0, 64);
-  const reset = at !== undefined ? `, resets at ${at}` : Number.isFinite(delta) && headers['ratelimit-reset'] !== undefined ? `, resets in ${delta} s` : '';
-  return ` [rate limit exhausted${reset}]`;
+export function responseToResult(response: ApiResponse, maxResultBytes = DEFAULT_MAX_RESULT_BYTES, declaredHeaders?: readonly string[]): ToolResult {
+  return withHeaders(bounded(toResult(response, maxResultBytes), maxResultBytes, response.truncated ? response.body.length : undefined), response, declaredHeaders);
 }
 
 /** Default of `maxResultBytes`: what one result may carry (text and structuredContent together). */
@@ -124,11 +83,16 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
   const cut = response.truncated ? `\n[response cut at ${response.body.length} bytes]` : '';
   if (response.status >= 300 && response.status < 400) return redirectResult(response);
   if (response.status < 200 || response.status >= 300) {
-    const text = decode(response.body, type);
+    const raw = decode(response.body, type);
+    // A proxy's or framework's error page: its words, not its markup.
+    const html = isHtml(type, raw);
+    const text = html ? htmlText(raw) : raw;
     const excerpt = text.length > ERROR_EXCERPT_CHARS ? `${text.slice(0, ERROR_EXCERPT_CHARS)}…` : text;
-    const auth = response.status === 401 || response.status === 403 ? 'authentication error: ' : '';
+    // A 403 for too many calls is no refused credential: "authentication error" sent the model to its token.
+    const refused = response.status === 401 || response.status === 403;
+    const auth = !refused ? '' : isRateLimited(response.headers, text) ? 'rate limited: ' : 'authentication error: ';
     return errorResult(
-      new McpvisorError('UPSTREAM_ERROR', `${auth}HTTP ${response.status}${excerpt ? `: ${excerpt}` : ''}`, { data: { status: response.status } }),
+      new McpvisorError('UPSTREAM_ERROR', `${auth}HTTP ${response.status}${html ? ' (an HTML page, as text)' : ''}${excerpt ? `: ${excerpt}` : ''}`, { data: { status: response.status } }),
     );
   }
   if (response.body.length === 0) return { content: [{ type: 'text', text: `HTTP ${response.status}` }] };
@@ -148,8 +112,11 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
         if (exact?.lossy) return { content: [{ type: 'text', text: shown }] };
         const structured = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value };
         return { content: [{ type: 'text', text: shown }], structuredContent: structured };
-      } catch {
-        // Not JSON after all: return it as text.
+      } catch (error) {
+        // Not JSON after all: the text; labelled JSON, saying so, so that a broken body does not
+        // read as a text answer.
+        const why = error instanceof Error ? error.message.slice(0, 120) : String(error);
+        if (type !== '') return { content: [{ type: 'text', text: `${text}\n[not valid JSON although the response says ${type.split(';')[0]}: ${why}]` }] };
       }
     }
     return { content: [{ type: 'text', text: text + cut }] };
@@ -157,10 +124,27 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
   if (type.startsWith('text/') || /xml|yaml|javascript|csv|x-www-form-urlencoded/.test(type) || (type === '' && looksLikeText(response.body))) {
     return { content: [{ type: 'text', text: decode(response.body, type) + cut }] };
   }
-  if (type.startsWith('image/') && !response.truncated && response.body.length <= MAX_IMAGE_BYTES) {
-    return { content: [{ type: 'image', data: response.body.toString('base64'), mimeType: type.split(';')[0] }] };
+  const image = type.startsWith('image/') ? modelImageType(response.body) : undefined;
+  if (image !== undefined && !response.truncated && response.body.length <= MAX_IMAGE_BYTES) {
+    return { content: [{ type: 'image', data: response.body.toString('base64'), mimeType: image }] };
   }
-  return { content: [{ type: 'text', text: `binary response: ${type || 'unknown type'}, ${response.body.length} bytes${response.truncated ? ' (cut)' : ''}` }] };
+  const unlike = type.startsWith('image/') && image === undefined && !response.truncated ? ` (not a PNG, JPEG, GIF or WebP image by its first bytes)` : '';
+  return { content: [{ type: 'text', text: `binary response: ${type || 'unknown type'}, ${response.body.length} bytes${response.truncated ? ' (cut)' : ''}${unlike}` }] };
+}
+
+/**
+ * The image type `body` is by its magic number, of those model APIs take (PNG, JPEG, GIF, WebP);
+ * undefined for any other bytes. Why: a host forwards image content to its model, and a TIFF, an
+ * icon or bytes that are no image under `image/png` made the whole model request fail. The type
+ * the bytes are wins over the one the response gives (`image/jpg`, a PNG sent as JPEG).
+ */
+function modelImageType(body: Buffer): string | undefined {
+  if (body.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (body.length >= 3 && body[0] === 0xff && body[1] === 0xd8 && body[2] === 0xff) return 'image/jpeg';
+  const head = body.subarray(0, 12).toString('latin1');
+  if (head.startsWith('GIF87a') || head.startsWith('GIF89a')) return 'image/gif';
+  if (head.startsWith('RIFF') && head.slice(8, 12) === 'WEBP') return 'image/webp';
+  return undefined;
 }
 
 /**

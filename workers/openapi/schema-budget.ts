@@ -34,8 +34,9 @@ export function fitSchemas(schemas: JsonObject[], maxChars = MAX_SCHEMA_CHARS, t
 
 /**
  * `schema` when it takes at most `maxChars`, else a copy cut at the deepest level that keeps it
- * within them: every value down to that level whole, each schema below it a stub with only its
- * `type` (so the value's kind is still checked), and a note in the top description. Whole levels,
+ * within them: every value down to that level whole but descriptions over 2,000 characters,
+ * which are shortened, each schema below it a stub with only its `type` (so the value's kind is
+ * still checked), and a note in the top description. Whole levels,
  * not a walk that stops mid-way: the arguments come out evenly, none detailed and the next bare.
  * Shared `$ref` targets make the written schema a tree of exponential size although the
  * description is small, so levels are measured only until the budget is spent.
@@ -53,7 +54,7 @@ export function withinBudget(schema: JsonObject, maxChars = MAX_SCHEMA_CHARS): J
     const next: typeof level = [];
     for (const { value, keyword } of level) {
       if (value === null || typeof value !== 'object') {
-        size += scalarSize(value);
+        size += TEXT_KEYWORDS.has(keyword ?? '') ? Math.min(scalarSize(value), MAX_TEXT_CHARS + 4) : scalarSize(value);
         continue;
       }
       stubSize += JSON.stringify(stub(value, keyword) ?? null).length;
@@ -96,8 +97,9 @@ function parts(value: JsonObject | Json[], keyword: string | undefined): Array<[
   return Object.entries(value).map(([name, child]) => [child, map ? undefined : name]);
 }
 
-/** `value` copied down to depth `keep`; objects deeper are stubs. */
+/** `value` copied down to depth `keep`; objects deeper are stubs, long descriptions shortened. */
 function cut(value: Json, keyword: string | undefined, depth: number, keep: number): Json | undefined {
+  if (typeof value === 'string' && TEXT_KEYWORDS.has(keyword ?? '') && value.length > MAX_TEXT_CHARS) return `${value.slice(0, MAX_TEXT_CHARS)}…`;
   if (value === null || typeof value !== 'object') return value;
   if (DATA_KEYWORDS.has(keyword ?? '')) return sizeUpTo(value, DATA_CHARS) <= DATA_CHARS ? value : undefined;
   if (depth > keep) return stub(value, keyword);
@@ -113,6 +115,12 @@ function cut(value: Json, keyword: string | undefined, depth: number, keep: numb
 
 /** Keywords whose value maps names to schemas. */
 const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependentRequired']);
+/**
+ * Keywords whose value is prose, and the characters of it a cut schema keeps. Why: the cut left
+ * out a 5,000-value enum, a constraint, and kept a 100 KB description whole.
+ */
+const TEXT_KEYWORDS = new Set(['description', 'title']);
+const MAX_TEXT_CHARS = 2_000;
 /** Keywords whose value is data, not a schema. */
 const DATA_KEYWORDS = new Set(['default', 'const', 'example', 'examples', 'enum']);
 /** Characters of one piece of data kept whole. */

@@ -9,11 +9,13 @@ import { StoredTool } from './compiled';
 import { loadCompiled, type CompiledStart } from './compiled-source';
 import { warmUp as warmUpModules } from './lazy';
 import type { LoadedSpec, SpecInputMethod } from './load-spec';
-import { createMetaTools, endpointSchema, listEndpoints, requireToolId } from './meta-tools';
+import { schemaAnswer } from './endpoint-schema';
+import { createMetaTools, listEndpoints, requireToolId, schemaQuestion } from './meta-tools';
 import { collectOperations, type OperationEntry } from './operations';
 import { buildUpstreamRequest } from './request';
 import { DEFAULT_MAX_RESULT_BYTES, responseToResult } from './results';
 import { MAX_TOOL_NAME_LENGTH } from './tool-name';
+import { toolIdForms, unknownEndpointMessage } from './tool-lookup';
 import { ToolsManager, type EndpointTool } from './tools-manager';
 import { ArgumentValidator } from './validate-args';
 import { UPSTREAM_STATUS_META_KEY } from '../../protocol/results';
@@ -111,7 +113,7 @@ export class ApiToolService {
     const metas = createMetaTools().filter((m) => mode !== 'explicit' || wanted.has(m.name));
     this.#metaNames = new Set(metas.map((m) => m.name));
     for (const tool of this.#endpointTools) this.#byName.set(tool.name, tool);
-    this.#metaDescriptors = metas.map((m) => ({ name: m.name, description: m.description, inputSchema: m.inputSchema }));
+    this.#metaDescriptors = metas.map((m) => ({ name: m.name, title: m.title, description: m.description, inputSchema: m.inputSchema, annotations: m.annotations }));
     if (options.authProvider && options.headers && Object.keys(options.headers).length > 0) {
       log.warn('both headers and authProvider are set: both are sent, the provider wins on the same header');
     }
@@ -207,7 +209,7 @@ export class ApiToolService {
     if (!tool.planSpec) throw new McpvisorError('INTERNAL', `tool ${tool.toolId} has no request plan`);
     const request = buildUpstreamRequest({ spec: tool.planSpec, targets: tool.targets, body: tool.body }, args, this.#client.baseUrl);
     const response = await this.#client.send(request, options);
-    const result = responseToResult(response, this.#maxResultBytes);
+    const result = responseToResult(response, this.#maxResultBytes, tool.responseHeaders);
     // For the supervisor's mcpvisor_upstream_responses_total.
     result._meta = { ...result._meta, [UPSTREAM_STATUS_META_KEY]: response.status };
     return result;
@@ -216,14 +218,15 @@ export class ApiToolService {
   async #meta(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolResult> {
     const filtered = this.#manager.getFilteredTools();
     if (name === 'list-api-endpoints') return json(listEndpoints(filtered, args, this.#prefix));
+    // Arguments it does not take are refused before the lookup, which could hide them.
+    const question = name === 'get-api-endpoint-schema' ? schemaQuestion(args) : undefined;
     const id = requireToolId(args);
-    const tool = this.#manager.getToolById(id, true) ?? this.#manager.getToolById(id.startsWith(this.#prefix) ? id.slice(this.#prefix.length) : id, true);
-    if (!tool) {
-      return errorResult(new McpvisorError('NOT_FOUND', `no endpoint with tool ID or name '${id}'; list-api-endpoints lists them`));
-    }
-    if (name === 'get-api-endpoint-schema') {
+    let tool: EndpointTool | undefined;
+    for (const form of toolIdForms(id, this.#prefix)) if ((tool = this.#manager.getToolById(form, true))) break;
+    if (!tool) return errorResult(new McpvisorError('NOT_FOUND', unknownEndpointMessage(filtered, id, this.#prefix)));
+    if (question) {
       const { spec, entry } = await this.#operationOf(tool);
-      return json(endpointSchema(tool, entry, spec, this.#prefix));
+      return schemaAnswer(tool, entry, spec, this.#prefix, question);
     }
     // A model often puts the endpoint's arguments beside toolId: say where they go, rather than
     // "'owner' is required" for an argument it did give.

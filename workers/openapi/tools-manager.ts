@@ -29,6 +29,8 @@ export interface EndpointTool extends ITool {
   entry?: OperationEntry;
   /** request.ts planSpec, precomputed; present on compiled tools. */
   planSpec?: JsonObject;
+  /** Response headers the operation declares, lower case (compiled tools). */
+  responseHeaders?: string[];
 }
 
 export interface ToolFilter {

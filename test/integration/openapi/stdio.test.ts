@@ -50,6 +50,10 @@ describe('openapi-mcp-server over stdio', () => {
     expect(hints['replace-items']).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
     expect(hints['upd-item']).toMatchObject({ readOnlyHint: false, idempotentHint: false });
     expect(hints['upd-item']).not.toHaveProperty('destructiveHint');
+    // The lookups read the loaded description only; invoking calls the API.
+    for (const lookup of ['list-api-endpoints', 'get-api-endpoint-schema']) expect(hints[lookup]).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(hints['invoke-api-endpoint']).toEqual({ readOnlyHint: false, openWorldHint: true });
+    expect(tools.find((t) => t.name === 'list-api-endpoints')?.title).toBe('List API endpoints');
   });
 
   test('sends same-name parameters and colliding body properties to their own places, with the static headers', async () => {

@@ -244,7 +244,7 @@ describe('results', () => {
     const created = responseToResult(response(201, 'application/json', '{"id":7}', { headers }));
     expect(created.structuredContent).toEqual({ id: 7 });
     expect(JSON.parse((created.content[0] as { text: string }).text)).toEqual({ id: 7 });
-    expect(created.content[1]).toEqual({ type: 'text', text: 'response headers (HTTP 201):\nlocation: /things/7\nlink: </things?page=2>; rel="next"' });
+    expect(created.content[1]).toEqual({ type: 'text', text: 'response headers (HTTP 201):\nlocation: /things/7\nlink: </things?page=2>; rel="next"\netag: "e"' });
     const head = responseToResult(response(200, '', '', { method: 'HEAD', headers }));
     expect((head.content[1] as { text: string }).text).toContain('etag: "e"');
     expect((head.content[1] as { text: string }).text).not.toContain('secret');
@@ -325,7 +325,8 @@ describe('results', () => {
     const written = JSON.stringify((controls.content[0] as { text: string }).text).length - 2;
     expect(written).toBeLessThanOrEqual(2_000);
     expect(written).toBeGreaterThan(1_500);
-    const image = responseToResult(response(200, 'image/png', Buffer.alloc(3000, 1)), 2_000);
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(2992, 1)]);
+    const image = responseToResult(response(200, 'image/png', png), 2_000);
     expect(image.content[0]).toEqual({ type: 'text', text: 'image response: image/png, 3000 bytes, over maxResultBytes (2000) as base64' });
     const multibyte = responseToResult(response(200, 'text/plain', '\u00e9'.repeat(3000)), 2_000);
     expect(Buffer.byteLength((multibyte.content[0] as { text: string }).text)).toBeLessThanOrEqual(2_000);

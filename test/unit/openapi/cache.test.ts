@@ -239,7 +239,7 @@ describe('spec cache', () => {
     expect(hit.logged('description loaded for get-api-endpoint-schema')).toBe(0);
     const first = await hit.s.handle('get-api-endpoint-schema', ask);
     expect(first.structuredContent).toEqual(expected);
-    expect(expected.responses['200'].content['application/json'].schema.properties.name).toEqual({ type: 'string' });
+    expect(expected.responses['200'].schema.properties.name).toEqual({ type: 'string' });
     expect((await hit.s.handle('get-api-endpoint-schema', { toolId: 'del-pet' })).isError).toBeUndefined();
     expect(hit.logged('description loaded for get-api-endpoint-schema')).toBe(1);
     await hit.s.close();

@@ -47,6 +47,27 @@ describe('deref', () => {
     expect(text).toMatch(/#\/components\/schemas\/e\d+: not written out \(nested too deep to list\)/);
   });
 
+  test('writes a schema out the same whatever was written out before from the same description', () => {
+    // s_i uses s_(i-1) twice: s8 alone is small and kept whole; s19 written out whole is 2^19 copies.
+    const dag = (): RefContext => {
+      const schemas: JsonObject = { s0: { type: 'string' } };
+      for (let i = 1; i < 20; i++) schemas[`s${i}`] = { type: 'object', properties: { left: { $ref: `#/components/schemas/s${i - 1}` }, right: { $ref: `#/components/schemas/s${i - 1}` }, gone: { $ref: '#/components/schemas/nope' } } };
+      return { root: { openapi: '3.0.3', info: { title: 'dag', version: '1' }, paths: {}, components: { schemas } }, external: new Map() };
+    };
+    const big = { $ref: '#/components/schemas/s19' };
+    const freshProblems: string[] = [];
+    const fresh = deref(big, dag(), (problem) => freshProblems.push(problem));
+    const warm = dag();
+    deref({ $ref: '#/components/schemas/s8' }, warm);
+    const warmProblems: string[] = [];
+    const again = deref(big, warm, (problem) => warmProblems.push(problem));
+    expect(objectsIn(again)).toBe(objectsIn(fresh));
+    expect(again).toEqual(fresh);
+    expect(objectsIn(again)).toBeLessThanOrEqual(DEREF_NODE_BUDGET);
+    expect(warmProblems).toEqual(freshProblems);
+    expect(deref(big, warm)).toEqual(fresh);
+  });
+
   test('reports an unresolved ref once, however many depths it tried', () => {
     const ctx = graphLike();
     const problems: string[] = [];

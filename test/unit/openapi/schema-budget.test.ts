@@ -53,4 +53,24 @@ describe('schema budget', () => {
     const [fitted] = fitSchemas([schema]);
     expect((fitted.properties as JsonObject).e).toMatchObject({ type: 'integer' });
   });
+
+  test('shortens long descriptions in a schema it cuts, as it leaves out data too large to keep', () => {
+    const schema: JsonObject = {
+      type: 'object',
+      description: 'top '.repeat(10_000),
+      properties: {
+        kind: { type: 'string', description: 'y'.repeat(100_000), enum: Array.from({ length: 5000 }, (_, i) => `kind-${i}`) },
+        description: { type: 'string', title: 'a property named description' },
+        nested: { type: 'object', properties: { deep: { type: 'object', description: 'z'.repeat(50_000), properties: { leaf: { type: 'string' } } } } },
+      },
+    };
+    const cut = withinBudget(schema, 32 * 1024);
+    expect(JSON.stringify(cut).length).toBeLessThanOrEqual(32 * 1024);
+    const kind = (cut.properties as Record<string, JsonObject>).kind;
+    expect(kind.description).toBe(`${'y'.repeat(2000)}…`);
+    expect(kind.type).toBe('string');
+    expect((cut.properties as Record<string, JsonObject>).description).toEqual({ type: 'string', title: 'a property named description' });
+    expect(cut.description).toMatch(/^(top ){500}…/);
+    expect(cut.description).toMatch(/left out/);
+  });
 });

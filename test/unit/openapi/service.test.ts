@@ -185,6 +185,24 @@ describe('meta-tools', () => {
     await s.close();
   });
 
+  test('list-api-endpoints and get-api-endpoint-schema refuse arguments they do not take, naming the one meant and those they take', async () => {
+    const { s } = await service({ toolsMode: 'dynamic' });
+    await expect(s.handle('list-api-endpoints', { query: 'pets' })).rejects.toMatchObject({
+      code: 'BAD_INPUT',
+      message: "unknown argument 'query' (did you mean 'search'?); list-api-endpoints takes 'tag', 'method', 'path', 'search', 'limit', 'offset'",
+    });
+    for (const [name, meant] of [['q', 'search'], ['keyword', 'search'], ['tags', 'tag'], ['page', 'offset'], ['methods', 'method'], ['Limit', 'limit']]) {
+      await expect(s.handle('list-api-endpoints', { [name]: 'x' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining(`'${name}' (did you mean '${meant}'?)`) });
+    }
+    await expect(s.handle('list-api-endpoints', { zz: 1, search: 'pets' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringMatching(/^unknown argument 'zz'; /) });
+    await expect(s.handle('get-api-endpoint-schema', { toolId: 'GET::nope', status: '200' })).rejects.toMatchObject({
+      code: 'BAD_INPUT',
+      message: "unknown argument 'status' (did you mean 'response'?); get-api-endpoint-schema takes 'toolId', 'response', 'at'",
+    });
+    expect((await s.handle('list-api-endpoints', { search: 'pets', limit: 1 })).isError).toBeUndefined();
+    await s.close();
+  });
+
   test('list-api-endpoints search takes words, ranks endpoints matching more of them first and leaves out the rest', async () => {
     const { s } = await service({ toolsMode: 'dynamic' }, GITHUB);
     const ids = async (search: string) => ((await s.handle('list-api-endpoints', { search, limit: 200 })).structuredContent as { endpoints: Array<{ toolId: string }> }).endpoints.map((e) => e.toolId);
@@ -200,8 +218,9 @@ describe('meta-tools', () => {
     const { s } = await service({ toolsMode: 'dynamic' });
     const schema = (await s.handle('get-api-endpoint-schema', { toolId: 'GET::pets__---petId' })).structuredContent as Record<string, any>;
     expect(schema).toMatchObject({ toolId: 'GET::pets__---petId', name: 'show-pet-by-id', method: 'GET', path: '/pets/{petId}' });
-    expect(schema.parameters[0]).toMatchObject({ name: 'petId', in: 'path' });
-    expect(schema.responses['200'].content['application/json'].schema.properties.name).toEqual({ type: 'string' });
+    expect(schema.inputSchema.properties.petId).toMatchObject({ type: 'string', description: expect.stringContaining("(path parameter 'petId')") });
+    expect(schema.responses['200']).toMatchObject({ contentType: 'application/json' });
+    expect(schema.responses['200'].schema.properties.name).toEqual({ type: 'string' });
     expect(JSON.stringify(schema)).not.toContain('$ref');
     const missing = await s.handle('get-api-endpoint-schema', { toolId: 'GET::nope' });
     expect(missing.isError).toBe(true);
@@ -217,13 +236,46 @@ describe('meta-tools', () => {
     const spec = { openapi: '3.0.3', info: { title: 'dag', version: '1' }, paths: { '/dag': { post: { operationId: 'postDag', requestBody: body, responses: { 200: { description: 'ok', ...body } } } } }, components: { schemas } };
     const { s } = await service({ toolsMode: 'dynamic', specInputMethod: 'inline', openApiSpec: JSON.stringify(spec) });
     const answer = await s.handle('get-api-endpoint-schema', { toolId: 'POST::dag' });
-    const text = (answer.content[0] as { text: string }).text;
-    // Each part within 200,000 characters (as compact JSON; the text is indented).
-    expect(JSON.stringify(answer.structuredContent).length).toBeLessThan(4 * 200_000);
-    expect(text.length).toBeLessThan(8 * 1024 * 1024);
+    expect(JSON.stringify(answer).length).toBeLessThanOrEqual(40_000);
     const schema = answer.structuredContent as Record<string, any>;
-    expect(schema.requestBody.content['application/json'].schema.properties.left.properties.left.type).toBe('object');
-    expect(JSON.stringify(schema.requestBody)).toContain('left out');
+    expect(schema.inputSchema.properties.left.properties.left.type).toBe('object');
+    expect(JSON.stringify(schema)).toMatch(/x-left-out|not written out/);
+    await s.close();
+  });
+
+  test('get-api-endpoint-schema answers the same whatever was asked before', async () => {
+    const schemas: Record<string, unknown> = { s0: { type: 'string' } };
+    for (let i = 1; i < 6; i++) schemas[`s${i}`] = { type: 'object', properties: { left: { $ref: `#/components/schemas/s${i - 1}` }, right: { $ref: `#/components/schemas/s${i - 1}` } } };
+    // /big spends the deref budget on its own properties before it reaches s5, which /small writes out whole.
+    const pad = { type: 'object', properties: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`p${i}`, { type: 'string' }])) };
+    schemas.big = { type: 'object', properties: { pad, x: { $ref: '#/components/schemas/s5' } } };
+    const op = (name: string) => ({ post: { requestBody: { content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } }, responses: { 200: { description: 'ok' } } } });
+    const spec = { openapi: '3.0.3', info: { title: 'dag', version: '1' }, paths: { '/big': op('big'), '/small': op('s5') }, components: { schemas } };
+    const { s } = await service({ toolsMode: 'dynamic', specInputMethod: 'inline', openApiSpec: JSON.stringify(spec) });
+    const ask = async (toolId: string) => JSON.stringify(await s.handle('get-api-endpoint-schema', { toolId }));
+    const first = await ask('POST::big');
+    await ask('POST::small');
+    expect(await ask('POST::big')).toBe(first);
+    await s.close();
+  });
+
+  test('meta-tools find an endpoint by its method in any case, or by method and path, and suggest one for an unknown toolId', async () => {
+    const { s } = await service({ toolsMode: 'dynamic' });
+    const echo = async (toolId: string) => ((await s.handle('invoke-api-endpoint', { toolId, parameters: { petId: '42' } })).structuredContent as { echo: { method: string; url: string } }).echo;
+    expect(await echo('get::pets__---petId')).toMatchObject({ method: 'GET', url: '/v1/pets/42' });
+    expect(await echo('Delete::pets__---petId')).toMatchObject({ method: 'DELETE', url: '/v1/pets/42' });
+    expect(await echo('GET /pets/{petId}')).toMatchObject({ method: 'GET', url: '/v1/pets/42' });
+    expect(((await s.handle('get-api-endpoint-schema', { toolId: 'get::pets__---petId' })).structuredContent as { toolId: string }).toolId).toBe('GET::pets__---petId');
+    const message = async (toolId: string) => {
+      const result = await s.handle('get-api-endpoint-schema', { toolId });
+      expect(errorCodeOf(result)).toBe('NOT_FOUND');
+      return (result.content[0] as { text: string }).text;
+    };
+    expect(await message('POST::pets__---petId')).toContain("no endpoint with tool ID or name 'POST::pets__---petId'; its path /pets/{petId} has GET, DELETE: GET::pets__---petId, DELETE::pets__---petId");
+    expect(await message('/pets/{petId}')).toContain('its path /pets/{petId} has GET, DELETE');
+    expect(await message('GET::petz')).toContain("did you mean GET::pets");
+    expect(await message('lst-petz')).toContain("did you mean lst-pets");
+    expect(await message('zzzzzzzzzzzzzzzzzzzz')).not.toContain('did you mean');
     await s.close();
   });
 

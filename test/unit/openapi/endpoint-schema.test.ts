@@ -1,0 +1,111 @@
+import path from 'node:path';
+import { ApiToolService } from '../../../workers/openapi/service';
+import { MAX_SCHEMA_ANSWER_CHARS } from '../../../workers/openapi/endpoint-schema';
+
+const GITHUB = path.join(__dirname, '..', '..', '..', 'node_modules', '@octokit', 'openapi', 'generated', 'api.github.com.json');
+const EVENTS = 'GET::repos__---owner__---repo__issues__---issue_number__events';
+
+// No request goes upstream in these tests.
+const start = (openApiSpec: string, inline = false) =>
+  ApiToolService.create({ apiBaseUrl: 'http://127.0.0.1:9', openApiSpec, specCache: false, toolsMode: 'dynamic', ...(inline ? { specInputMethod: 'inline' as const } : {}) });
+
+let github: ApiToolService;
+beforeAll(async () => {
+  github = await start(GITHUB);
+});
+afterAll(() => github.close());
+
+const ask = (s: ApiToolService, args: Record<string, unknown>) => s.handle('get-api-endpoint-schema', args);
+
+describe('get-api-endpoint-schema', () => {
+  test('answers every GitHub endpoint within its size as sent, text and structuredContent alike', async () => {
+    const ids: string[] = [];
+    for (let offset: number | undefined = 0; offset !== undefined; ) {
+      const page = (await github.handle('list-api-endpoints', { limit: 200, offset })).structuredContent as { endpoints: Array<{ toolId: string }>; nextOffset?: number };
+      ids.push(...page.endpoints.map((e) => e.toolId));
+      offset = page.nextOffset;
+    }
+    expect(ids).toHaveLength(1223);
+    let largest = 0;
+    for (const toolId of ids) {
+      const result = await ask(github, { toolId });
+      expect(result.isError).toBeUndefined();
+      largest = Math.max(largest, JSON.stringify(result).length);
+      const text = (result.content[0] as { text: string }).text;
+      expect(JSON.parse(text)).toEqual(result.structuredContent);
+    }
+    expect(largest).toBeLessThanOrEqual(MAX_SCHEMA_ANSWER_CHARS);
+  }, 60_000);
+
+  test('puts the input schema first, then success responses cut to a depth, other responses by status, and says how to see more', async () => {
+    const result = await ask(github, { toolId: EVENTS });
+    const text = (result.content[0] as { text: string }).text;
+    // Compact: nothing indented.
+    expect(text).not.toMatch(/\n\s/);
+    const answer = result.structuredContent as Record<string, any>;
+    expect(Object.keys(answer)).toEqual(['toolId', 'name', 'method', 'path', 'summary', 'description', 'tags', 'inputSchema', 'responses', 'otherResponses', 'note']);
+    expect(Object.keys(answer.inputSchema.properties)).toEqual(['owner', 'repo', 'issue_number', 'per_page', 'page']);
+    expect(answer).not.toHaveProperty('parameters');
+    expect(answer.responses['200']).toMatchObject({ description: 'Response', contentType: 'application/json', headers: ['Link'] });
+    expect(JSON.stringify(answer.responses['200'].schema)).toContain('x-left-out');
+    expect(answer.otherResponses).toEqual({ 410: 'Gone' });
+    expect(answer.note).toContain("response: '200'");
+  });
+
+  test("shows one response alone, and the part of a schema that 'at' names", async () => {
+    // The summary shows the 26 kinds of event as stubs; 'at' passes through the array and the anyOf.
+    const summary = (await ask(github, { toolId: EVENTS })).structuredContent as Record<string, any>;
+    expect(summary.responses['200'].schema.items.anyOf[0]).toMatchObject({ title: 'Labeled Issue Event', 'x-left-out': '11 properties' });
+    const actor = (await ask(github, { toolId: EVENTS, response: '200', at: 'actor' })).structuredContent as Record<string, any>;
+    expect(actor).toMatchObject({ response: '200', at: 'actor', schema: { title: 'Simple User' } });
+    expect(actor.schema.properties.login).toEqual({ type: 'string' });
+    const gone = (await ask(github, { toolId: EVENTS, response: 410 })).structuredContent as Record<string, any>;
+    expect(gone).toMatchObject({ response: '410', description: 'Gone', contentType: 'application/json' });
+    expect(Object.keys(gone.schema.properties)).toEqual(['message', 'documentation_url', 'url', 'status']);
+    // The note names a path that shows what was left out.
+    const repo = (await ask(github, { toolId: 'GET::repos__---owner__---repo', response: '200' })).structuredContent as Record<string, any>;
+    expect(repo.schema.properties.owner).toMatchObject({ title: 'Simple User', 'x-left-out': '22 properties' });
+    expect(repo.note).toContain("response: '200' and at: 'owner'");
+    const owner = (await ask(github, { toolId: 'GET::repos__---owner__---repo', response: '200', at: 'template_repository.owner' })).structuredContent as Record<string, any>;
+    expect(owner.schema.properties.login).toEqual({ type: 'string' });
+    // A part of the input schema.
+    const labels = (await ask(github, { toolId: 'POST::repos__---owner__---repo__issues', at: 'labels' })).structuredContent as Record<string, any>;
+    expect(labels.schema.type).toBe('array');
+  });
+
+  test('refuses a response or a path that is not there, naming what is', async () => {
+    await expect(ask(github, { toolId: EVENTS, response: '418' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: "GET /repos/{owner}/{repo}/issues/{issue_number}/events has no response '418'; its responses: 200, 410" });
+    await expect(ask(github, { toolId: 'GET::repos__---owner__---repo', response: '200', at: 'owner.nope' })).rejects.toMatchObject({
+      code: 'BAD_INPUT',
+      message: expect.stringMatching(/^no property 'nope' at 'owner' of response 200's schema \(its properties: name, email, login, /),
+    });
+  });
+
+  test('stays within its size for a huge enum, a huge description and an input schema too large to show whole', async () => {
+    const props: Record<string, unknown> = {};
+    for (let i = 0; i < 200; i++) props[`field${i}`] = { type: 'object', description: 'words '.repeat(40), properties: { a: { type: 'string', description: 'more '.repeat(40) }, b: { type: 'integer' } } };
+    const spec = {
+      openapi: '3.0.3',
+      info: { title: 'huge', version: '1' },
+      paths: {
+        '/things': {
+          post: {
+            description: 'x'.repeat(100_000),
+            parameters: [{ name: 'kind', in: 'query', description: 'y'.repeat(100_000), schema: { type: 'string', enum: Array.from({ length: 5000 }, (_, i) => `kind-${i}`) } }],
+            requestBody: { content: { 'application/json': { schema: { type: 'object', properties: props } } } },
+            responses: { 200: { description: 'ok' } },
+          },
+        },
+      },
+    };
+    const s = await start(JSON.stringify(spec), true);
+    const result = await ask(s, { toolId: 'POST::things' });
+    expect(JSON.stringify(result).length).toBeLessThanOrEqual(MAX_SCHEMA_ANSWER_CHARS);
+    const answer = result.structuredContent as Record<string, any>;
+    expect(answer.inputSchema.properties.kind.enum).toHaveLength(50);
+    expect(answer.inputSchema.properties.kind['x-enum-left-out']).toBe('4950 more values');
+    expect(answer.inputSchema.properties.field199).toEqual({ type: 'object', 'x-left-out': '2 properties' });
+    expect(answer.note).toMatch(/long descriptions are cut/);
+    await s.close();
+  });
+});

@@ -1,0 +1,43 @@
+/** Characters of an HTML page read for its text: an error page's message is near its start. */
+const MAX_HTML_CHARS = 256 * 1024;
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+/** Whether a body of content type `type` (lower case) is an HTML page: by its type, or untyped by its start. */
+export function isHtml(type: string, text: string): boolean {
+  if (/^(text\/html|application\/xhtml\+xml)\b/.test(type)) return true;
+  return type === '' && /^\s*(<!doctype html|<html[\s>])/i.test(text.slice(0, 256));
+}
+
+/**
+ * The text a person would read on an HTML page: its title, then the rest without scripts, styles,
+ * comments and tags, entities decoded, whitespace collapsed. Why: an error page quoted as its
+ * first 2,000 characters of markup was mostly `<style>` rules, and "Internal Server Error" came
+ * after the cut. A light pass for an excerpt, not a parser: only the first 256 KB is read.
+ */
+export function htmlText(html: string): string {
+  const head = html.slice(0, MAX_HTML_CHARS);
+  const title = clean(/<title\b[^>]*>([\s\S]*?)<\/title\s*>/i.exec(head)?.[1] ?? '');
+  const body = clean(
+    head
+      .replace(/<!--[\s\S]*?(-->|$)/g, ' ')
+      .replace(/<(head|script|style|noscript|template|svg)\b[\s\S]*?(<\/\1\s*>|$)/gi, ' ')
+      .replace(/<\/?(p|div|br|h[1-6]|li|tr|title|section|article|pre)\b[^>]*>/gi, ' '),
+  );
+  return title !== '' && !body.startsWith(title) ? `${title}: ${body}`.replace(/: $/, '') : body;
+}
+
+/** Tags removed, entities decoded, whitespace collapsed. */
+function clean(fragment: string): string {
+  return fragment
+    .replace(/<[^>]*>/g, '')
+    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (entity, name: string) => {
+      if (name[0] === '#') {
+        const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : Number(name.slice(1));
+        return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : entity;
+      }
+      return ENTITIES[name.toLowerCase()] ?? entity;
+    })
+    .replace(/\s+/g, ' ')
+    .trim();
+}

@@ -1,0 +1,222 @@
+import { isObject, isRef, refDocument, resolvePointer, type Json, type JsonObject, type RefContext } from './refs';
+
+/**
+ * Schemas as get-api-endpoint-schema shows them to a model: `$ref`s written out as the walk
+ * reaches them (never the whole graph first), `properties` listed `depth` levels deep, and below
+ * that a stub with the schema's type and `x-left-out` saying what is not shown. Arrays
+ * (`items`) and `allOf`/`anyOf`/`oneOf` branches do not count as levels: "a list of issues" shows
+ * the issue's fields. The same walk finds the part of a schema that a dotted path of property
+ * names (`at`) names, so a model can ask for what a stub left out.
+ */
+
+export interface ViewOptions {
+  /** Levels of `properties` listed (0: the schema itself is a stub). */
+  depth: number;
+  /** Characters of each description (and title) kept; 0 leaves them out. */
+  descriptionChars: number;
+  /** About the characters of the view as compact JSON; past them viewSchema returns undefined. */
+  maxChars: number;
+}
+
+export interface SchemaView {
+  value: Json;
+  /** Dotted paths of the first schemas whose properties were left out for depth. */
+  leftOut: string[];
+  /** Whether some description was cut. */
+  cutText: boolean;
+}
+
+/** Keywords whose value is a schema, or a list or map of schemas, walked at the same level. */
+const SAME_LEVEL = new Set(['items', 'additionalItems', 'additionalProperties', 'unevaluatedItems', 'unevaluatedProperties', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'prefixItems', 'allOf', 'anyOf', 'oneOf']);
+/** Keywords that list properties: one level deeper. */
+const PROPERTY_MAPS = new Set(['properties', 'patternProperties']);
+/** Keywords left out: examples and vendor extensions are often most of a schema's size and never its shape. */
+const DROPPED = new Set(['example', 'examples', 'xml', 'externalDocs', '$defs', 'definitions', '$schema', '$id', '$anchor', '$comment']);
+/** Values shown in an enum before the rest is counted. */
+const ENUM_VALUES = 50;
+/** Characters of a non-schema value (`default`, `const`, `discriminator`…) shown whole; longer ones are left out. */
+const VALUE_CHARS = 500;
+/** Paths named in `leftOut`. */
+const LEFT_OUT_PATHS = 5;
+
+const TOO_LARGE = Symbol('view too large');
+
+/**
+ * `schema` (refs resolved against `ctx`, relative ones against `uri`) as described above, or
+ * undefined when it would take more than `maxChars`. A ref met again inside itself is
+ * `{ "x-recursive": … }`, one that cannot be resolved `{ "x-unresolved": … }`.
+ */
+export function viewSchema(schema: Json | undefined, ctx: RefContext, options: ViewOptions, uri = ctx.rootUri): SchemaView | undefined {
+  const leftOut: string[] = [];
+  let cutText = false;
+  let size = 0;
+  const grow = (chars: number) => {
+    size += chars;
+    if (size > options.maxChars) throw TOO_LARGE;
+  };
+  // Refs being written out, with the path where each was first shown.
+  const stack = new Map<string, string>();
+
+  const show = (node: Json | undefined, at: string | undefined, level: number, path: string): Json | undefined => {
+    if (node === null || typeof node !== 'object') {
+      grow(scalarChars(node));
+      return node;
+    }
+    if (Array.isArray(node)) return node.map((item) => show(item, at, level, path) ?? null);
+    if (isRef(node)) {
+      const key = refKey(node.$ref, at);
+      const seen = stack.get(key);
+      if (seen !== undefined) return sized({ 'x-recursive': seen === '' ? 'the same schema as the top one' : `the same schema as at '${seen}'` });
+      const target = resolve(node.$ref, at, ctx);
+      if (target.value === undefined) return sized({ 'x-unresolved': node.$ref });
+      stack.set(key, path);
+      const siblings = Object.fromEntries(Object.entries(node).filter(([name]) => name !== '$ref'));
+      const merged = Object.keys(siblings).length > 0 && isObject(target.value) ? { ...target.value, ...siblings } : target.value;
+      const out = show(merged, target.uri, level, path);
+      stack.delete(key);
+      return out;
+    }
+    const out: JsonObject = {};
+    grow(2);
+    const stub = level >= options.depth;
+    for (const [name, value] of Object.entries(node)) {
+      if (DROPPED.has(name) || name.startsWith('x-')) continue;
+      let shown: Json | undefined;
+      if (name === 'required' && Array.isArray(value)) {
+        // Names of properties not listed say nothing; listed ones need all their names.
+        if (stub) continue;
+        shown = value;
+        grow(JSON.stringify(value).length);
+      } else if (name === 'description' || name === 'title') {
+        if (typeof value !== 'string' || value === '') continue;
+        if (options.descriptionChars === 0) {
+          cutText = true;
+          continue;
+        }
+        shown = value.length > options.descriptionChars ? `${value.slice(0, options.descriptionChars)}…` : value;
+        if (shown !== value) cutText = true;
+      } else if (name === 'enum' && Array.isArray(value)) {
+        shown = value.length > ENUM_VALUES ? value.slice(0, ENUM_VALUES) : value;
+        if (shown !== value) put(out, 'x-enum-left-out', `${value.length - ENUM_VALUES} more values`);
+        shown = clipped(shown);
+      } else if (PROPERTY_MAPS.has(name) && isObject(value)) {
+        const names = Object.keys(value);
+        if (stub) {
+          if (names.length === 0) continue;
+          if (leftOut.length < LEFT_OUT_PATHS) leftOut.push(path === '' ? '(top)' : path);
+          put(out, 'x-left-out', `${names.length} ${name === 'properties' ? 'properties' : 'pattern properties'}`);
+          grow(24);
+          continue;
+        }
+        const map: JsonObject = {};
+        for (const [prop, inner] of Object.entries(value)) {
+          grow(prop.length + 4);
+          put(map, prop, show(inner, at, level + 1, path === '' ? prop : `${path}.${prop}`) ?? {});
+        }
+        shown = map;
+      } else if (SAME_LEVEL.has(name) && value !== null && typeof value === 'object') {
+        shown = show(value, at, level, path);
+      } else if (value !== null && typeof value === 'object') {
+        shown = clipped(value);
+      } else {
+        shown = value;
+      }
+      if (shown === undefined) continue;
+      grow(name.length + 4);
+      if (shown === null || typeof shown !== 'object') grow(scalarChars(shown));
+      put(out, name, shown);
+    }
+    return out;
+  };
+
+  const sized = (value: JsonObject): JsonObject => {
+    grow(JSON.stringify(value).length);
+    return value;
+  };
+  /** A value that is data, not a schema: whole when short, else left out. */
+  const clipped = (value: Json): Json | undefined => {
+    const text = JSON.stringify(value);
+    if (text.length > VALUE_CHARS) return undefined;
+    grow(text.length);
+    return value;
+  };
+
+  try {
+    return { value: show(schema, uri, 0, '') ?? {}, leftOut, cutText };
+  } catch (error) {
+    if (error === TOO_LARGE) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The part of `schema` that `path` (property names joined by dots) names, passing through
+ * arrays' `items`, `allOf`/`anyOf`/`oneOf` branches and `additionalProperties`; a name holding
+ * dots is matched whole first. `{ missing, at, names }` when some name is not there: the name,
+ * the path up to it, and the names that are.
+ */
+export function schemaAt(schema: Json | undefined, path: string, ctx: RefContext, uri = ctx.rootUri): { value: Json; uri: string | undefined } | { missing: string; at: string; names: string[] } {
+  let best: { missing: string; at: string; names: string[] } | undefined;
+  const walk = (node: Json | undefined, nodeUri: string | undefined, rest: string, done: string): { value: Json; uri: string | undefined } | undefined => {
+    const props = propertiesOf(node, nodeUri, ctx);
+    const heads = [rest, ...[...rest].flatMap((char, i) => (char === '.' ? [rest.slice(0, i)] : []))];
+    for (const head of heads) {
+      const found = props.get(head);
+      if (found === undefined) continue;
+      if (head === rest) return found;
+      const deeper = walk(found.value, found.uri, rest.slice(head.length + 1), done === '' ? head : `${done}.${head}`);
+      if (deeper) return deeper;
+    }
+    const missing = rest.split('.')[0];
+    if (!best || done.length > best.at.length) best = { missing, at: done, names: [...props.keys()] };
+    return undefined;
+  };
+  return walk(schema, uri, path, '') ?? best!;
+}
+
+/** The properties a value of `node` may have, by name (the first schema found for each). */
+function propertiesOf(node: Json | undefined, uri: string | undefined, ctx: RefContext): Map<string, { value: Json; uri: string | undefined }> {
+  const found = new Map<string, { value: Json; uri: string | undefined }>();
+  const seen = new Set<object>();
+  const visit = (value: Json | undefined, at: string | undefined) => {
+    let current = value;
+    let where = at;
+    for (let hops = 0; isRef(current) && hops < 32; hops++) {
+      const target: { value: Json | undefined; uri: string | undefined } = resolve(current.$ref, where, ctx);
+      current = target.value;
+      where = target.uri;
+    }
+    if (!isObject(current) || seen.has(current)) return;
+    seen.add(current);
+    if (isObject(current.properties)) for (const [name, inner] of Object.entries(current.properties)) if (!found.has(name)) found.set(name, { value: inner, uri: where });
+    for (const keyword of ['items', 'additionalProperties']) visit(current[keyword], where);
+    for (const keyword of ['allOf', 'anyOf', 'oneOf']) {
+      const branches = current[keyword];
+      if (Array.isArray(branches)) for (const branch of branches) visit(branch, where);
+    }
+  };
+  visit(node, uri);
+  return found;
+}
+
+function refKey(ref: string, uri: string | undefined): string {
+  return `${refDocument(ref, uri) ?? ''}#${ref.slice(ref.indexOf('#') + 1)}`;
+}
+
+/** A ref's target and the URI of its document; value undefined when it cannot be resolved. */
+function resolve(ref: string, uri: string | undefined, ctx: RefContext): { value: Json | undefined; uri: string | undefined } {
+  const documentUri = refDocument(ref, uri);
+  const doc = documentUri === undefined || documentUri === ctx.rootUri ? ctx.root : ctx.external.get(documentUri);
+  const hash = ref.indexOf('#');
+  return { value: doc === undefined ? undefined : resolvePointer(doc, hash === -1 ? '' : ref.slice(hash + 1)), uri: documentUri ?? ctx.rootUri };
+}
+
+/** Sets `key` as an own data property (a `__proto__` key from a description stays a key). */
+function put(target: JsonObject, key: string, value: Json): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+function scalarChars(value: Json | undefined): number {
+  return typeof value === 'string' ? value.length + 2 : 6;
+}
