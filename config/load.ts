@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, validateConfig, type Config, type ConfigInput } from './validate';
 import { didYouMean } from './suggest';
 import { HEADER_NAME } from '../protocol/http-headers';
+import { SPEC_CACHE_OFF } from './openapi';
 
 export type ValueKind = 'string' | 'int' | 'bool' | 'list' | 'headers';
 
@@ -124,6 +125,13 @@ export function readConfigFile(file: string): ConfigInput {
   // Module paths of custom toolsets are relative to the file, so a config can travel with them.
   for (const toolset of ((data as ConfigInput).customToolsets ?? []) as Array<{ module?: unknown }>) {
     if (typeof toolset?.module === 'string') toolset.module = path.resolve(dir, toolset.module);
+  }
+  // So are an API's description file and cache directory: under pm2 the working directory is pm2's.
+  for (const api of ((data as ConfigInput).apis ?? []) as Array<{ openApiSpec?: unknown; specInputMethod?: unknown; specCache?: unknown }>) {
+    if (api === null || typeof api !== 'object') continue;
+    const method = api.specInputMethod ?? 'url';
+    if (typeof api.openApiSpec === 'string' && (method === 'file' || (method === 'url' && !/^https?:\/\//i.test(api.openApiSpec)))) api.openApiSpec = path.resolve(dir, api.openApiSpec);
+    if (typeof api.specCache === 'string' && !SPEC_CACHE_OFF.test(api.specCache)) api.specCache = path.resolve(dir, api.specCache);
   }
   return data as ConfigInput;
 }

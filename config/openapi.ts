@@ -3,6 +3,9 @@ import { HEADER_NAME, HEADER_VALUE } from '../protocol/http-headers';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 
+/** Words that turn the spec cache off where a directory may be written (`./off` is a directory). */
+export const SPEC_CACHE_OFF = /^\s*(off|false|none|no|disabled?)\s*$/i;
+
 /**
  * `url` with its userinfo (`user:password@`, up to the authority's last `@`) shown as `***@`: for
  * logs. `loose` (for echoing a value that is not a valid URL): everything after a scheme-like
@@ -52,7 +55,10 @@ export const apiSchema = z.strictObject({
    * Directory of compiled descriptions (workers/openapi/spec-cache.ts), or false for none.
    * Default `$XDG_CACHE_HOME/mcpvisor/openapi`, else `~/.cache/mcpvisor/openapi`.
    */
-  specCache: z.union([z.string().min(1), z.literal(false)], { error: 'specCache must be a directory path or false' }).optional(),
+  specCache: z.preprocess(
+    (value) => (typeof value === 'string' && SPEC_CACHE_OFF.test(value) ? false : value),
+    z.union([z.string().min(1), z.literal(false)], { error: 'specCache must be a directory path or false' }),
+  ).optional(),
   requestTimeoutMs: z.number().int().positive().default(30_000),
   maxResponseBytes: z.number().int().positive().default(10 * 1024 * 1024),
   /**

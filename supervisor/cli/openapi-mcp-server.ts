@@ -4,6 +4,7 @@ import './api-worker-spare';
 import { readSync } from 'node:fs';
 import { headerHint, type EnvSpec, type FlagSpec } from '../../config/load';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
+import { SPEC_CACHE_OFF } from '../../config/openapi';
 import { runProfile, SERVER_FLAGS, type Profile } from '../profile';
 import { isCommand } from './command';
 import { HEADER_NAME } from '../../protocol/http-headers';
@@ -76,7 +77,7 @@ export function openapiProfile(): Profile {
     { name: 'include-tags', kind: 'list', arg: 'A,B', apply: add('includeTags'), help: 'tags to include, comma-separated' },
     { name: 'include-operations', kind: 'list', arg: 'GET,POST', apply: add('includeOperations', method), help: 'HTTP methods to include, comma-separated' },
     { name: 'disable-abbreviation', kind: 'flag', apply: set('disableAbbreviation'), help: 'keep tool names unshortened (fails on names over 64 characters)' },
-    { name: 'spec-cache', kind: 'string', arg: 'DIR|off', apply: set('specCache', (v) => (v === 'off' ? false : v)), help: 'cache of compiled descriptions (default $XDG_CACHE_HOME/mcpvisor/openapi or ~/.cache/mcpvisor/openapi); off: none' },
+    { name: 'spec-cache', kind: 'string', arg: 'DIR|off', apply: set('specCache', (v) => (SPEC_CACHE_OFF.test(String(v)) ? false : v)), help: 'cache of compiled descriptions (default $XDG_CACHE_HOME/mcpvisor/openapi or ~/.cache/mcpvisor/openapi); off (or false, none): none' },
   ];
   const envVars: EnvSpec[] = [
     { name: 'API_BASE_URL', kind: 'string', apply: set('apiBaseUrl') },

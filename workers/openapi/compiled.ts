@@ -11,7 +11,7 @@ import { declaredResponseHeaders } from './response-headers';
 import { buildEndpointTools, type EndpointTool } from './tools-manager';
 
 /** Bump when the shape or meaning of CompiledApi or of the data text changes. */
-export const COMPILED_FORMAT = 10;
+export const COMPILED_FORMAT = 11;
 
 /** One endpoint tool in the index: what filters, routing and listings read; the rest is in the data text. */
 export interface IndexedTool {

@@ -11,7 +11,11 @@ import { COMPILED_FORMAT, isCurrentCompiled, type Compiled } from './compiled';
 export const MAX_ARTIFACTS = 20;
 /** A `.tmp` file older than this is left over from a crash and removed. */
 const STALE_TMP_MS = 60 * 60 * 1000;
-/** An artifact is an index `<key>.json` and its data `<key>.data` (compiled.ts). */
+/**
+ * An artifact is an index `<key>.json` and its data `<key>.data` (compiled.ts). The index file's
+ * first line is `<sha256> <data length>`: the hash of the rest of the index and of the data, so a
+ * damaged artifact (a flipped byte, a same-length edit) is rebuilt, never served.
+ */
 const INDEX_NAME = /^([0-9a-f]{64})\.json$/;
 const DATA_NAME = /^([0-9a-f]{64})\.data$/;
 
@@ -68,46 +72,58 @@ function keyOf(source: Record<string, string>, options: CompileKeyOptions): stri
 
 let fingerprint: string | undefined;
 /**
- * Size and mtime of this folder's modules. Decision: part of the key so that a rebuilt checkout
- * with changed tool generation does not serve old artifacts under an unchanged package version
- * (installed packages keep fixed mtimes, so this is stable there).
+ * Size and mtime of the modules of this folder and of protocol/ (lenient-regexp.ts decides which
+ * patterns are kept). Decision: part of the key so that a rebuilt checkout with changed tool
+ * generation does not serve old artifacts under an unchanged package version (installed packages
+ * keep fixed mtimes, so this is stable there).
  */
 function codeFingerprint(): string {
   if (fingerprint !== undefined) return fingerprint;
   const parts: string[] = [];
-  try {
-    for (const name of readdirSync(__dirname).sort()) {
-      if (!/\.(js|ts)$/.test(name) || name.endsWith('.d.ts')) continue;
-      const st = statSync(path.join(__dirname, name));
-      parts.push(`${name}:${st.size}:${st.mtimeMs}`);
+  for (const dir of [__dirname, path.join(__dirname, '..', '..', 'protocol')]) {
+    try {
+      for (const name of readdirSync(dir).sort()) {
+        if (!/\.(js|ts)$/.test(name) || name.endsWith('.d.ts')) continue;
+        const st = statSync(path.join(dir, name));
+        parts.push(`${name}:${st.size}:${st.mtimeMs}`);
+      }
+    } catch {
+      // Unreadable folder: the version alone keys its code.
     }
-  } catch {
-    // Unreadable folder: the version alone keys the code.
   }
   return (fingerprint = parts.join(','));
 }
 
 /**
- * The artifact stored under `key`, or undefined (debug log) when it is absent, not ours (another
- * owner), truncated, not JSON, of another format or package version, stored under another key,
- * or its index and data are not of one write.
+ * The artifact stored under `key`, or undefined (a log line) when it is absent, not ours (another
+ * owner), damaged (its hash or length does not match), not JSON, of another format or package
+ * version, stored under another key, or its index and data are not of one write.
  */
 export async function readArtifact(dir: string, key: string, log: WorkerLogger): Promise<Compiled | undefined> {
   const file = path.join(dir, `${key}.json`);
   let text: string;
   let data: string;
+  let header: RegExpExecArray | null;
   try {
     text = await readOwn(file, 'utf8');
+    header = /^([0-9a-f]{64}) (\d+)\n/.exec(text);
     // ASCII by construction (asciiJson): latin1 decodes it as utf8 would, at one byte a character.
-    data = await readOwn(path.join(dir, `${key}.data`), 'latin1');
+    // Of the length the index gives only: a data file grown to 300 MB is not read.
+    data = await readOwn(path.join(dir, `${key}.data`), 'latin1', header ? Number(header[2]) : 0);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    log.debug(reason === 'foreign' ? 'spec cache: artifact owned by another user, ignored' : 'spec cache miss', { file, reason });
+    if (reason === 'length') log.warn('spec cache: artifact damaged (its data is not of the length its index gives), rebuilding', { file });
+    else log.debug(reason === 'foreign' ? 'spec cache: artifact owned by another user, ignored' : 'spec cache miss', { file, reason });
+    return undefined;
+  }
+  const body = header ? text.slice(header[0].length) : '';
+  if (!header || createHash('sha256').update(body).update(data, 'latin1').digest('hex') !== header[1]) {
+    log.warn('spec cache: artifact damaged (its hash does not match), rebuilding', { file });
     return undefined;
   }
   let stored: { key?: unknown; api?: unknown };
   try {
-    stored = JSON.parse(text) as typeof stored;
+    stored = JSON.parse(body) as typeof stored;
   } catch {
     log.debug('spec cache: artifact is not JSON (truncated?), rebuilding', { file });
     return undefined;
@@ -119,12 +135,16 @@ export async function readArtifact(dir: string, key: string, log: WorkerLogger):
   return { api: stored.api, data };
 }
 
-/** A file's text, refused (error message 'foreign') when another user owns it. */
-async function readOwn(file: string, encoding: 'utf8' | 'latin1'): Promise<string> {
+/**
+ * A file's text, refused (error message 'foreign') when another user owns it, and ('length')
+ * when `length` is given and the file is not of that size.
+ */
+async function readOwn(file: string, encoding: 'utf8' | 'latin1', length?: number): Promise<string> {
   const handle = await open(file, 'r');
   try {
     const st = await handle.stat();
     if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new Error('foreign');
+    if (length !== undefined && st.size !== length) throw new Error('length');
     return await handle.readFile(encoding);
   } finally {
     await handle.close();
@@ -140,18 +160,24 @@ async function readOwn(file: string, encoding: 'utf8' | 'latin1'): Promise<strin
 export async function writeArtifact(dir: string, key: string, compiled: Compiled, log: WorkerLogger): Promise<boolean> {
   const file = path.join(dir, `${key}.json`);
   const suffix = `${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const writes: Array<[string, string]> = [
-    [path.join(dir, `${key}.data`), compiled.data],
-    [file, JSON.stringify({ key, api: compiled.api })],
+  const body = JSON.stringify({ key, api: compiled.api });
+  const hash = createHash('sha256').update(body).update(compiled.data, 'latin1').digest('hex');
+  const writes: Array<[string, string, BufferEncoding]> = [
+    [path.join(dir, `${key}.data`), compiled.data, 'latin1'],
+    [file, `${hash} ${compiled.data.length}\n${body}`, 'utf8'],
   ];
+  const renamed: string[] = [];
   try {
     await mkdir(dir, { mode: 0o700, recursive: true });
-    for (const [target, text] of writes) {
-      await writeFile(`${target}.${suffix}`, text, { mode: 0o600, flag: 'wx' });
+    for (const [target, text, encoding] of writes) {
+      await writeFile(`${target}.${suffix}`, text, { mode: 0o600, flag: 'wx', encoding });
       await rename(`${target}.${suffix}`, target);
+      renamed.push(target);
     }
   } catch (error) {
     for (const [target] of writes) await rm(`${target}.${suffix}`, { force: true }).catch(() => undefined);
+    // Data whose index could not be written (a full disk) is of no use, and would hold the space.
+    if (renamed.length < writes.length) for (const target of renamed) await rm(target, { force: true }).catch(() => undefined);
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     log.warn(`spec cache not written to ${dir}: ${reason}; the next start parses the description again`, { dir, reason });
     return false;

@@ -73,6 +73,26 @@ describe('configuration sources', () => {
     expect(config.customToolsets[0].module).toBe(path.join(path.dirname(file), 'worker.js'));
   });
 
+  it("resolves an API's description file and cache directory relative to the config file, and reads off, false and none as no cache", () => {
+    const api = { apiBaseUrl: 'http://127.0.0.1:9' };
+    const file = writeConfig({
+      apis: [
+        { ...api, namespace: 'a', openApiSpec: './api.yaml', specCache: 'cache' },
+        { ...api, namespace: 'b', openApiSpec: 'https://example.test/api.yaml', specCache: 'off' },
+        { ...api, namespace: 'c', openApiSpec: 'openapi: 3.0.3', specInputMethod: 'inline', specCache: 'None' },
+        { ...api, namespace: 'd', openApiSpec: '/abs/api.yaml', specCache: 'false' },
+      ],
+    });
+    const dir = path.dirname(file);
+    const { config } = loadConfig(base({ argv: ['--config', file] }));
+    expect(config.apis.map((a) => [a.openApiSpec, a.specCache])).toEqual([
+      [path.join(dir, 'api.yaml'), path.join(dir, 'cache')],
+      ['https://example.test/api.yaml', false],
+      ['openapi: 3.0.3', false],
+      ['/abs/api.yaml', false],
+    ]);
+  });
+
   it('turns --debug and MCPVISOR_DEBUG into debug logging', () => {
     expect(loadConfig(base({ argv: ['--debug'] })).config.debug).toBe(true);
     expect(loadConfig(base({ env: { MCPVISOR_DEBUG: 'true' } })).config.debug).toBe(true);

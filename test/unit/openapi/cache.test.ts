@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { WorkerLogger } from '../../../protocol/worker-runtime';
 import { ApiToolService, type ApiServiceOptions } from '../../../workers/openapi/service';
-import { MAX_ARTIFACTS, specCacheDir } from '../../../workers/openapi/spec-cache';
+import { fileKey, MAX_ARTIFACTS, specCacheDir } from '../../../workers/openapi/spec-cache';
 import { startUpstream, type Recorded, type Upstream } from '../../fixtures/openapi/upstream';
 import { rejection } from '../../helpers/rejection';
 
@@ -146,29 +147,38 @@ describe('spec cache', () => {
     await hit.s.close();
   });
 
-  test('a corrupt, truncated, foreign or other-version artifact is ignored and rewritten', async () => {
+  test('a corrupt, truncated, edited, foreign or other-version artifact is ignored and rewritten', async () => {
     const { file, cache } = fresh('collisions.yaml');
     await (await start({ openApiSpec: file, specCache: cache })).s.close();
     const artifact = path.join(cache, artifacts(cache)[0]);
     const dataFile = artifact.replace(/json$/, 'data');
     const good = readFileSync(artifact, 'utf8');
     const goodData = readFileSync(dataFile, 'latin1');
-    const stored = JSON.parse(good);
+    // The index's first line is `<sha256 of the rest and of the data> <data length>`.
+    const indexOf = (text: string) => JSON.parse(text.slice(text.indexOf('\n') + 1));
+    const sealed = (body: string) => `${createHash('sha256').update(body).update(goodData, 'latin1').digest('hex')} ${goodData.length}\n${body}`;
+    const stored = indexOf(good);
+    const body = good.slice(good.indexOf('\n') + 1);
     // Each build has its own token; the rest is the same.
     const withoutToken = (index: { api: Record<string, unknown> }) => ({ ...index, api: { ...index.api, token: undefined } });
     const damages: Record<string, string> = {
       'not JSON': 'garbage{',
       truncated: good.slice(0, good.length >> 1),
-      'another document': '{"hello":"world"}',
-      'another format': JSON.stringify({ ...stored, api: { ...stored.api, format: 99 } }),
-      'another package version': JSON.stringify({ ...stored, api: { ...stored.api, packageVersion: '0.0.0-other' } }),
-      'another key': JSON.stringify({ ...stored, key: 'f'.repeat(64) }),
-      'tools of another shape': JSON.stringify({ ...stored, api: { ...stored.api, tools: [{ name: 'x' }] } }),
-      'offsets past the data': JSON.stringify({ ...stored, api: { ...stored.api, tools: stored.api.tools.map((t: { call: number[] }) => ({ ...t, call: [t.call[0], goodData.length + 1] })) } }),
+      'one byte changed': good.replace('"toolId":"', '"toolId":"X'),
+      'another document': sealed('{"hello":"world"}'),
+      'another format': sealed(JSON.stringify({ ...stored, api: { ...stored.api, format: 99 } })),
+      'another package version': sealed(JSON.stringify({ ...stored, api: { ...stored.api, packageVersion: '0.0.0-other' } })),
+      'another key': sealed(JSON.stringify({ ...stored, key: 'f'.repeat(64) })),
+      'tools of another shape': sealed(JSON.stringify({ ...stored, api: { ...stored.api, tools: [{ name: 'x' }] } })),
+      'offsets past the data': sealed(JSON.stringify({ ...stored, api: { ...stored.api, tools: stored.api.tools.map((t: { call: number[] }) => ({ ...t, call: [t.call[0], goodData.length + 1] })) } })),
     };
+    expect(sealed(body)).toBe(good);
     const dataDamages: Record<string, string> = {
       'data of another build': `${'0'.repeat(16)}${goodData.slice(16)}`,
       'truncated data': goodData.slice(0, goodData.length >> 1),
+      'data grown': `${goodData}${' '.repeat(1000)}`,
+      // Same length, other paths: calls would have gone to /uzers.
+      'a same-length edit of the data': goodData.replace(/\/users/g, '/uzers'),
     };
     const cases = [
       ...Object.entries(damages).map(([damage, text]) => [damage, artifact, text]),
@@ -180,7 +190,7 @@ describe('spec cache', () => {
       expect([damage, rebuilt.cache()]).toEqual([damage, 'miss']);
       expect(rebuilt.logged(/^spec cache: artifact .*rebuilding$/)).toBe(1);
       await rebuilt.s.close();
-      const rewritten = JSON.parse(readFileSync(artifact, 'utf8'));
+      const rewritten = indexOf(readFileSync(artifact, 'utf8'));
       expect(withoutToken(rewritten)).toEqual(withoutToken(stored));
       expect(readFileSync(dataFile, 'latin1').startsWith(`${rewritten.api.token}\n`)).toBe(true);
     }
@@ -253,6 +263,17 @@ describe('spec cache', () => {
     expect(started.s.tools.length).toBe(8);
     await started.s.close();
     expect(started.warnings()).toEqual(expect.arrayContaining([expect.stringMatching(/^spec cache not written to .*blocker-\d+\/cache: ENOTDIR; the next start parses the description again$/)]));
+  });
+
+  test('leaves no data file behind when its index cannot be written (a full disk held that space)', async () => {
+    const { file, cache } = fresh('petstore-3.0.yaml');
+    const key = (await fileKey(file, { disableAbbreviation: false, maxNameLength: 64 }))!;
+    // A directory where the index goes: its rename fails after the data's has succeeded.
+    mkdirSync(path.join(cache, `${key}.json`), { recursive: true, mode: 0o700 });
+    const started = await start({ openApiSpec: file, specCache: cache });
+    await started.s.close();
+    expect(started.warnings()).toEqual(expect.arrayContaining([expect.stringMatching(/^spec cache not written to /)]));
+    expect(readdirSync(cache).sort()).toEqual([`${key}.json`]);
   });
 
   test(`keeps the ${MAX_ARTIFACTS} most recently used artifacts`, async () => {
