@@ -25,10 +25,11 @@ module.exports = {
     merge_logs: true,
     time: false,
     // Restart policy: a process that dies within 10 s of starting counts as a failed start; after
-    // 10 of those pm2 gives up instead of spinning. Restarts back off exponentially from 200 ms.
+    // 10 of those pm2 gives up instead of spinning, and says `errored`. No restart delay: with
+    // exp_backoff_restart_delay (or restart_delay) pm2 6 went on to show a dead app `online` with
+    // pid 0 after giving up, so a check of `pm2 jlist` saw nothing wrong.
     min_uptime: 10_000,
     max_restarts: 10,
-    exp_backoff_restart_delay: 200,
     // The supervisor's own memory is sessions and routing; workers are separate processes.
     max_memory_restart: '1G',
     kill_timeout: DRAIN_GRACE_MS + 5_000,
