@@ -50,7 +50,8 @@ describe('openapi-mcp-server flags and environment variables', () => {
       expect(config.apis).toHaveLength(1);
       expect(config.apis[0]).toMatchObject({
         apiBaseUrl: 'https://file.example',
-        openApiSpec: './file.yaml',
+        // A path in the file is relative to the file; one on the command line, to the working directory.
+        openApiSpec: path.join(dir, 'file.yaml'),
         headers: { 'X-File': 'f', Authorization: 'Bearer t', 'X-Flag': '1' },
         includeTags: ['b'],
       });
