@@ -34,7 +34,8 @@ describe('a description edited while the server runs', () => {
     // The same operation under another path: the list clients have would now call another endpoint.
     writeFileSync(spec, readFileSync(PETSTORE, 'utf8').replace(/^ {2}\/pets/gm, '  /v2/pets'));
     process.kill(worker, 'SIGKILL');
-    await eventually(() => !isAlive(worker));
+    // Once the supervisor has seen the exit (a call sent before it goes to the dead worker: WORKER_CRASHED).
+    expect(await eventually(() => !isAlive(worker) && conn.stderr().includes('worker exited; restarting'))).toBe(true);
     const before = upstream.requests.length;
     const result = await call();
     expect(result.isError).toBe(true);
