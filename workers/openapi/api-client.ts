@@ -6,6 +6,9 @@ import type { BuiltRequest } from './request';
 import { checkUrl } from './request';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
 import { networkReason } from './network-reason';
+
+/** Most bytes of response headers read; past it the call fails naming undici's UND_ERR_HEADERS_OVERFLOW. */
+const MAX_RESPONSE_HEADER_BYTES = 64 * 1024;
 import { packageVersion } from '../../protocol/version';
 
 /** Limits of upstream requests. */
@@ -155,7 +158,9 @@ export class ApiClient {
 
   #agent(): Dispatcher {
     if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the API client is closed');
-    return (this.#dispatcher ??= new (undici().Agent)({ connections: this.#options.connections, keepAliveTimeout: 10_000 }));
+    // Response headers up to 64 KiB (undici's default is Node's 16 KiB): APIs behind gateways send
+    // long cookies, CSPs and Link lists, and past the limit the whole answer was lost.
+    return (this.#dispatcher ??= new (undici().Agent)({ connections: this.#options.connections, keepAliveTimeout: 10_000, maxHeaderSize: MAX_RESPONSE_HEADER_BYTES }));
   }
 
   /**

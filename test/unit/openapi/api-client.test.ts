@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ApiClient, type ApiResponse } from '../../../workers/openapi/api-client';
 import { isAuthError, StaticAuthProvider, type AuthErrorInfo, type IAuthProvider } from '../../../workers/openapi/auth';
 import { responseToResult } from '../../../workers/openapi/results';
@@ -106,6 +108,25 @@ describe('ApiClient', () => {
     controller.abort(Object.assign(new Error('cancelled'), { code: 'CANCELLED' }));
     expect(await pending).toMatchObject({ code: 'CANCELLED' });
     await Promise.all([dead.close(), live.close()]);
+  });
+});
+
+describe('ApiClient response headers', () => {
+  test('reads responses whose headers pass 16 KiB (up to 64 KiB), and names the overflow past that', async () => {
+    const server = createServer((req, res) => {
+      res.setHeader('x-big', 'a'.repeat(Number(new URL(req.url!, 'http://x').searchParams.get('kb')) * 1024));
+      res.end('{"ok":true}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = new ApiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    try {
+      // A gateway's long cookies, CSP and Link list: 30 KiB was lost whole with undici's default.
+      expect((await client.request('GET', '/x', { kb: 30 })).status).toBe(200);
+      expect(await rejection(client.request('GET', '/x', { kb: 80 }))).toMatchObject({ code: 'NETWORK_ERROR', message: expect.stringContaining('UND_ERR_HEADERS_OVERFLOW') });
+    } finally {
+      await client.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
