@@ -150,6 +150,9 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       // Swagger 2.0 offers these as arguments (OpenAPI 3 says to ignore them): the caller's choice wins.
       if (target.in === 'header' && plan.spec.swagger && /^accept$/i.test(target.name)) accept = String(value);
       if (target.in === 'header' && plan.spec.swagger && /^content-type$/i.test(target.name)) contentType = { arg, value: String(value) };
+      // An empty list or map is undefined in RFC 6570 (3.2.1): the parameter is left out. The
+      // builder sent `?v=` for one unexploded (an empty value, not no value).
+      if (target.in === 'query' && isEmptyContainer(value)) continue;
       const own = target.in === 'query' ? ownQuery.get(target.name) : undefined;
       if (own) {
         const pairs = withMalformedAs(arg, () => serializeQuery(own, value));
@@ -333,4 +336,8 @@ function withMalformedAs<T>(arg: string, serialize: () => T): T {
     if (error instanceof URIError) throw new McpvisorError('BAD_INPUT', `argument '${arg}' has a lone UTF-16 surrogate, which a URL cannot carry`);
     throw error;
   }
+}
+
+function isEmptyContainer(value: unknown): boolean {
+  return Array.isArray(value) ? value.length === 0 : value !== null && typeof value === 'object' && !(value instanceof Uint8Array) && Object.keys(value).length === 0;
 }

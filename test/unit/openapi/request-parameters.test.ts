@@ -85,3 +85,27 @@ describe('a parameter whose name is another\'s <in>.<name>', () => {
     expect([query({ h: 'H' }), build('dotted', { h: 'H' }).headers.h]).toEqual(['', 'H']);
   });
 });
+
+describe('an empty list or map for a query parameter', () => {
+  test('leaves the parameter out, exploded or not, in every style (RFC 6570: undefined)', async () => {
+    const param = (name: string, style: string, explode: boolean, type: 'array' | 'object') => ({ name, in: 'query', style, explode, schema: type === 'array' ? { type, items: { type: 'string' } } : { type } });
+    const build = await requestBuilder(oas3({
+      '/e': {
+        get: {
+          operationId: 'empty',
+          parameters: [
+            param('a', 'form', false, 'array'),
+            param('b', 'form', true, 'array'),
+            param('c', 'form', false, 'object'),
+            param('d', 'pipeDelimited', false, 'array'),
+            param('e', 'spaceDelimited', false, 'array'),
+            param('f', 'deepObject', true, 'object'),
+            param('g', 'form', false, 'array'),
+          ],
+          responses: OK,
+        },
+      },
+    }));
+    expect(build('empty', { a: [], b: [], c: {}, d: [], e: [], f: {}, g: ['x'] }).url).toBe(`${BASE}/e?g=x`);
+  });
+});
