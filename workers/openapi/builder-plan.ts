@@ -18,7 +18,15 @@ export interface BuilderPlan {
   pathParameters: Map<string, PathParameter>;
   /** The key of a parameter's value in the builder's `parameters` (see parameterKeys). */
   keyOf(location: string, name: string): string;
+  /**
+   * Swagger 2.0 header and formData arrays, by `<in>\0<name>`: the separator of their
+   * collectionFormat, for request.ts to join them with. The builder joined header arrays with `,`
+   * whatever the format, and wrote ssv and tsv multipart parts with a literal `%20` or `%09`.
+   */
+  swaggerSeparators: Map<string, string>;
 }
+
+const SEPARATORS: Record<string, string> = { csv: ',', ssv: ' ', tsv: '\t', pipes: '|' };
 
 const plans = new WeakMap<JsonObject, BuilderPlan>();
 
@@ -28,12 +36,14 @@ export function builderPlan(spec: JsonObject): BuilderPlan {
   if (made) return made;
   const ownQuery = new Map<string, StyledParameter>();
   const pathParameters = new Map<string, PathParameter>();
+  const swaggerSeparators = new Map<string, string>();
   const [route, methods] = Object.entries(spec.paths as JsonObject)[0];
   const kept: JsonObject = {};
   for (const [method, operation] of Object.entries(methods as JsonObject)) {
     const parameters = (operation as JsonObject).parameters;
     const builderParameters = (Array.isArray(parameters) ? parameters : []).filter((p) => {
       if (!isObject(p)) return true;
+      if (spec.swagger && (p.in === 'header' || p.in === 'formData') && p.type === 'array') swaggerSeparators.set(`${p.in}\0${p.name}`, SEPARATORS[String(p.collectionFormat ?? 'csv')] ?? ',');
       if (p.in === 'path') {
         pathParameters.set(p.name as string, p as unknown as PathParameter);
         return false;
@@ -51,7 +61,7 @@ export function builderPlan(spec: JsonObject): BuilderPlan {
   }
   const keys = parameterKeys(Object.values(kept).flatMap((operation) => (operation as JsonObject).parameters as Json[]));
   const keyOf = (location: string, name: string) => keys.get(`${location}\0${name}`) ?? `${location}.${name}`;
-  made = { builderSpec: { ...spec, paths: { '': kept } }, ownQuery, template: compileTemplate(route), pathParameters, keyOf };
+  made = { builderSpec: { ...spec, paths: { '': kept } }, ownQuery, template: compileTemplate(route), pathParameters, keyOf, swaggerSeparators };
   plans.set(spec, made);
   return made;
 }

@@ -123,7 +123,7 @@ function followObject(node: Json | undefined, ctx: RefContext): JsonObject | und
  * `.` or `..` throws BAD_INPUT. Errors of the builder (a missing required parameter) are BAD_INPUT.
  */
 export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unknown>, baseUrl: string): BuiltRequest {
-  const { builderSpec, ownQuery, template, pathParameters, keyOf } = builderPlan(plan.spec);
+  const { builderSpec, ownQuery, template, pathParameters, keyOf, swaggerSeparators } = builderPlan(plan.spec);
   // Without a prototype: the builder reads `parameters[name]` first, and a parameter named
   // `constructor` or `toString` found Object.prototype's function there and sent its source.
   const parameters: Record<string, unknown> = Object.create(null);
@@ -158,7 +158,8 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
         const pairs = withMalformedAs(arg, () => serializeQuery(own, value));
         if (pairs !== undefined) query.push(pairs);
       } else {
-        parameters[keyOf(target.in, target.name)] = value;
+        const separator = target.in === 'header' && Array.isArray(value) ? swaggerSeparators.get(`header\0${target.name}`) : undefined;
+        parameters[keyOf(target.in, target.name)] = separator !== undefined ? (value as unknown[]).map(String).join(separator) : value;
       }
     }
     else if (target.kind === 'bodyProperty') {
@@ -175,7 +176,14 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
   // A required body is sent even when none of its (optional) properties was given: `{}`.
   const requestBody = body?.shape === 'whole' ? wholeBody : hasBody || body?.required ? bodyProps : undefined;
   if (body?.swaggerBodyName !== undefined && requestBody !== undefined) parameters[keyOf('body', body.swaggerBodyName)] = requestBody;
-  if (body?.swaggerForm) for (const [name, value] of Object.entries(bodyProps)) parameters[keyOf('formData', name)] = value;
+  if (body?.swaggerForm) {
+    const multipart = /^multipart\//i.test(body.contentType);
+    for (const [name, value] of Object.entries(bodyProps)) {
+      // Multipart ssv and tsv parts joined here (the builder wrote `x%20y`); form-urlencoded ones are right.
+      const separator = multipart && Array.isArray(value) ? swaggerSeparators.get(`formData\0${name}`) : undefined;
+      parameters[keyOf('formData', name)] = separator === ' ' || separator === '\t' ? (value as unknown[]).map(String).join(separator) : value;
+    }
+  }
   const base = parsedBase(baseUrl);
   // OpenAPI 3 form bodies: written here, or handed to the builder safe from its JSON.parse (form-body.ts).
   const form = plan.spec.swagger || body === undefined ? undefined : formKind(body.contentType);

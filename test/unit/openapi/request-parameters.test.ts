@@ -109,3 +109,28 @@ describe('an empty list or map for a query parameter', () => {
     expect(build('empty', { a: [], b: [], c: {}, d: [], e: [], f: {}, g: ['x'] }).url).toBe(`${BASE}/e?g=x`);
   });
 });
+
+describe('Swagger 2.0 collectionFormat of header and multipart arrays', () => {
+  test('joins header arrays with their format\'s separator, and ssv and tsv multipart parts with a space and a tab', async () => {
+    const array = (name: string, where: string, collectionFormat?: string) => ({ name, in: where, type: 'array', items: { type: 'string' }, ...(collectionFormat ? { collectionFormat } : {}) });
+    const build = await requestBuilder({
+      swagger: '2.0',
+      info: { title: 't', version: '1' },
+      paths: {
+        '/h': { get: { operationId: 'headers', parameters: [array('X-P', 'header', 'pipes'), array('X-S', 'header', 'ssv'), array('X-C', 'header')], responses: OK } },
+        '/m': {
+          post: {
+            operationId: 'parts',
+            consumes: ['multipart/form-data'],
+            parameters: [array('s', 'formData', 'ssv'), array('t', 'formData', 'tsv'), array('p', 'formData', 'pipes'), { name: 'f', in: 'formData', type: 'file' }],
+            responses: OK,
+          },
+        },
+      },
+    });
+    const headers = build('headers', { 'X-P': ['a', 'b'], 'X-S': ['a', 'b'], 'X-C': ['a', 'b'] }).headers;
+    expect([headers['x-p'], headers['x-s'], headers['x-c']]).toEqual(['a|b', 'a b', 'a,b']);
+    const body = build('parts', { s: ['x y', 'z'], t: ['x', 'y'], p: ['x', 'y'], f: Buffer.from('hi').toString('base64') }).body as FormData;
+    expect([body.get('s'), body.get('t'), body.get('p')]).toEqual(['x y z', 'x\ty', 'x|y']);
+  });
+});
