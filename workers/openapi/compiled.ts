@@ -78,9 +78,10 @@ export interface Compiled {
  * namespace prefix. Throws what buildEndpointTools throws (BAD_INPUT for names too long with
  * disableAbbreviation). The result holds no reference into `spec`.
  */
-export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boolean; maxNameLength: number }): Compiled {
+export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boolean; maxNameLength: number; baseQuery?: string }): Compiled {
   const warnings: CompiledWarning[] = [];
   const built = buildEndpointTools(spec, options.disableAbbreviation, options.maxNameLength, (message, fields) => warnings.push(fields === undefined ? { message } : { message, fields }));
+  if (options.baseQuery) for (const tool of built) suppliedByBase(tool, options.baseQuery);
   const token = randomBytes(8).toString('hex');
   const parts = [`${token}\n`];
   let at = parts[0].length;
@@ -119,6 +120,30 @@ export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boo
     token,
   };
   return { api, data: parts.join('') };
+}
+
+/**
+ * A query parameter the base URL sets (`?api-version=2024-01-01`, Azure) is optional: its value
+ * goes out unless the call gives another (request.ts: the call's value replaces the base's).
+ * Required, a model had to send one and would replace the version the operator pinned with
+ * whatever it guessed. Its description says so.
+ */
+function suppliedByBase(tool: EndpointTool, baseQuery: string): void {
+  const base = new URLSearchParams(baseQuery);
+  const schema = tool.inputSchema;
+  const properties = { ...(schema.properties as Record<string, Record<string, unknown>>) };
+  let required = Array.isArray(schema.required) ? [...schema.required] : undefined;
+  let changed = false;
+  for (const [arg, target] of tool.targets) {
+    if (target.kind !== 'parameter' || target.in !== 'query' || !base.has(target.name) || !properties[arg]) continue;
+    const note = `Optional: the base URL sets ${target.name}=${base.get(target.name)}; give it to send another value.`;
+    properties[arg] = { ...properties[arg], description: [properties[arg].description, note].filter(Boolean).join(' ') };
+    required = required?.filter((name) => name !== arg);
+    changed = true;
+  }
+  if (!changed) return;
+  const { required: _dropped, ...rest } = schema;
+  tool.inputSchema = { ...rest, properties, ...(required && required.length > 0 ? { required } : {}) } as JsonObjectSchema;
 }
 
 /** The tool as listed to clients (names without the namespace prefix; `name` first, as tool-text.ts needs). */

@@ -185,6 +185,15 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     }
   }
   const base = parsedBase(baseUrl);
+  if (base.search !== '') {
+    // A query parameter left out that the base URL sets (compiled.ts makes it optional): the
+    // builder refuses a required one without a value, so it gets the base's, which goes out once.
+    const fromBase = new URLSearchParams(base.search);
+    for (const [arg, target] of plan.targets) {
+      if (target.kind !== 'parameter' || target.in !== 'query' || args[arg] !== undefined || ownQuery.has(target.name) || !fromBase.has(target.name)) continue;
+      parameters[keyOf('query', target.name)] = fromBase.get(target.name);
+    }
+  }
   // OpenAPI 3 form bodies: written here, or handed to the builder safe from its JSON.parse (form-body.ts).
   const form = plan.spec.swagger || body === undefined ? undefined : formKind(body.contentType);
   if (requestBody !== undefined && body !== undefined && /^multipart\//i.test(mediaType(body.contentType)) && mediaType(body.contentType) !== 'multipart/form-data') {

@@ -143,6 +143,7 @@ export class ApiToolService {
         specCache: options.specCache,
         disableAbbreviation: options.disableAbbreviation ?? false,
         maxNameLength: MAX_TOOL_NAME_LENGTH - prefixOf(options).length,
+        baseQuery: baseQueryOf(options.apiBaseUrl),
       },
       log,
     );
@@ -274,4 +275,16 @@ function prefixOf(options: ApiServiceOptions): string {
 
 function json(value: Record<string, unknown>): ToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structuredContent: value };
+}
+
+/**
+ * The base URL's own query (`?api-version=2024-01-01`), names decoded, as compileApi's
+ * `baseQuery`; '' without one (or an unparsable URL, which the client refuses later).
+ */
+function baseQueryOf(apiBaseUrl: string): string {
+  try {
+    return new URL(apiBaseUrl).search.slice(1);
+  } catch {
+    return '';
+  }
 }

@@ -23,6 +23,8 @@ const DATA_NAME = /^([0-9a-f]{64})\.data$/;
 export interface CompileKeyOptions {
   disableAbbreviation: boolean;
   maxNameLength: number;
+  /** The base URL's query (compiled.ts compileApi): a query parameter it sets is optional. */
+  baseQuery?: string;
 }
 
 /**
@@ -66,7 +68,7 @@ export function textKey(text: string, options: CompileKeyOptions): string {
 }
 
 function keyOf(source: Record<string, string>, options: CompileKeyOptions): string {
-  const parts = { format: COMPILED_FORMAT, version: packageVersion(), code: codeFingerprint(), source, disableAbbreviation: options.disableAbbreviation, maxNameLength: options.maxNameLength };
+  const parts = { format: COMPILED_FORMAT, version: packageVersion(), code: codeFingerprint(), source, disableAbbreviation: options.disableAbbreviation, maxNameLength: options.maxNameLength, baseQuery: options.baseQuery ?? '' };
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
 

@@ -290,3 +290,38 @@ describe('meta-tools', () => {
     await s.close();
   });
 });
+
+describe('a query parameter the base URL sets (Azure api-version)', () => {
+  const SPEC = JSON.stringify({
+    openapi: '3.0.3',
+    info: { title: 't', version: '1' },
+    paths: { '/things': { get: { operationId: 'listThings', parameters: [{ name: 'api-version', in: 'query', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'ok' } } } } },
+  });
+
+  test('is optional, says the base sets it, and goes out once: the base value when left out, the given one otherwise', async () => {
+    const { s } = await service({ apiBaseUrl: `${upstream.url}/v1?api-version=2023-01-01`, specInputMethod: 'inline', openApiSpec: SPEC });
+    try {
+      const schema = s.tools.find((t) => t.name === 'lst-things')!.inputSchema as { required?: string[]; properties: Record<string, { description?: string }> };
+      expect(schema.required ?? []).not.toContain('api-version');
+      expect(schema.properties['api-version'].description).toContain('the base URL sets api-version=2023-01-01');
+      const sent = async (args: Record<string, unknown>) => {
+        const before = upstream.requests.length;
+        await s.handle('lst-things', args);
+        return upstream.requests.slice(before).map((r) => r.url);
+      };
+      expect(await sent({})).toEqual(['/v1/things?api-version=2023-01-01']);
+      expect(await sent({ 'api-version': '2024-05-01' })).toEqual(['/v1/things?api-version=2024-05-01']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('stays required without a base URL query', async () => {
+    const { s } = await service({ specInputMethod: 'inline', openApiSpec: SPEC });
+    try {
+      expect(s.tools.find((t) => t.name === 'lst-things')!.inputSchema.required).toEqual(['api-version']);
+    } finally {
+      await s.close();
+    }
+  });
+});
