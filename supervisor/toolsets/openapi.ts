@@ -14,8 +14,9 @@ const CALL_SLACK_MS = 5_000;
  * worker keeps names within 64 characters including that prefix. `specInputMethod: stdin` is
  * refused here: workers have no standard input (openapi-mcp-server reads it before starting).
  */
-export const openapiToolsets: ToolsetFactory = (config, logger) =>
-  config.apis.map((api, index) => {
+export const openapiToolsets: ToolsetFactory = (config, logger) => {
+  checkPoolNames(config.apis.map((api) => api.namespace));
+  return config.apis.map((api, index) => {
     if (api.specInputMethod === 'stdin') {
       throw new ConfigError(`apis.${index}.specInputMethod: stdin is only read by openapi-mcp-server; give a file, URL or inline content in the configuration`);
     }
@@ -37,3 +38,23 @@ export const openapiToolsets: ToolsetFactory = (config, logger) =>
       ],
     };
   });
+};
+
+/**
+ * Each API its own pool name (`/health`, metrics): two APIs with one namespace, or a namespace
+ * that is another API's index (`2` and the third API without one, both `api-2`), are a config
+ * error at once. They were found only after every worker had started, as duplicate tools, with
+ * advice to add a namespace both had; metrics showed one pool for two.
+ */
+function checkPoolNames(namespaces: Array<string | undefined>): void {
+  const seen = new Map<string, number>();
+  namespaces.forEach((namespace, index) => {
+    const name = namespace ?? String(index);
+    const other = seen.get(name);
+    if (other !== undefined) {
+      const what = (i: number) => (namespaces[i] === undefined ? `apis.${i} (no namespace)` : `apis.${i} (namespace '${namespaces[i]}')`);
+      throw new ConfigError(`${what(other)} and ${what(index)} would share the pool name api-${name}: give them different namespaces`);
+    }
+    seen.set(name, index);
+  });
+}
