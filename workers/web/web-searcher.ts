@@ -7,6 +7,7 @@ import { CHROMIUM_ARGS, chromiumEnv, findChromium, freshProfileDir } from './bro
 import { getEngine, type EngineOutcome, type SearchEngine, type SearchResult } from './engines';
 import { libraryLogger } from './library-logger';
 import { RateLimiter } from './rate-limiter';
+import { MAX_RESULT_PAGE_BYTES, watchDocumentSize } from './page-size';
 
 export interface WebSearcherOptions {
   /** Engine name (default `duckduckgo`). */
@@ -53,6 +54,7 @@ interface Task {
 
 /** How often a visible browser's page is re-read while a person solves a captcha. */
 const CAPTCHA_POLL_MS = 1_000;
+const TOO_LARGE = Symbol('too large');
 
 /**
  * The longest query sent to an engine. Decision: 2,048 characters, the common safe length of a
@@ -270,6 +272,16 @@ export class WebSearcher {
       page.setExtraHTTPHeaders({ 'accept-language': 'en-US,en;q=0.9' }),
       ...(this.#headless ? [page.setJavaScriptEnabled(false), page.setRequestInterception(true)] : []),
     ]);
+    // Headless, the result document is the one document request let through: its size is watched.
+    const watch = this.#headless ? await watchDocumentSize(page) : undefined;
+    try {
+      return await this.#read(page, task, watch);
+    } finally {
+      await watch?.stop();
+    }
+  }
+
+  async #read(page: Page, task: Task, watch: Awaited<ReturnType<typeof watchDocumentSize>> | undefined): Promise<PageOutcome> {
     if (this.#headless) {
       // The page is new (one per search, on about:blank), so its first main-frame document request
       // is our goto. Matching it by URL failed: Chromium rewrites the URL it sends (`'` → %27,
@@ -288,7 +300,13 @@ export class WebSearcher {
         void answer.catch(() => {});
       });
     }
-    const response = await page.goto(task.url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, task.deadline - Date.now()) });
+    const loading = page.goto(task.url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, task.deadline - Date.now()) });
+    // Stopped past the limit, the navigation fails (net::ERR_ABORTED): the size is the reason.
+    const response = await Promise.race([loading, watch ? watch.tooLarge.then((): typeof TOO_LARGE => TOO_LARGE) : new Promise<never>(() => {})]);
+    if (response === TOO_LARGE) {
+      loading.catch(() => {});
+      return { kind: 'failed', reason: `result page larger than ${MAX_RESULT_PAGE_BYTES / 1024 / 1024} MB` };
+    }
     const status = response?.status() ?? 0;
     const maxResults = this.#options.maxResults ?? 10;
     // Headless (no scripts), the document as served is the page; reading it from the response

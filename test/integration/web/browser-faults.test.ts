@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { WebSearcher } from '../../../workers/web/web-searcher';
 import { descendants, eventually } from '../../helpers/processes';
@@ -79,4 +81,43 @@ describe('WebSearcher when Chromium fails under it', () => {
       await searcher.close();
     }
   }, 30_000);
+
+  it('stops reading a result page past 10 MB and falls back to the next engine, the browser kept small', async () => {
+    // Streams up to 200 MB of results (bounded: it stops when the client goes or at the end).
+    let sent = 0;
+    const huge = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.write('<!doctype html><html><body>');
+      const chunk = `<div class="result"><a href="https://example.com/x">${'x'.repeat(4000)}</a></div>`;
+      const pump = () => {
+        while (sent < 200 * 1024 * 1024 && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        res.end('</body></html>');
+      };
+      pump();
+    });
+    await new Promise<void>((resolve) => huge.listen(0, '127.0.0.1', resolve));
+    const searcher = new WebSearcher(true, {
+      engineUrl: `http://127.0.0.1:${(huge.address() as AddressInfo).port}/html`,
+      fallbackEngines: ['bing'],
+      engineUrls: { bing: `${site.origin}/bing1` },
+      rateLimit: false,
+      timeoutMs: 25_000,
+      log: quiet,
+    });
+    try {
+      const outcome = await searcher.searchDetailed('a huge page');
+      expect(outcome.failed).toEqual([{ engine: 'duckduckgo', reason: 'result page larger than 10 MB' }]);
+      expect(outcome.engine).toBe('bing');
+      expect(outcome.results.length).toBeGreaterThan(0);
+      // Stopped near the limit, not at the end of the 200 MB.
+      expect(sent).toBeLessThan(100 * 1024 * 1024);
+    } finally {
+      await searcher.close();
+      huge.closeAllConnections();
+      await new Promise((resolve) => huge.close(resolve));
+    }
+  }, 60_000);
 });
