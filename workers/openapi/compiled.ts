@@ -81,7 +81,10 @@ export interface Compiled {
 export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boolean; maxNameLength: number; baseQuery?: string }): Compiled {
   const warnings: CompiledWarning[] = [];
   const built = buildEndpointTools(spec, options.disableAbbreviation, options.maxNameLength, (message, fields) => warnings.push(fields === undefined ? { message } : { message, fields }));
-  if (options.baseQuery) for (const tool of built) suppliedByBase(tool, options.baseQuery);
+  if (options.baseQuery) {
+    const base = new URLSearchParams(options.baseQuery);
+    for (const tool of built) suppliedByBase(tool, base);
+  }
   const token = randomBytes(8).toString('hex');
   const parts = [`${token}\n`];
   let at = parts[0].length;
@@ -128,8 +131,7 @@ export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boo
  * Required, a model had to send one and would replace the version the operator pinned with
  * whatever it guessed. Its description says so.
  */
-function suppliedByBase(tool: EndpointTool, baseQuery: string): void {
-  const base = new URLSearchParams(baseQuery);
+function suppliedByBase(tool: EndpointTool, base: URLSearchParams): void {
   const schema = tool.inputSchema;
   const properties = { ...(schema.properties as Record<string, Record<string, unknown>>) };
   let required = Array.isArray(schema.required) ? [...schema.required] : undefined;

@@ -188,10 +188,10 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
   if (base.search !== '') {
     // A query parameter left out that the base URL sets (compiled.ts makes it optional): the
     // builder refuses a required one without a value, so it gets the base's, which goes out once.
-    const fromBase = new URLSearchParams(base.search);
     for (const [arg, target] of plan.targets) {
-      if (target.kind !== 'parameter' || target.in !== 'query' || args[arg] !== undefined || ownQuery.has(target.name) || !fromBase.has(target.name)) continue;
-      parameters[keyOf('query', target.name)] = fromBase.get(target.name);
+      if (target.kind !== 'parameter' || target.in !== 'query' || args[arg] !== undefined || ownQuery.has(target.name)) continue;
+      const value = base.queryValues.get(target.name);
+      if (value !== undefined) parameters[keyOf('query', target.name)] = value;
     }
   }
   // OpenAPI 3 form bodies: written here, or handed to the builder safe from its JSON.parse (form-body.ts).
@@ -291,13 +291,16 @@ export function checkUrl(url: string, baseUrl: string): string {
 }
 
 /** The last base URL parsed: a worker has one, read twice per call. */
-let lastBase: { url: string; origin: string; path: string; search: string } | undefined;
+let lastBase: { url: string; origin: string; path: string; search: string; queryValues: Map<string, string> } | undefined;
 
 /** A base URL's origin, path (no trailing slash) and query (`?api-version=1`, or ''). */
-function parsedBase(baseUrl: string): { origin: string; path: string; search: string } {
+function parsedBase(baseUrl: string): { origin: string; path: string; search: string; queryValues: Map<string, string> } {
   if (lastBase?.url !== baseUrl) {
     const base = new URL(baseUrl);
-    lastBase = { url: baseUrl, origin: base.origin, path: base.pathname.replace(/\/+$/, ''), search: base.search };
+    // Each name's first value, decoded: parsed once, not on every call.
+    const queryValues = new Map<string, string>();
+    for (const [name, value] of base.searchParams) if (!queryValues.has(name)) queryValues.set(name, value);
+    lastBase = { url: baseUrl, origin: base.origin, path: base.pathname.replace(/\/+$/, ''), search: base.search, queryValues };
   }
   return lastBase;
 }
