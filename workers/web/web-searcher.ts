@@ -54,6 +54,8 @@ interface Task {
 
 /** How often a visible browser's page is re-read while a person solves a captcha. */
 const CAPTCHA_POLL_MS = 1_000;
+/** How long before the deadline the captcha wait gives up, to report the block in time. */
+const CAPTCHA_MARGIN_MS = 500;
 const TOO_LARGE = Symbol('too large');
 
 /**
@@ -237,10 +239,21 @@ export class WebSearcher {
   /**
    * One engine's page, raced against the call's signal here too: opening a page waits on the
    * browser, and a browser that hangs (stopped, swapping) never answers; the search must still
-   * end at its timeout, and not make the pool kill the worker for ignoring a cancel.
+   * end at its timeout, and not make the pool kill the worker for ignoring a cancel. The outcome
+   * is taken as soon as the visit has it: the cluster closes the page before `execute` settles,
+   * and closing a page whose scripts keep it busy (a proof-of-work challenge) takes seconds.
    */
   #run(cluster: Cluster<Task, PageOutcome>, task: Task): Promise<PageOutcome> {
-    return raceSignal(cluster.execute(task, ({ page, data }) => this.#visit(page, data)), task.signal);
+    let settle: (visit: Promise<PageOutcome>) => void = () => {};
+    const visited = new Promise<PageOutcome>((resolve) => {
+      settle = resolve;
+    });
+    const executing = cluster.execute(task, ({ page, data }) => {
+      const visit = this.#visit(page, data);
+      settle(visit);
+      return visit;
+    });
+    return raceSignal(Promise.race([executing, visited]), task.signal);
   }
 
   /**
@@ -316,11 +329,16 @@ export class WebSearcher {
     // The status of the page read last: a page a person reached by solving the challenge is no
     // longer the first answer's 403.
     let lastStatus = status;
-    // Visible browser: a person may solve the challenge; re-read the page until then.
-    while (!this.#headless && outcome.kind === 'blocked' && Date.now() + CAPTCHA_POLL_MS < task.deadline && !task.signal.aborted) {
-      await new Promise((resolve) => setTimeout(resolve, CAPTCHA_POLL_MS));
+    // Visible browser: a person may solve the challenge; re-read the page until then. The wait
+    // ends CAPTCHA_MARGIN_MS before the deadline with the block in hand: a read still running at
+    // the deadline (a late timer on a busy machine) would turn "blocked" into a bare timeout.
+    const stopAt = task.deadline - CAPTCHA_MARGIN_MS;
+    while (!this.#headless && outcome.kind === 'blocked' && Date.now() < stopAt && !task.signal.aborted) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(CAPTCHA_POLL_MS, stopAt - Date.now())));
+      const html = await beforeTime(settledContent(page, stopAt), stopAt);
+      if (html === undefined) break;
       lastStatus = 200;
-      outcome = task.engine.parse(await settledContent(page, task.deadline), { status: lastStatus, url: page.url(), maxResults });
+      outcome = task.engine.parse(html, { status: lastStatus, url: page.url(), maxResults });
     }
     // An error page (503, 500, 404) is not an empty result page: the engine could not answer.
     // 403 and 429 stay blocks (the parsers' genericBlock). Decision: results found on an error
@@ -330,10 +348,6 @@ export class WebSearcher {
   }
 }
 
-/**
- * The page's HTML, once a navigation in progress has settled: in a visible browser the page moves
- * on by itself when a person solves the challenge, and reading it mid-navigation fails.
- */
 /** `work`, or `signal`'s reason as soon as it aborts (`work` then settles unobserved). */
 function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   work.catch(() => {});
@@ -347,6 +361,24 @@ function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
 }
 
+/** `work`'s value, or undefined once `at` (epoch ms) passes first (`work` then settles unobserved). */
+async function beforeTime<T>(work: Promise<T>, at: number): Promise<T | undefined> {
+  work.catch(() => {});
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(0, at - Date.now()));
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The page's HTML, once a navigation in progress has settled: in a visible browser the page moves
+ * on by itself when a person solves the challenge, and reading it mid-navigation fails.
+ */
 export async function settledContent(page: { content(): Promise<string> }, deadline: number): Promise<string> {
   for (;;) {
     try {

@@ -35,11 +35,15 @@ beforeAll(async () => {
   const results = readFileSync(path.join(SERP_FIXTURES, 'duckduckgo-1.html'));
   const solving = challenge(`<script>setTimeout(() => location.replace('/results/html/?q=' + new URLSearchParams(location.search).get('q')), 1500)</script>`);
   const unsolved = challenge('');
+  // A challenge whose script (proof-of-work, say) keeps the page busy from 2 s after it loads:
+  // reading it again waits until the work is done, long past the deadline.
+  const busy = challenge(`<script>setTimeout(() => { const end = Date.now() + 30000; while (Date.now() < end); }, 2000)</script>`);
   const solvingToNothing = challenge(`<script>setTimeout(() => location.replace('/empty/html/'), 1500)</script>`);
   site = await startSite({
     '/solve/html/': (_req, res) => res.writeHead(202, { 'content-type': 'text/html; charset=utf-8' }).end(solving),
     '/results/html/': (_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(results),
     '/never/html/': (_req, res) => res.writeHead(202, { 'content-type': 'text/html; charset=utf-8' }).end(unsolved),
+    '/busy/html/': (_req, res) => res.writeHead(202, { 'content-type': 'text/html; charset=utf-8' }).end(busy),
     // A challenge answered with 403, behind which the engine has no results for the query.
     '/solve403/html/': (_req, res) => res.writeHead(403, { 'content-type': 'text/html; charset=utf-8' }).end(solvingToNothing),
     '/empty/html/': (_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<html><body><div id="links" class="results"></div></body></html>'),
@@ -82,10 +86,20 @@ describe('WebSearcher with a visible browser (headless: false)', () => {
   });
 
   it('gives up at the deadline when nobody solves it, and reports the block', async () => {
-    const searcher = new WebSearcher(false, { engineUrl: `${site.origin}/never`, rateLimit: false, timeoutMs: 4_000, maxResults: 50 });
+    const searcher = new WebSearcher(false, { engineUrl: `${site.origin}/never`, rateLimit: false, timeoutMs: 6_000, maxResults: 50 });
     try {
       const outcome = await searcher.searchDetailed('x');
       expect(outcome.results).toEqual([]);
+      expect(outcome.blocked).toEqual([{ engine: 'duckduckgo', reason: expect.stringMatching(/challenge|captcha|bot/i) }]);
+    } finally {
+      await searcher.close();
+    }
+  });
+
+  it('reports the block, not a timeout, when the last re-read of a busy challenge page runs into the deadline', async () => {
+    const searcher = new WebSearcher(false, { engineUrl: `${site.origin}/busy`, rateLimit: false, timeoutMs: 7_000, maxResults: 50 });
+    try {
+      const outcome = await searcher.searchDetailed('x');
       expect(outcome.blocked).toEqual([{ engine: 'duckduckgo', reason: expect.stringMatching(/challenge|captcha|bot/i) }]);
     } finally {
       await searcher.close();
