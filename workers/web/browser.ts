@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Browser, LaunchOptions } from 'puppeteer-core';
+import { killTree } from '../common/kill-tree';
 import { freshProcessDir } from '../common/process-dirs';
 
 /** Where Chromium is looked for when no path is configured, in order. We never download one. */
@@ -56,4 +58,76 @@ export function freshProfileDir(root = tmpdir()): { dir: string; remove(): void 
 /** The environment to launch Chromium with: ours, its temporary files inside `profileDir`. */
 export function chromiumEnv(profileDir: string): NodeJS.ProcessEnv {
   return { ...process.env, TMPDIR: path.join(profileDir, 'tmp') };
+}
+
+/** What puppeteer-cluster needs of `puppeteer`: its launcher. */
+interface Launcher {
+  launch(options: LaunchOptions): Promise<Browser>;
+}
+
+interface Launched {
+  browser: Browser;
+  profile: ReturnType<typeof freshProfileDir>;
+}
+
+/**
+ * A `puppeteer` for puppeteer-cluster that gives each browser a fresh profile and, before it
+ * launches the next one, kills the last one's process tree and removes its profile. The cluster
+ * relaunches ("repairs") the browser when a page cannot be opened or closed within 5 s; with the
+ * same options a hung Chromium (stopped, swapping) kept its profile's lock, the new one handed
+ * itself over to it and exited, and every later search failed ("Unable to restart chrome").
+ * `dispose` (after the cluster's close, or instead of it) kills and removes the current browser,
+ * waiting for a launch in flight; a launch asked for after it never completes, as the cluster is
+ * being dropped (an error there would be an unhandled rejection inside puppeteer-cluster).
+ */
+export function relaunchingLauncher(base: Launcher, onLaunch: (replaced: boolean) => void = () => {}): Launcher & { dispose(): Promise<void> } {
+  let current: Launched | undefined;
+  let disposed = false;
+  let inFlight: Promise<unknown> = Promise.resolve();
+  const retire = async () => {
+    const last = current;
+    current = undefined;
+    if (last) await kill(last);
+  };
+  const start = async (options: LaunchOptions): Promise<Browser | undefined> => {
+    if (disposed) return undefined;
+    const replaced = current !== undefined;
+    await retire();
+    const profile = freshProfileDir();
+    let browser: Browser;
+    try {
+      browser = await base.launch({ ...options, userDataDir: profile.dir, env: chromiumEnv(profile.dir) });
+    } catch (error) {
+      profile.remove();
+      throw error;
+    }
+    if (disposed) {
+      await kill({ browser, profile });
+      return undefined;
+    }
+    current = { browser, profile };
+    onLaunch(replaced);
+    return browser;
+  };
+  return {
+    launch(options) {
+      const starting = start(options);
+      inFlight = starting.catch(() => {});
+      return starting.then((browser) => browser ?? new Promise<never>(() => {}));
+    },
+    async dispose() {
+      disposed = true;
+      await inFlight;
+      await retire();
+    },
+  };
+}
+
+async function kill({ browser, profile }: Launched): Promise<void> {
+  const child = browser.process();
+  // puppeteer stops listening on its pipes once it has closed the connection, and a killed
+  // browser's pipe then errors (ECONNRESET) with nobody to hear it, which ends the process.
+  for (const stream of child?.stdio ?? []) stream?.on('error', () => {});
+  if (child && child.exitCode === null && child.signalCode === null) await killTree(child.pid, 'SIGKILL');
+  profile.remove();
 }

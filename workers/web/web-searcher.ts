@@ -3,7 +3,7 @@ import puppeteer from 'puppeteer-core';
 import type { HTTPRequest, Page } from 'puppeteer-core';
 import { McpvisorError } from '../../protocol/errors';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
-import { CHROMIUM_ARGS, chromiumEnv, findChromium, freshProfileDir } from './browser';
+import { CHROMIUM_ARGS, findChromium, relaunchingLauncher } from './browser';
 import { getEngine, type EngineOutcome, type SearchEngine, type SearchResult } from './engines';
 import { libraryLogger } from './library-logger';
 import { RateLimiter } from './rate-limiter';
@@ -57,6 +57,8 @@ const CAPTCHA_POLL_MS = 1_000;
 /** How long before the deadline the captcha wait gives up, to report the block in time. */
 const CAPTCHA_MARGIN_MS = 500;
 const TOO_LARGE = Symbol('too large');
+/** How long `close` waits for the browser to close before it kills it. */
+const CLOSE_WAIT_MS = 5_000;
 
 /**
  * The longest query sent to an engine. Decision: 2,048 characters, the common safe length of a
@@ -74,7 +76,8 @@ function isValidQuery(query: unknown): query is string {
  * per search here). Headless, each page loads only the result document: no scripts, styles,
  * images or third-party requests. A blocked engine yields `[]` from `search()`; with
  * `headless: false` the page is left open for a person to solve the challenge until the timeout.
- * If Chromium dies, the searches in flight fail and the next one relaunches it.
+ * If Chromium dies or hangs, the searches in flight fail (a hang at their deadline) and the
+ * cluster relaunches it, on a fresh profile, the hung one killed (browser.ts).
  */
 export class WebSearcher {
   readonly #headless: boolean;
@@ -82,7 +85,7 @@ export class WebSearcher {
   readonly #log: WorkerLogger;
   readonly #limiter: RateLimiter | undefined;
   #cluster: Promise<Cluster<Task, PageOutcome>> | undefined;
-  #profile: ReturnType<typeof freshProfileDir> | undefined;
+  #launcher: ReturnType<typeof relaunchingLauncher> | undefined;
   #userAgent: string | undefined;
   #stats = { searches: 0, blocked: 0, httpErrors: 0, failures: 0, launches: 0, launchMs: 0 };
   #closed = false;
@@ -172,19 +175,27 @@ export class WebSearcher {
     }
   }
 
-  /** Closes the browser and deletes its profile. Later searches fail with SHUTTING_DOWN. */
+  /**
+   * Closes the browser and deletes its profile. Later searches fail with SHUTTING_DOWN. A browser
+   * that does not close within CLOSE_WAIT_MS (hung) is killed.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     const cluster = this.#cluster;
     this.#cluster = undefined;
     if (cluster) {
-      try {
-        await (await cluster).close();
-      } catch (error) {
-        this.#log.warn('closing the browser failed', { error: (error as Error).message });
+      const closing = (async () => (await cluster).close())().then(
+        () => true,
+        (error) => {
+          this.#log.warn('closing the browser failed', { error: (error as Error).message });
+          return true;
+        },
+      );
+      if ((await beforeTime(closing, Date.now() + CLOSE_WAIT_MS)) === undefined) {
+        this.#log.warn('the browser did not close; it is killed', { waitedMs: CLOSE_WAIT_MS });
       }
     }
-    this.#profile?.remove();
+    await this.#launcher?.dispose();
   }
 
   stats(): Record<string, unknown> {
@@ -198,18 +209,21 @@ export class WebSearcher {
   #launch(): Promise<Cluster<Task, PageOutcome>> {
     if (this.#cluster) return this.#cluster;
     const started = Date.now();
-    this.#profile = freshProfileDir();
+    const launcher = relaunchingLauncher(puppeteer, (replaced) => {
+      if (!replaced) return;
+      this.#stats.launches += 1;
+      this.#log.warn('browser relaunched: the last one did not answer or had died', {});
+    });
+    this.#launcher = launcher;
     const launching = Cluster.launch({
       concurrency: Cluster.CONCURRENCY_PAGE,
       maxConcurrency: this.#options.concurrency ?? 4,
-      puppeteer,
+      puppeteer: launcher,
       puppeteerOptions: {
         executablePath: findChromium(this.#options.executablePath),
         headless: this.#headless,
         // A pipe, not a WebSocket: Chromium exits when this process dies, even by kill -9.
         pipe: true,
-        userDataDir: this.#profile.dir,
-        env: chromiumEnv(this.#profile.dir),
         args: CHROMIUM_ARGS,
         // The worker runtime owns signals and shutdown.
         handleSIGINT: false,
@@ -229,7 +243,7 @@ export class WebSearcher {
       },
       (error) => {
         this.#cluster = undefined;
-        this.#profile?.remove();
+        void launcher.dispose();
         throw new McpvisorError('INTERNAL', `the browser could not start: ${(error as Error).message}`);
       },
     );

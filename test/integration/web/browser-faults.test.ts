@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { WebSearcher } from '../../../workers/web/web-searcher';
 import { descendants, eventually } from '../../helpers/processes';
 import type { LocalSite } from '../../fixtures/web/local-site';
@@ -50,6 +50,52 @@ describe('WebSearcher when Chromium fails under it', () => {
       await searcher.close();
     }
   }, 60_000);
+
+  it('replaces a browser that stays hung: it is killed, its profile removed, and the searches after it get results', async () => {
+    const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/ddg1`, rateLimit: false, timeoutMs: 30_000, log: quiet });
+    let hung = 0;
+    try {
+      expect((await searcher.searchDetailed('warm up')).results.length).toBeGreaterThan(0);
+      [hung] = chromium('browser');
+      const profile = readFileSync(`/proc/${hung}/cmdline`, 'utf8').split('\0').find((arg) => arg.startsWith('--user-data-dir='))?.slice('--user-data-dir='.length);
+      expect(profile && existsSync(profile)).toBe(true);
+      process.kill(hung, 'SIGSTOP');
+      await expect(searcher.searchDetailed('while the browser is stopped', { timeoutMs: 3000 })).rejects.toMatchObject({ code: 'TIMEOUT' });
+      // The cluster gives up on a browser that opens no page within 5 s and closes none within 5 s.
+      const outcome = await searcher.searchDetailed('after the hang');
+      expect(outcome.results.length).toBeGreaterThan(0);
+      expect(chromium('browser')).not.toContain(hung);
+      expect(chromium('browser')).toHaveLength(1);
+      expect(existsSync(profile!)).toBe(false);
+      expect(searcher.stats()).toMatchObject({ launches: 2 });
+    } finally {
+      try {
+        if (hung) process.kill(hung, 'SIGCONT');
+      } catch {
+        // Killed, as it should be.
+      }
+      await searcher.close();
+    }
+  }, 60_000);
+
+  it('closes even while the browser hangs: the hung browser is killed and its profile removed', async () => {
+    const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/ddg1`, rateLimit: false, timeoutMs: 20_000, log: quiet });
+    expect((await searcher.searchDetailed('warm up')).results.length).toBeGreaterThan(0);
+    const [hung] = chromium('browser');
+    const profile = readFileSync(`/proc/${hung}/cmdline`, 'utf8').split('\0').find((arg) => arg.startsWith('--user-data-dir='))?.slice('--user-data-dir='.length);
+    process.kill(hung, 'SIGSTOP');
+    try {
+      await searcher.close();
+      expect(await eventually(() => !chromium('browser').includes(hung), 5000)).toBe(true);
+      expect(existsSync(profile!)).toBe(false);
+    } finally {
+      try {
+        process.kill(hung, 'SIGCONT');
+      } catch {
+        // Killed, as it should be.
+      }
+    }
+  }, 30_000);
 
   it('reports a tab that crashed while loading as that engine failing, and falls back to the next', async () => {
     const searcher = new WebSearcher(true, {
