@@ -1,7 +1,7 @@
 import type { Config, ConfigInput } from '../config/schema';
 import { loadConfig, type EnvSpec, type FlagSpec } from '../config/load';
 import { ConfigError } from '../config/validate';
-import { toErrorInfo } from '../protocol/errors';
+import { McpvisorError, toErrorInfo } from '../protocol/errors';
 import { isLoopback } from './http/guards';
 import { createLogger, type Logger } from './logger';
 import { Supervisor } from './supervisor';
@@ -102,15 +102,49 @@ export interface RunningServer {
  * Starts the supervisor with the toolsets the configuration enables and serves it on the
  * configured transport. Rejects when a pool cannot start (with its worker's reason).
  */
-export async function startServer(config: Config, options: { logger?: Logger; toolsets?: ToolsetPlan[] } = {}): Promise<RunningServer> {
+export async function startServer(config: Config, options: { logger?: Logger; toolsets?: ToolsetPlan[]; signal?: AbortSignal } = {}): Promise<RunningServer> {
   checkExposure(config);
   const logger = options.logger ?? createLogger({ level: config.logLevel, debug: config.debug });
   const supervisor = new Supervisor(config, logger, options.toolsets ?? planToolsets(config, logger));
-  // Workers boot in their own processes while this one loads the transport's modules.
-  const starting = supervisor.start();
-  const http = config.transport === 'http' ? (require('./http/app') as typeof import('./http/app')) : undefined;
-  const stdio = http ? undefined : (require('./stdio') as typeof import('./stdio'));
-  await starting;
+  // A stop asked for during the start (pm2 stop while a large description loads) stops the
+  // pools starting, rather than waiting for them to be ready.
+  const { signal } = options;
+  const abandon = () => void supervisor.stop(0);
+  signal?.addEventListener('abort', abandon, { once: true });
+  try {
+    // Workers boot in their own processes while this one loads the transport's modules.
+    const starting = supervisor.start();
+    const http = config.transport === 'http' ? (require('./http/app') as typeof import('./http/app')) : undefined;
+    const stdio = http ? undefined : (require('./stdio') as typeof import('./stdio'));
+    await starting.catch((error: unknown) => {
+      throw signal?.aborted ? stoppedDuringStart() : error;
+    });
+    if (signal?.aborted) {
+      await supervisor.stop(0);
+      throw stoppedDuringStart();
+    }
+    const server = await serve(config, logger, supervisor, http, stdio);
+    if (signal?.aborted) {
+      await server.stop(0);
+      throw stoppedDuringStart();
+    }
+    return server;
+  } finally {
+    signal?.removeEventListener('abort', abandon);
+  }
+}
+
+function stoppedDuringStart(): McpvisorError {
+  return new McpvisorError('SHUTTING_DOWN', 'stopped during the start');
+}
+
+async function serve(
+  config: Config,
+  logger: Logger,
+  supervisor: Supervisor,
+  http: typeof import('./http/app') | undefined,
+  stdio: typeof import('./stdio') | undefined,
+): Promise<RunningServer> {
   const transport = http ? await http.startHttp(supervisor, config.http, logger) : await stdio!.startStdio(supervisor, logger);
   let stopping: Promise<void> | undefined;
   return {
@@ -186,7 +220,29 @@ function forLog(config: Config): Config {
 }
 
 async function serveUntilStopped(config: Config, logger: Logger): Promise<void> {
-  const server = await startServer(config, { logger });
+  // Until the server is up, a signal stops the start: its pools are stopped and the exit is 0.
+  const starting = new AbortController();
+  const stopStart = (why: string) => {
+    logger.info({ why }, 'stop requested during the start');
+    setTimeout(() => process.exit(1), 10_000).unref();
+    starting.abort();
+  };
+  const onTermDuringStart = () => stopStart('SIGTERM');
+  const onIntDuringStart = () => stopStart('SIGINT');
+  process.once('SIGTERM', onTermDuringStart);
+  process.once('SIGINT', onIntDuringStart);
+  let server: RunningServer;
+  try {
+    server = await startServer(config, { logger, signal: starting.signal });
+  } catch (error) {
+    if (!starting.signal.aborted) throw error;
+    logger.info('stopped during the start');
+    logger.flush();
+    process.exit(0);
+  } finally {
+    process.off('SIGTERM', onTermDuringStart);
+    process.off('SIGINT', onIntDuringStart);
+  }
   const stop = async (why: string, graceMs = config.http.shutdownGraceMs) => {
     logger.info({ why }, 'stop requested');
     const force = setTimeout(() => process.exit(1), graceMs + 10_000);

@@ -335,6 +335,20 @@ describe('shutdown', () => {
     expect(await eventually(() => all.every((pid) => !isAlive(pid)))).toBe(true);
   });
 
+  it('stops the pools still starting on SIGTERM during the start, and exits 0', async () => {
+    // A worker that takes 20 s to get ready (a large description); the thread pool is up at once.
+    const config = fixtureConfig({ process: { config: { initDelayMs: 20_000 } }, root: { logLevel: 'debug' } });
+    const server = spawnBin('mcpvisor', ['--config', writeConfig(config)]);
+    await server.waitForLog((line) => line.msg === 'starting pool');
+    const supervisor = server.child.pid!;
+    expect(await eventually(() => descendants(supervisor).length > 0)).toBe(true);
+    const tree = descendants(supervisor);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(server.stderr()).toContain('stopped during the start');
+    expect(await eventually(() => tree.every((pid) => !isAlive(pid)))).toBe(true);
+  }, 15_000);
+
   it('ends existing sessions with 404 while draining, so clients re-initialise elsewhere', async () => {
     const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))]);
     const { client, transport } = await connectHttp(server.mcpUrl);
