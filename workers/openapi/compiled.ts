@@ -83,7 +83,7 @@ export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boo
   const built = buildEndpointTools(spec, options.disableAbbreviation, options.maxNameLength, (message, fields) => warnings.push(fields === undefined ? { message } : { message, fields }));
   if (options.baseQuery) {
     const base = new URLSearchParams(options.baseQuery);
-    for (const tool of built) suppliedByBase(tool, base);
+    for (const tool of built) tool.inputSchema = withBaseQuery(tool.inputSchema, tool.targets, base);
   }
   const token = randomBytes(8).toString('hex');
   const parts = [`${token}\n`];
@@ -131,21 +131,20 @@ export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boo
  * Required, a model had to send one and would replace the version the operator pinned with
  * whatever it guessed. Its description says so.
  */
-function suppliedByBase(tool: EndpointTool, base: URLSearchParams): void {
-  const schema = tool.inputSchema;
+export function withBaseQuery<T extends Record<string, unknown>>(schema: T, targets: Iterable<[string, ArgumentTarget]>, base: URLSearchParams): T {
   const properties = { ...(schema.properties as Record<string, Record<string, unknown>>) };
-  let required = Array.isArray(schema.required) ? [...schema.required] : undefined;
+  let required = Array.isArray(schema.required) ? [...(schema.required as string[])] : undefined;
   let changed = false;
-  for (const [arg, target] of tool.targets) {
+  for (const [arg, target] of targets) {
     if (target.kind !== 'parameter' || target.in !== 'query' || !base.has(target.name) || !properties[arg]) continue;
     const note = `Optional: the base URL sets ${target.name}=${base.get(target.name)}; give it to send another value.`;
     properties[arg] = { ...properties[arg], description: [properties[arg].description, note].filter(Boolean).join(' ') };
     required = required?.filter((name) => name !== arg);
     changed = true;
   }
-  if (!changed) return;
+  if (!changed) return schema;
   const { required: _dropped, ...rest } = schema;
-  tool.inputSchema = { ...rest, properties, ...(required && required.length > 0 ? { required } : {}) } as JsonObjectSchema;
+  return { ...rest, properties, ...(required && required.length > 0 ? { required } : {}) } as unknown as T;
 }
 
 /** The tool as listed to clients (names without the namespace prefix; `name` first, as tool-text.ts needs). */

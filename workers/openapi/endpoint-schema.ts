@@ -1,5 +1,6 @@
 import { McpvisorError } from '../../protocol/errors';
 import type { ToolResult } from '../../protocol/tool';
+import { withBaseQuery } from './compiled';
 import { cleanDisplayTexts, displayText } from './display-text';
 import { buildInputSchema } from './input-schema';
 import type { OperationEntry } from './operations';
@@ -54,10 +55,12 @@ interface Shape {
  * deep, the others by status and description, then security. Whatever is cut for size is named in
  * `note` with the question that shows it. Throws BAD_INPUT for a response or a path not there.
  */
-export function schemaAnswer(tool: EndpointTool, entry: OperationEntry, ctx: RefContext, prefix: string, question: SchemaQuestion): ToolResult {
+export function schemaAnswer(tool: EndpointTool, entry: OperationEntry, ctx: RefContext, prefix: string, question: SchemaQuestion, baseQuery?: URLSearchParams): ToolResult {
   const head: JsonObject = { toolId: tool.toolId, name: `${prefix}${tool.name}`, method: tool.method, path: tool.path };
   const responses = responsesOf(entry, ctx);
-  const input = buildInputSchema(entry, ctx).inputSchema as unknown as JsonObject;
+  const built = buildInputSchema(entry, ctx);
+  // As the tool takes its arguments: a query parameter the base URL sets is optional there too.
+  const input = (baseQuery && baseQuery.size > 0 ? withBaseQuery(built.inputSchema, built.targets, baseQuery) : built.inputSchema) as unknown as JsonObject;
   let answer: JsonObject;
   if (question.response !== undefined || question.at !== undefined) {
     const response = question.response === undefined ? undefined : findResponse(responses, question.response, tool);

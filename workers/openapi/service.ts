@@ -86,6 +86,8 @@ export class ApiToolService {
   readonly #validator = new ArgumentValidator();
   readonly #log: WorkerLogger;
   readonly #prefix: string;
+  /** The base URL's own query parameters (`?api-version=…`). */
+  readonly #baseQuery: URLSearchParams;
   readonly #openapiVersion: string;
   readonly #reload: () => Promise<LoadedSpec>;
   #document?: Promise<DocumentIndex>;
@@ -100,6 +102,7 @@ export class ApiToolService {
   private constructor(start: CompiledStart, options: ApiServiceOptions, log: WorkerLogger) {
     this.#log = log;
     this.#prefix = prefixOf(options);
+    this.#baseQuery = new URLSearchParams(baseQueryOf(options.apiBaseUrl));
     const { api, data } = start.compiled;
     this.#openapiVersion = api.openapiVersion;
     this.#reload = start.reload;
@@ -227,7 +230,7 @@ export class ApiToolService {
     if (!tool) return errorResult(new McpvisorError('NOT_FOUND', unknownEndpointMessage(filtered, id, this.#prefix)));
     if (question) {
       const { spec, entry } = await this.#operationOf(tool);
-      return schemaAnswer(tool, entry, spec, this.#prefix, question);
+      return schemaAnswer(tool, entry, spec, this.#prefix, question, this.#baseQuery);
     }
     // A model often puts the endpoint's arguments beside toolId: say where they go, rather than
     // "'owner' is required" for an argument it did give.

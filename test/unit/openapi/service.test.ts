@@ -316,6 +316,20 @@ describe('a query parameter the base URL sets (Azure api-version)', () => {
     }
   });
 
+  test('is optional in get-api-endpoint-schema\'s answer too, and invoke-api-endpoint sends the base value', async () => {
+    const { s } = await service({ apiBaseUrl: `${upstream.url}/v1?api-version=2023-01-01`, specInputMethod: 'inline', openApiSpec: SPEC, toolsMode: 'dynamic' });
+    try {
+      const answer = (await s.handle('get-api-endpoint-schema', { toolId: 'GET::things' })).structuredContent as { inputSchema: { required?: string[]; properties: Record<string, { description?: string }> } };
+      expect(answer.inputSchema.required ?? []).not.toContain('api-version');
+      expect(answer.inputSchema.properties['api-version'].description).toContain('the base URL sets api-version=2023-01-01');
+      const before = upstream.requests.length;
+      await s.handle('invoke-api-endpoint', { toolId: 'GET::things', parameters: {} });
+      expect(upstream.requests.slice(before).map((r) => r.url)).toEqual(['/v1/things?api-version=2023-01-01']);
+    } finally {
+      await s.close();
+    }
+  });
+
   test('stays required without a base URL query', async () => {
     const { s } = await service({ specInputMethod: 'inline', openApiSpec: SPEC });
     try {
