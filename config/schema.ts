@@ -21,6 +21,14 @@ const poolsSchema = z.strictObject({
   /** How long a worker may take to initialise and say `ready`. */
   startTimeoutMs: z.number().int().positive().default(60_000),
   /**
+   * Every ready worker process is asked this often whether it still answers (0 turns it off), and
+   * killed and replaced when it has not within `livenessTimeoutMs`: a stopped or stuck worker no
+   * longer looks healthy until a call runs into its deadline. Decision: 5 s and 15 s; no worker of
+   * ours blocks its event loop for seconds, and a pathological one is found within 20 s.
+   */
+  livenessIntervalMs: z.number().int().min(0).default(5_000),
+  livenessTimeoutMs: z.number().int().positive().default(15_000),
+  /**
    * V8 old-generation heap of each piscina thread (web fetch, thread toolsets), in MB. The threads
    * live in the supervisor's process: past it the thread dies with its calls (WORKER_CRASHED) and
    * is replaced, instead of one page growing the supervisor by gigabytes. Decision: 512, several

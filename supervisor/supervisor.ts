@@ -191,6 +191,7 @@ export class Supervisor {
       maxQueue: pools.maxQueue,
       cancelGraceMs: pools.cancelGraceMs,
       startTimeoutMs: pools.startTimeoutMs,
+      liveness: { intervalMs: pools.livenessIntervalMs, timeoutMs: pools.livenessTimeoutMs },
       restart: pools.restart,
       logger: this.#log,
     });

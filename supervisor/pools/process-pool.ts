@@ -11,6 +11,7 @@ import type { ToolCall, ToolDescriptor, ToolResult } from '../../protocol/tool';
 import { announcedTools, type AnnouncedTool, type ToolTexts } from '../../protocol/tool-text';
 import { killGroup, killTree } from '../../workers/common/kill-tree';
 import { RestartPolicy } from '../restart-policy';
+import { LivenessCheck } from './liveness';
 import { adoptSpare, forkWorker } from './spare-worker';
 import { WaitQueue } from './wait-queue';
 
@@ -28,6 +29,8 @@ export interface ProcessPoolOptions {
   maxQueue: number;
   cancelGraceMs: number;
   startTimeoutMs: number;
+  /** A ready worker is asked every `intervalMs` (0: never) and killed when it has not answered within `timeoutMs`. */
+  liveness?: { intervalMs: number; timeoutMs: number };
   restart: RestartConfig;
   logger: Logger;
 }
@@ -38,6 +41,8 @@ interface Worker {
   rpc: RpcClient;
   ready: boolean;
   exited: Promise<void>;
+  /** Why the pool killed it, when it did (a failed liveness check). */
+  killedFor?: string;
 }
 
 /**
@@ -61,6 +66,7 @@ export class ProcessPool implements Pool {
   #tools: AnnouncedTool[] = [];
   /** The tool list the pool's first worker announced, as text: every later worker must announce the same. */
   #announced: string | undefined;
+  #liveness: LivenessCheck;
 
   constructor(options: ProcessPoolOptions) {
     this.name = options.name;
@@ -68,6 +74,12 @@ export class ProcessPool implements Pool {
     this.#log = options.logger.child({ pool: options.name });
     this.#queue = new WaitQueue(options.maxQueue);
     this.#policy = new RestartPolicy(options.restart);
+    const liveness = options.liveness ?? { intervalMs: 0, timeoutMs: 1 };
+    this.#liveness = new LivenessCheck({
+      ...liveness,
+      workers: () => [...this.#workers.values()].filter((worker) => worker.ready),
+      onUnresponsive: (id) => this.#killUnresponsive(id, liveness.timeoutMs),
+    });
   }
 
   get tools(): readonly AnnouncedTool[] {
@@ -85,6 +97,7 @@ export class ProcessPool implements Pool {
       throw failure.reason;
     }
     this.#state = 'ready';
+    this.#liveness.start();
     this.#log.debug({ tools: this.#tools.length }, 'pool ready');
   }
 
@@ -138,6 +151,7 @@ export class ProcessPool implements Pool {
   async stop(graceMs: number): Promise<void> {
     if (this.#state === 'stopped') return;
     this.#state = 'stopping';
+    this.#liveness.stop();
     for (const timer of this.#pendingRestarts) clearTimeout(timer);
     this.#pendingRestarts.clear();
     this.#queue.rejectAll(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down'));
@@ -286,7 +300,7 @@ export class ProcessPool implements Pool {
         killGroup(child.pid);
         // During start() a failure fails the start; nothing is restarted.
         if (this.#state !== 'ready') return;
-        if (worker.ready) this.#lastError = `worker ${id} exited with ${reason}`;
+        if (worker.ready) this.#lastError = worker.killedFor ?? `worker ${id} exited with ${reason}`;
         log.warn({ code, signal }, 'worker exited; restarting');
         this.#scheduleRestart();
       });
@@ -314,6 +328,16 @@ export class ProcessPool implements Pool {
       });
     }, decision.delayMs);
     this.#pendingRestarts.add(timer);
+  }
+
+  /** Ends a worker that stopped answering: its calls fail now, and the restart replaces it. */
+  #killUnresponsive(id: number, timeoutMs: number): void {
+    const worker = this.#workers.get(id);
+    if (!worker || worker.rpc.closed || this.#state === 'stopping' || this.#state === 'stopped') return;
+    worker.killedFor = `worker ${id} stopped answering (no reply to a liveness check within ${timeoutMs} ms) and was killed`;
+    this.#log.error({ workerId: id, pid: worker.child.pid, timeoutMs }, 'worker stopped answering; killing it');
+    worker.rpc.close(`it stopped answering for ${timeoutMs} ms and was killed`);
+    void killTree(worker.child.pid);
   }
 
   async #killAll(): Promise<void> {
