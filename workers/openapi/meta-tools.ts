@@ -1,6 +1,7 @@
 import { McpvisorError } from '../../protocol/errors';
 import type { JsonObjectSchema, ToolDescriptor } from '../../protocol/tool';
 import { META_TOOL_NAMES } from './meta-names';
+import { rankBySearch } from './endpoint-search';
 import type { SchemaQuestion } from './endpoint-schema';
 import type { EndpointTool } from './tools-manager';
 
@@ -36,7 +37,7 @@ export function createMetaTools(): MetaTool[] {
           tag: { type: 'string', description: 'Only endpoints with this OpenAPI tag (exact)' },
           method: { type: 'string', description: 'Only this HTTP method (any case)' },
           path: { type: 'string', description: 'Only paths containing this text' },
-          search: { type: 'string', description: 'Words to look for in the name, path, summary, tags and ID (any case); endpoints matching more of them come first, those matching none are left out' },
+          search: { type: 'string', description: "What to do, in words (e.g. 'create an issue'), looked for in the summary, path, name, tags and ID (any case); the best matches come first: words in the summary and path count most, then the HTTP method the action word asks for. Endpoints matching none are left out" },
           limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Page size' },
           offset: { type: 'integer', minimum: 0, default: 0, description: 'Endpoints to skip (nextOffset of the previous page)' },
         },
@@ -112,7 +113,7 @@ export function listEndpoints(tools: EndpointTool[], args: Record<string, unknow
   const limit = Math.min(MAX_PAGE_SIZE, Math.max(1, Number.isInteger(args.limit) ? (args.limit as number) : DEFAULT_PAGE_SIZE));
   const offset = Math.max(0, Number.isInteger(args.offset) ? (args.offset as number) : 0);
   let matching = tools.filter((t) => (!tag || t.tags?.includes(tag)) && (!method || t.method === method) && (!path || t.path.includes(path)));
-  if (search) matching = bySearch(matching, search);
+  if (search) matching = rankBySearch(matching, search, summaryOf);
   const page = matching.slice(offset, offset + limit).map((t) => ({
     toolId: t.toolId,
     name: `${prefix}${t.name}`,
@@ -123,30 +124,6 @@ export function listEndpoints(tools: EndpointTool[], args: Record<string, unknow
   }));
   const next = offset + limit < matching.length ? offset + limit : undefined;
   return { total: matching.length, offset, limit, ...(next !== undefined ? { nextOffset: next } : {}), endpoints: page };
-}
-
-/** Words a search drops: an assistant asks "list my repositories", not "list repositories". */
-const STOP_WORDS = new Set(['a', 'an', 'the', 'my', 'our', 'of', 'for', 'to', 'in', 'on', 'by', 'with', 'and', 'or', 'all', 'me', 'i', 'get']);
-
-/**
- * The tools that match `search` (lower case), best first. Each word of it found in a tool's name, path, ID, summary or tags counts one (a plural
- * also matches its singular: `issues` finds `issue`); the whole text found counts one more. A
- * single literal substring found nothing for "create issue" when the tool is `issues-create`.
- */
-function bySearch(tools: EndpointTool[], search: string): EndpointTool[] {
-  const all = search.split(/\s+/);
-  const kept = all.filter((word) => !STOP_WORDS.has(word));
-  const words = (kept.length > 0 ? kept : all).map((word) => (word.length > 3 && word.endsWith('s') ? word.slice(0, -1) : word));
-  const scored: Array<{ tool: EndpointTool; score: number }> = [];
-  for (const tool of tools) {
-    const text = `${tool.name}\n${tool.path}\n${tool.toolId}\n${summaryOf(tool)}\n${(tool.tags ?? []).join(' ')}`.toLowerCase();
-    let score = text.includes(search) ? 1 : 0;
-    for (const word of words) if (text.includes(word)) score++;
-    if (score > 0) scored.push({ tool, score });
-  }
-  // Among equals the shorter path first (the general endpoint before the nested ones); sort is
-  // stable, so then the description's order.
-  return scored.sort((a, b) => b.score - a.score || a.tool.path.length - b.tool.path.length).map((entry) => entry.tool);
 }
 
 /** What a `get-api-endpoint-schema` call asks besides its tool; BAD_INPUT for a value of the wrong type or an argument it does not take. */
