@@ -47,12 +47,12 @@ export function stem(word: string): string {
   return word;
 }
 
-/** The words of a text but stop words: split at anything not a letter or digit and at camelCase humps (`postMessage`, `ConfigMap`). */
+/** The words of a text but stop words: split at anything not a letter or digit (of any script) and at camelCase humps (`postMessage`, `ConfigMap`). */
 export function words(text: string): string[] {
   return text
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .toLowerCase()
-    .split(/[^a-z0-9]+/)
+    .split(/[^\p{L}\p{N}]+/u)
     .filter((word) => word !== '' && !STOP_WORDS.has(word))
     .map(stem);
 }
@@ -116,7 +116,8 @@ function match(word: string, tokens: string[]): number {
  * changed there is a weight checked there.
  */
 export function rankBySearch(tools: EndpointTool[], search: string, summaryOf: (tool: EndpointTool) => string): EndpointTool[] {
-  const raw = search.toLowerCase().split(/[^a-z0-9]+/).filter((word) => word !== '');
+  // Letters of any script: a description in Japanese or German is searched in its own words.
+  const raw = search.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word !== '');
   const mine = raw.some((word) => word === 'my' || word === 'me' || word === 'mine');
   const kept = raw.filter((word) => !STOP_WORDS.has(word));
   const query = [...new Set((kept.length > 0 ? kept : raw).map(stem))];

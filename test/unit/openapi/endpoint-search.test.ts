@@ -58,6 +58,12 @@ describe('ranking rules', () => {
     expect(ranked(tools, 'list my repositories')[0]).toBe('GET /user/repos');
   });
 
+  test('a search in another script or with accents finds its words', () => {
+    const tools = [tool('GET', '/users', 'ユーザー一覧を取得'), tool('POST', '/users', 'ユーザーを作成'), tool('GET', '/rechnungen', 'Rechnungen für Kunden abrufen')];
+    expect(ranked(tools, 'ユーザーを作成')[0]).toBe('POST /users');
+    expect(ranked(tools, 'rechnungen für kunden')).toEqual(['GET /rechnungen']);
+  });
+
   test('an endpoint matching no word is left out', () => {
     expect(ranked([tool('GET', '/pets', 'List pets'), tool('GET', '/stores', 'List stores')], 'zzqx pets')).toEqual(['GET /pets']);
   });
