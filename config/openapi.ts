@@ -71,6 +71,12 @@ export const apiSchema = z.strictObject({
   maxRedirects: z.number().int().min(0).max(20).default(5),
   /** Calls one api worker runs at once (I/O bound). */
   concurrency: z.number().int().min(1).max(1000).default(64),
+  /**
+   * false: this API's pool without a live worker (crash loop, a description changed since the
+   * start) does not turn /health 503; it is still listed there with its state. With several
+   * APIs behind a balancer, one broken API then does not take the others out of rotation.
+   */
+  affectsHealth: z.boolean().default(true),
 });
 
 export type ApiConfig = z.infer<typeof apiSchema>;

@@ -34,6 +34,7 @@ export const openapiToolsets: ToolsetFactory = (config, logger) => {
           concurrency: api.concurrency,
           workerConfig: api,
           callTimeoutMs: api.requestTimeoutMs * 2 + CALL_SLACK_MS,
+          required: api.affectsHealth,
         },
       ],
     };

@@ -1,7 +1,7 @@
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { connectHttp, startHttp, connectStdio, type HttpServer } from '../../helpers/mcp';
-import { tempCacheEnv } from '../../helpers/processes';
+import { eventually, tempCacheEnv } from '../../helpers/processes';
 import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
 import { tempDir } from '../../helpers/temp';
 
@@ -127,6 +127,43 @@ describe('mcpvisor with several APIs', () => {
       await conn.close();
     }
   });
+
+  test('an API with affectsHealth: false leaves /health 200 while it has no live worker; by default it turns 503', async () => {
+    const dir = tempDir('openapi-health-');
+    for (const affectsHealth of [false, undefined]) {
+      const config = path.join(dir, `config-${String(affectsHealth)}.json`);
+      writeFileSync(
+        config,
+        JSON.stringify({
+          logLevel: 'debug',
+          shell: { enabled: false },
+          web: { enabled: false },
+          // A restart 20 s after a crash: the window this test looks through.
+          pools: { restart: { maxRestarts: 5, windowMs: 60_000, backoffBaseMs: 20_000, backoffMaxMs: 20_000 } },
+          apis: [
+            { namespace: 'pets', apiBaseUrl: `${upstream.url}/p`, openApiSpec: path.join(FIXTURES, 'petstore-3.0.yaml') },
+            { namespace: 'notes', apiBaseUrl: `${upstream.url}/n`, openApiSpec: path.join(FIXTURES, 'openapi-3.1.yaml'), ...(affectsHealth === undefined ? {} : { affectsHealth }) },
+          ],
+        }),
+      );
+      const server = await startHttp('mcpvisor', ['--config', config], ENV);
+      try {
+        const health = async () => {
+          const res = await fetch(`${server.baseUrl}/health`);
+          return { code: res.status, body: (await res.json()) as { status: string; pools: Array<{ name: string; alive: number }> } };
+        };
+        expect((await health()).code).toBe(200);
+        const started = await server.server.waitForLog((line) => line.msg === 'worker started' && line.pool === 'api-notes');
+        process.kill(started.pid as number, 'SIGKILL');
+        expect(await eventually(async () => (await health()).body.pools.find((pool) => pool.name === 'api-notes')?.alive === 0)).toBe(true);
+        const now = await health();
+        expect([now.code, now.body.status]).toEqual(affectsHealth === false ? [200, 'ok'] : [503, 'degraded']);
+        expect(now.body.pools.find((pool) => pool.name === 'api-pets')?.alive).toBe(1);
+      } finally {
+        await server.stop();
+      }
+    }
+  }, 30_000);
 });
 
 describe('openapi-mcp-server spec cache', () => {
