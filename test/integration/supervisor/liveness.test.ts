@@ -25,7 +25,10 @@ describe('worker liveness (pools.livenessIntervalMs, livenessTimeoutMs)', () => 
     const stopped = await workerPid(client);
     try {
       const pending = call(client, 'sleep', { ms: 8000 });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Once the call runs (the pause alone lost the race on a busy machine).
+      const running = async () => ((await (await fetch(`${server.baseUrl}/health`)).json()) as { inFlightCalls: number }).inFlightCalls > 0;
+      expect(await eventually(running)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 100));
       process.kill(stopped, 'SIGSTOP');
       const result = await pending;
       expect(errorCodeOf(result)).toBe('WORKER_CRASHED');

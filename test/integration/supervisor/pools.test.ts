@@ -14,6 +14,11 @@ const call = (client: Client, name: string, args: Record<string, unknown> = {}, 
 
 const workerPid = async (client: Client) => Number((await call(client, 'echo', { text: 'pid?' })).structuredContent!.pid);
 const marker = () => path.join(tempDir('mcpvisor-marker-'), 'cancel');
+/** Until the server runs a call: a fixed pause lost the race on a busy machine (the SIGTERM or cancel came first). */
+const untilRunning = async (server: HttpServer) => {
+  const running = async () => ((await (await fetch(`${server.baseUrl}/health`)).json()) as { inFlightCalls: number }).inFlightCalls > 0;
+  expect(await eventually(running)).toBe(true);
+};
 const readMarker = (file: string) => {
   try {
     return readFileSync(file, 'utf8');
@@ -38,8 +43,7 @@ describe('pool supervision', () => {
   it('fails a call whose worker is killed with -9 with WORKER_CRASHED, and the next call succeeds on a new worker', async () => {
     const pid = await workerPid(client);
     const pending = call(client, 'sleep', { ms: 60_000 });
-    await eventually(() => descendants(server.server.child.pid!).includes(pid));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await untilRunning(server);
     process.kill(pid, 'SIGKILL');
     const result = await pending;
     expect(result.isError).toBe(true);
@@ -75,7 +79,7 @@ describe('pool supervision', () => {
     const file = marker();
     const controller = new AbortController();
     const pending = call(client, 'sleep', { ms: 60_000, marker: file }, { signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await untilRunning(server);
     controller.abort('user pressed stop');
     await expect(pending).rejects.toThrow();
     expect(await eventually(() => readMarker(file) === 'cancelled:the call was cancelled')).toBe(true);
@@ -129,7 +133,7 @@ describe('pool supervision', () => {
         { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 300 } } },
       ]),
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await untilRunning(server);
     const cancel = await fetch(server.mcpUrl, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } }) });
     expect(cancel.status).toBe(202);
     const body = await Promise.race([batch.then((res) => res.text()), new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 10_000))]);
@@ -176,7 +180,7 @@ describe('pool supervision', () => {
       const controller = new AbortController();
       const meta = 'onprogress' in options ? {} : { _meta: { note: 'x' } };
       const pending = client.callTool({ name: 'sleep', arguments: { ms: 60_000, marker: file }, ...meta }, undefined, { signal: controller.signal, ...options });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await untilRunning(server);
       controller.abort('user pressed stop');
       await expect(pending).rejects.toThrow();
       expect(await eventually(() => readMarker(file) === 'cancelled:the call was cancelled')).toBe(true);
@@ -353,7 +357,7 @@ describe('shutdown', () => {
     const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))]);
     const { client, transport } = await connectHttp(server.mcpUrl);
     const pending = call(client, 'sleep', { ms: 800 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await untilRunning(server);
     server.server.child.kill('SIGTERM');
     await server.server.waitForLog((line) => line.msg === 'shutting down');
     const later = await fetch(server.mcpUrl, {
@@ -382,7 +386,7 @@ describe('shutdown', () => {
     const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: { shutdownGraceMs: 300 } } }))]);
     const { client } = await connectHttp(server.mcpUrl);
     const pending = call(client, 'sleep', { ms: 4000 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await untilRunning(server);
     server.server.child.kill('SIGTERM');
     const result = await pending;
     expect([result.isError, errorCodeOf(result)]).toEqual([true, 'SHUTTING_DOWN']);
@@ -392,10 +396,10 @@ describe('shutdown', () => {
   it('lets an in-flight call finish within the grace period on SIGTERM', async () => {
     const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))]);
     const { client } = await connectHttp(server.mcpUrl);
-    const pending = call(client, 'sleep', { ms: 500 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const pending = call(client, 'sleep', { ms: 1500 });
+    await untilRunning(server);
     server.server.child.kill('SIGTERM');
-    expect(textOf(await pending)).toBe('slept 500 ms');
+    expect(textOf(await pending)).toBe('slept 1500 ms');
     expect(await server.server.exited).toBe(0);
   });
 });
