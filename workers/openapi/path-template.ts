@@ -23,6 +23,8 @@ export interface PathParameter {
   content?: Record<string, unknown>;
   collectionFormat?: string;
   default?: unknown;
+  /** The value may span segments: its `/` stay (GitHub's contents `path`, a branch `feature/x`). */
+  'x-multi-segment'?: boolean;
 }
 
 /** Characters a path segment holds as written (RFC 3986 pchar), `/`, and percent-encoded triples. */
@@ -119,18 +121,25 @@ export function fillTemplate(template: PathTemplate, parameters: Map<string, Pat
     if (value === undefined || value === null) throw new McpvisorError('BAD_INPUT', `path argument '${argOf(part.name)}' is required`);
     let text: string;
     try {
-      text = swagger ? swaggerValue(parameter, value) : styledValue(parameter, value);
+      text = multiSegment(parameter, value) ? String(value).split('/').map(item).join('/') : swagger ? swaggerValue(parameter, value) : styledValue(parameter, value);
     } catch (error) {
       // A lone UTF-16 surrogate: the builder sent U+FFFD, where a query value is refused.
       if (error instanceof URIError) throw new McpvisorError('BAD_INPUT', `argument '${argOf(part.name)}' has a lone UTF-16 surrogate, which a URL cannot carry`);
       throw error;
     }
-    // Values are encoded whole, so a value never adds a segment; checked all the same.
-    if (text.includes('/')) throw new McpvisorError('BAD_INPUT', `path argument '${argOf(part.name)}' would add a path segment`);
+    // Other values are encoded whole, so they never add a segment; checked all the same.
+    if (text.includes('/') && !multiSegment(parameter, value)) throw new McpvisorError('BAD_INPUT', `path argument '${argOf(part.name)}' would add a path segment`);
     out += text;
     if (!inQuery) {
-      segment += text;
+      // Each segment a multi-segment value makes is checked as one of its own (`a/../b` is refused).
+      const pieces = text.split('/');
+      segment += pieces[0];
       names.push(part.name);
+      for (const piece of pieces.slice(1)) {
+        endSegment();
+        segment = piece;
+        names = [part.name];
+      }
     }
   }
   if (!inQuery) endSegment();
@@ -138,6 +147,16 @@ export function fillTemplate(template: PathTemplate, parameters: Map<string, Pat
 }
 
 const DOT_OR_EMPTY = /^\.{0,2}$/;
+
+/**
+ * A value written with its `/` as they are: a primitive of a parameter marked `x-multi-segment`
+ * (GitHub marks a file's `path`, a `ref`, a `basehead`), style simple. Encoded whole, a file path
+ * went out as `docs%2Fintro.md`, which GitHub answers 404 for fine-grained tokens (octokit.js
+ * issue 2422); each piece is still encoded, and checked as a segment.
+ */
+function multiSegment(parameter: PathParameter, value: unknown): boolean {
+  return parameter['x-multi-segment'] === true && (value === null || typeof value !== 'object') && (parameter.style ?? 'simple') === 'simple' && parameter.content === undefined;
+}
 
 /** A value as an item of a path: objects as JSON, every character but the unreserved encoded. */
 function item(value: unknown): string {

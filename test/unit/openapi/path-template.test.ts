@@ -28,6 +28,25 @@ describe('path templates', () => {
     expect(url('colon')).toBe('/v1/V%20l:cancel');
   });
 
+  test('keep the slashes of an x-multi-segment value (GitHub file paths, refs), each piece encoded and checked as a segment', async () => {
+    const multi = [{ name: 'path', in: 'path', required: true, 'x-multi-segment': true, schema: { type: 'string' } }];
+    const build = await requestBuilder(oas3({
+      '/repos/o/r/contents/{path}': get('contents', multi),
+      '/plain/{x}': get('plain'),
+    }));
+    const url = (tool: string, args: Record<string, unknown>) => build(tool, args).url.slice(BASE.length);
+    expect(url('contents', { path: 'docs/intro.md' })).toBe('/repos/o/r/contents/docs/intro.md');
+    expect(url('contents', { path: 'a b/c?d#e/ü' })).toBe('/repos/o/r/contents/a%20b/c%3Fd%23e/%C3%BC');
+    expect(url('contents', { path: 'README.md' })).toBe('/repos/o/r/contents/README.md');
+    for (const path of ['a/../b', '../x', 'a/./b', '/README.md', 'a//b', 'a/']) {
+      expect(() => build('contents', { path })).toThrow(/path argument 'path' may not be empty, '\.' or '\.\.'/);
+    }
+    // A value's own % is encoded: `%2e%2e` is a file of that name, not a dot segment.
+    expect(url('contents', { path: 'a/%2e%2e/b' })).toBe('/repos/o/r/contents/a/%252e%252e/b');
+    // Without the mark a slash stays inside the one segment.
+    expect(url('plain', { x: 'a/b' })).toBe('/plain/a%2Fb');
+  });
+
   test('that cannot be filled are refused naming the template, never sent with a literal {x}', async () => {
     const build = await requestBuilder(oas3({
       '/a/{x}/{y}': get('undeclared'),
