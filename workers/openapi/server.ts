@@ -1,7 +1,7 @@
 import { McpvisorError } from '../../protocol/errors';
 import type { ToolDescriptor, ToolResult } from '../../protocol/tool';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
-import { validateConfig, type OpenApiConfig, type OpenApiConfigInput } from './config';
+import { DEFAULT_CONFIG, validateConfig, type OpenApiConfig, type OpenApiConfigInput } from './config';
 import { ApiToolService, type ServerStats } from './service';
 import type { Transport } from '../../protocol/sdk-server';
 
@@ -14,6 +14,8 @@ import type { Transport } from '../../protocol/sdk-server';
  * `httpPort`…) are the CLI's: the supervisor's transports, with its sessions, limits and
  * guards, serve the `openapi-mcp-server` CLI and `mcpvisor`.
  */
+const TRANSPORT_FIELDS = ['transportType', 'httpPort', 'httpHost', 'endpointPath'] as const;
+
 export class OpenAPIServer {
   readonly config: OpenApiConfig;
   readonly #log?: WorkerLogger;
@@ -26,19 +28,32 @@ export class OpenAPIServer {
   /** Bumped by stop(): a start() that sees it change gave up. */
   #generation = 0;
 
+  /** The transport fields set to other than their defaults (`transportType: 'http'`, `httpPort`…), which start() cannot honour by itself. */
+  readonly #transportFields: string[];
+
   /** Throws what validateConfig throws. */
   constructor(config: OpenApiConfigInput, options: { log?: WorkerLogger } = {}) {
     this.config = validateConfig(config);
     this.#log = options.log;
+    // Defaults (DEFAULT_CONFIG spread in) ask for nothing: only what differs is a wish start() cannot meet.
+    this.#transportFields = TRANSPORT_FIELDS.filter((field) => this.config[field] !== DEFAULT_CONFIG[field]);
   }
 
   /**
    * Loads the description and builds the tools (once, however many calls wait for it), then
-   * serves them on `transport` when one is given. Rejects on load failure (see load-spec.ts),
+   * serves them on `transport` when one is given. Without one it only loads, and rejects with
+   * BAD_INPUT when the config sets a transport field to other than its default. Rejects on load failure (see load-spec.ts),
    * with BAD_INPUT when a transport is already served, and with SHUTTING_DOWN when stop() came
    * first (what it had opened is closed).
    */
   async start(transport?: Transport): Promise<void> {
+    if (!transport && this.#transportFields.length > 0) {
+      // Spec 000 says start() starts the transport; serving it silently not at all was worse.
+      throw new McpvisorError(
+        'BAD_INPUT',
+        `start() serves no transport by itself, and the config sets ${this.#transportFields.join(', ')}: pass the transport to serve (start(new StdioServerTransport()), or a Streamable HTTP one), or run the openapi-mcp-server CLI, which serves ${this.config.transportType} on its own`,
+      );
+    }
     if (transport) {
       if (this.#serving) throw new McpvisorError('BAD_INPUT', 'the server is already serving a transport: stop() it first');
       this.#serving = true;

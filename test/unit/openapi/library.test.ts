@@ -87,6 +87,16 @@ describe('OpenAPIServer', () => {
     await server.stop();
   });
 
+  test('rejects start() without a transport when the config asks for one it cannot serve by itself; the defaults only load', async () => {
+    const http = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: PETSTORE, specCache: false, transportType: 'http', httpPort: 4567 });
+    await expect(http.start()).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining('the config sets transportType, httpPort: pass the transport to serve') });
+    await http.stop();
+    const defaults = new OpenAPIServer({ ...DEFAULT_CONFIG, apiBaseUrl: upstream.url, openApiSpec: PETSTORE, specCache: false });
+    await defaults.start();
+    expect(defaults.listTools().length).toBe(8);
+    await defaults.stop();
+  });
+
   test('rejects start() when the description cannot be loaded', async () => {
     const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: '/missing.yaml', specCache: false });
     await expect(server.start()).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'OpenAPI spec file not found: /missing.yaml' });
