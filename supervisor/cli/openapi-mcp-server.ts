@@ -43,9 +43,10 @@ export function openapiProfile(): Profile {
     set('openApiSpec')(input, value);
     api.specInputMethod ??= 'url';
   };
-  const method = (value: unknown) => {
+  /** An HTTP method in any case; `flag` names the flag it came with, for the message. */
+  const method = (flag: string) => (value: unknown) => {
     const upper = String(value).trim().toUpperCase();
-    if (!HTTP_METHOD.test(upper)) throw new ConfigError(`--operation: '${String(value)}' is not an HTTP method (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS)`);
+    if (!HTTP_METHOD.test(upper)) throw new ConfigError(`--${flag}: '${String(value)}' is not an HTTP method (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS)`);
     return upper;
   };
   const mergeHeaders = (input: ConfigInput, value: unknown) => {
@@ -73,9 +74,9 @@ export function openapiProfile(): Profile {
     { name: 'tool', kind: 'string', multiple: true, arg: 'ID|NAME', apply: add('includeTools'), help: 'include this tool (ID or name)' },
     { name: 'tag', kind: 'string', multiple: true, arg: 'TAG', apply: add('includeTags'), help: 'include operations with this tag (case-sensitive)' },
     { name: 'resource', kind: 'string', multiple: true, arg: 'RESOURCE', apply: add('includeResources'), help: 'include this resource (name such as users, or path prefix such as /users)' },
-    { name: 'operation', kind: 'string', multiple: true, arg: 'METHOD', apply: add('includeOperations', method), help: 'include this HTTP method' },
+    { name: 'operation', kind: 'string', multiple: true, arg: 'METHOD', apply: add('includeOperations', method('operation')), help: 'include this HTTP method' },
     { name: 'include-tags', kind: 'list', arg: 'A,B', apply: add('includeTags'), help: 'tags to include, comma-separated' },
-    { name: 'include-operations', kind: 'list', arg: 'GET,POST', apply: add('includeOperations', method), help: 'HTTP methods to include, comma-separated' },
+    { name: 'include-operations', kind: 'list', arg: 'GET,POST', apply: add('includeOperations', method('include-operations')), help: 'HTTP methods to include, comma-separated' },
     { name: 'disable-abbreviation', kind: 'flag', apply: set('disableAbbreviation'), help: 'keep tool names unshortened (fails on names over 64 characters)' },
     { name: 'spec-cache', kind: 'string', arg: 'DIR|off', apply: set('specCache', (v) => (SPEC_CACHE_OFF.test(String(v)) ? false : v)), help: 'cache of compiled descriptions (default $XDG_CACHE_HOME/mcpvisor/openapi or ~/.cache/mcpvisor/openapi); off (or false, none): none' },
   ];

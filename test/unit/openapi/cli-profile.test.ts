@@ -76,6 +76,7 @@ describe('openapi-mcp-server flags and environment variables', () => {
     expect(() => load([])).toThrow('apiBaseUrl is required');
     expect(() => load(['--openapi-spec', 'x.yaml'])).toThrow(/apiBaseUrl is required/);
     expect(() => load(['--api-base-url', 'https://a.example', '--openapi-spec', 'x', '--operation', 'FETCH'])).toThrow("--operation: 'FETCH' is not an HTTP method");
+    expect(() => load(['--api-base-url', 'https://a.example', '--openapi-spec', 'x', '--include-operations', 'get,FETCH'])).toThrow("--include-operations: 'FETCH' is not an HTTP method");
     expect(() => load(['--api-base-url', 'https://a.example', '--spec-input-method', 'stdin'])).toThrow(/needs --transport http/);
     expect(() => load(['--api-base-url', 'https://a.example', '--transport', 'sse', '--openapi-spec', 'x'])).toThrow(/transport must be stdio or http/);
   });
