@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { bin, spawnBin, type Spawned } from './processes';
+import { bin, eventually, spawnBin, type Spawned } from './processes';
 
 export interface StdioConnection {
   client: Client;
@@ -53,6 +53,15 @@ export async function startHttp(command: string, args: string[] = [], env: Recor
 }
 
 /** Connects the SDK client over Streamable HTTP. */
+/**
+ * Until the server runs a call (`/health` counts it in flight). A fixed pause before a SIGTERM,
+ * kill or cancel lost the race on a busy machine: the signal came before the call.
+ */
+export async function untilCallRunning(server: HttpServer): Promise<void> {
+  const running = async () => ((await (await fetch(`${server.baseUrl}/health`)).json()) as { inFlightCalls: number }).inFlightCalls > 0;
+  if (!(await eventually(running))) throw new Error('no call was in flight within 10 s');
+}
+
 export async function connectHttp(mcpUrl: string, name = 'mcpvisor-test'): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const transport = new StreamableHTTPClientTransport(new URL(mcpUrl));
   const client = new Client({ name, version: '1.0.0' });

@@ -8,6 +8,7 @@ import { getEngine, type EngineOutcome, type SearchEngine, type SearchResult } f
 import { libraryLogger } from './library-logger';
 import { RateLimiter } from './rate-limiter';
 import { MAX_RESULT_PAGE_BYTES, watchDocumentSize } from './page-size';
+import { beforeTime, raceSignal } from './waiting';
 
 export interface WebSearcherOptions {
   /** Engine name (default `duckduckgo`). */
@@ -359,33 +360,6 @@ export class WebSearcher {
     // page are kept, as the page did answer.
     if (outcome.kind === 'results' && outcome.results.length === 0 && lastStatus >= 400) return { kind: 'failed', reason: `HTTP ${lastStatus}` };
     return outcome;
-  }
-}
-
-/** `work`, or `signal`'s reason as soon as it aborts (`work` then settles unobserved). */
-function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  work.catch(() => {});
-  if (signal.aborted) return Promise.reject(signal.reason);
-  let onAbort: () => void = () => {};
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  aborted.catch(() => {});
-  return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
-}
-
-/** `work`'s value, or undefined once `at` (epoch ms) passes first (`work` then settles unobserved). */
-async function beforeTime<T>(work: Promise<T>, at: number): Promise<T | undefined> {
-  work.catch(() => {});
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), Math.max(0, at - Date.now()));
-  });
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { errorCodeOf } from '../../../protocol/results';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
-import { connectHttp, startHttp, textOf } from '../../helpers/mcp';
+import { connectHttp, startHttp, textOf, untilCallRunning } from '../../helpers/mcp';
 import { eventually, isAlive } from '../../helpers/processes';
 
 type Result = { content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean; _meta?: Record<string, unknown> };
@@ -25,9 +25,7 @@ describe('worker liveness (pools.livenessIntervalMs, livenessTimeoutMs)', () => 
     const stopped = await workerPid(client);
     try {
       const pending = call(client, 'sleep', { ms: 8000 });
-      // Once the call runs (the pause alone lost the race on a busy machine).
-      const running = async () => ((await (await fetch(`${server.baseUrl}/health`)).json()) as { inFlightCalls: number }).inFlightCalls > 0;
-      expect(await eventually(running)).toBe(true);
+      await untilCallRunning(server);
       await new Promise((resolve) => setTimeout(resolve, 100));
       process.kill(stopped, 'SIGSTOP');
       const result = await pending;
