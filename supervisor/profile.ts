@@ -120,6 +120,7 @@ export async function startServer(config: Config, options: { logger?: Logger; to
       throw signal?.aborted ? stoppedDuringStart() : error;
     });
     if (signal?.aborted) {
+      // The start may have finished after the abandoning stop and marked itself running again.
       await supervisor.stop(0);
       throw stoppedDuringStart();
     }

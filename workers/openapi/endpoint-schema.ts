@@ -60,7 +60,7 @@ export function schemaAnswer(tool: EndpointTool, entry: OperationEntry, ctx: Ref
   const responses = responsesOf(entry, ctx);
   const built = buildInputSchema(entry, ctx);
   // As the tool takes its arguments: a query parameter the base URL sets is optional there too.
-  const input = (baseQuery && baseQuery.size > 0 ? withBaseQuery(built.inputSchema, built.targets, baseQuery) : built.inputSchema) as unknown as JsonObject;
+  const input = (baseQuery ? withBaseQuery(built.inputSchema, built.targets, baseQuery) : built.inputSchema) as unknown as JsonObject;
   let answer: JsonObject;
   if (question.response !== undefined || question.at !== undefined) {
     const response = question.response === undefined ? undefined : findResponse(responses, question.response, tool);

@@ -22,6 +22,11 @@ function chromium(kind: 'browser' | 'renderer'): number[] {
   });
 }
 
+/** The profile directory a Chromium browser process was started with. */
+function profileOf(pid: number): string | undefined {
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').find((arg) => arg.startsWith('--user-data-dir='))?.slice('--user-data-dir='.length);
+}
+
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 let site: LocalSite;
 
@@ -57,7 +62,7 @@ describe('WebSearcher when Chromium fails under it', () => {
     try {
       expect((await searcher.searchDetailed('warm up')).results.length).toBeGreaterThan(0);
       [hung] = chromium('browser');
-      const profile = readFileSync(`/proc/${hung}/cmdline`, 'utf8').split('\0').find((arg) => arg.startsWith('--user-data-dir='))?.slice('--user-data-dir='.length);
+      const profile = profileOf(hung);
       expect(profile && existsSync(profile)).toBe(true);
       process.kill(hung, 'SIGSTOP');
       await expect(searcher.searchDetailed('while the browser is stopped', { timeoutMs: 3000 })).rejects.toMatchObject({ code: 'TIMEOUT' });
@@ -82,7 +87,7 @@ describe('WebSearcher when Chromium fails under it', () => {
     const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/ddg1`, rateLimit: false, timeoutMs: 20_000, log: quiet });
     expect((await searcher.searchDetailed('warm up')).results.length).toBeGreaterThan(0);
     const [hung] = chromium('browser');
-    const profile = readFileSync(`/proc/${hung}/cmdline`, 'utf8').split('\0').find((arg) => arg.startsWith('--user-data-dir='))?.slice('--user-data-dir='.length);
+    const profile = profileOf(hung);
     process.kill(hung, 'SIGSTOP');
     try {
       await searcher.close();
