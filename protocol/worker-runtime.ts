@@ -1,5 +1,6 @@
 import { parentProcessChannel, type Channel } from './channel';
 import { McpvisorError, toErrorInfo } from './errors';
+import { restoreExtraCaCerts } from './extra-ca-certs';
 import { isSupervisorMessage, type LogLevel, type SupervisorMessage, type WorkerMessage } from './messages';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
 import type { ToolTexts } from './tool-text';
@@ -35,6 +36,7 @@ export type WorkerInit = (config: unknown, log: WorkerLogger) => Promise<WorkerS
  * and the process exits 1, so the pool reports the reason instead of respawning blindly.
  */
 export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, SupervisorMessage>): void {
+  restoreExtraCaCerts();
   const ch = channel ?? parentProcessChannel<WorkerMessage, SupervisorMessage>();
   const log = channelLogger(ch);
   const running = new Map<number, AbortController>();

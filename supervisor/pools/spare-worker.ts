@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { moveExtraCaCerts } from '../../protocol/extra-ca-certs';
 
 /**
  * A worker process forked before the supervisor has loaded anything, so that Node's own start
@@ -25,7 +26,8 @@ export function forkWorker(module: string, env: NodeJS.ProcessEnv = process.env,
     stdio: ['ignore', 2, 2, 'ipc'],
     // Its own process group, so the whole group can be killed at once.
     detached: true,
-    env,
+    // NODE_EXTRA_CA_CERTS is moved aside: Node would read it at the worker's start (~50-90 ms).
+    env: moveExtraCaCerts(env, execArgv),
     execArgv,
   });
 }

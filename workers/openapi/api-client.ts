@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { extraCaConnect } from '../../protocol/extra-ca-certs';
 import { undici } from './lazy';
 import { McpvisorError } from '../../protocol/errors';
 import { isAuthProvider, type IAuthProvider } from './auth';
@@ -160,7 +161,7 @@ export class ApiClient {
     if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the API client is closed');
     // Response headers up to 64 KiB (undici's default is Node's 16 KiB): APIs behind gateways send
     // long cookies, CSPs and Link lists, and past the limit the whole answer was lost.
-    return (this.#dispatcher ??= new (undici().Agent)({ connections: this.#options.connections, keepAliveTimeout: 10_000, maxHeaderSize: MAX_RESPONSE_HEADER_BYTES }));
+    return (this.#dispatcher ??= new (undici().Agent)({ connections: this.#options.connections, keepAliveTimeout: 10_000, maxHeaderSize: MAX_RESPONSE_HEADER_BYTES, connect: extraCaConnect(undici().buildConnector) }));
   }
 
   /**

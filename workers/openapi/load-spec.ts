@@ -4,6 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Dispatcher } from 'undici';
 import { undici, yaml } from './lazy';
 import { McpvisorError } from '../../protocol/errors';
+import { extraCaConnect } from '../../protocol/extra-ca-certs';
 import { networkReason } from './network-reason';
 import { externalRefs, type Json, type JsonObject, type RefContext } from './refs';
 
@@ -181,9 +182,16 @@ async function readUrl(url: string, options: LoadSpecOptions, maxBytes = options
 
 const MAX_REDIRECTS = 5;
 let followRedirects: Dispatcher | undefined;
-/** The global dispatcher, following up to MAX_REDIRECTS redirects (descriptions often sit behind one). */
+/**
+ * The global dispatcher (an agent of ours in a worker given NODE_EXTRA_CA_CERTS, see
+ * extra-ca-certs.ts), following up to MAX_REDIRECTS redirects (descriptions often sit behind one).
+ */
 function redirecting(): Dispatcher {
-  followRedirects ??= undici().getGlobalDispatcher().compose(undici().interceptors.redirect({ maxRedirections: MAX_REDIRECTS }));
+  if (followRedirects === undefined) {
+    const connect = extraCaConnect(undici().buildConnector);
+    const base = connect ? new (undici().Agent)({ connect }) : undici().getGlobalDispatcher();
+    followRedirects = base.compose(undici().interceptors.redirect({ maxRedirections: MAX_REDIRECTS }));
+  }
   return followRedirects;
 }
 

@@ -19,6 +19,7 @@ import { toolIdForms, unknownEndpointMessage } from './tool-lookup';
 import { ToolsManager, type EndpointTool } from './tools-manager';
 import { ArgumentValidator } from './validate-args';
 import { UPSTREAM_STATUS_META_KEY } from '../../protocol/results';
+import { warmExtraCaCerts } from '../../protocol/extra-ca-certs';
 
 /** What one API needs (one entry of `apis[]`, plus what only a library user can give). */
 export interface ApiServiceOptions {
@@ -196,10 +197,14 @@ export class ApiToolService {
     return this.#invoke(tool, input, options);
   }
 
-  /** Loads what calls need (lazy.ts) and warms the argument validator, so the first call does not wait. */
+  /**
+   * Loads what calls need (lazy.ts), warms the argument validator and, for an HTTPS API, the
+   * certificates of NODE_EXTRA_CA_CERTS (extra-ca-certs.ts), so the first call does not wait.
+   */
   warmUp(): void {
     warmUpModules();
     this.#validator.warmUp();
+    if (this.#client.baseUrl.startsWith('https:')) warmExtraCaCerts();
   }
 
   /** Waits for the spec cache write of this start, then closes the HTTP client. */
