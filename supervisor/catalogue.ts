@@ -9,7 +9,7 @@ import { addSafeIntegerKeyword, SAFE_INTEGER_KEYWORD, typeText, unsafeIntegerTex
 import type { ToolDescriptor, ToolResult } from '../protocol/tool';
 import type { BeforeCall } from './toolsets/types';
 import type { AnnouncedTool } from '../protocol/tool-text';
-import { preserialized } from './wire';
+import { preserialized } from './preserialized';
 
 interface Entry {
   /** The tool as clients see it (namespaced name). */

@@ -1,6 +1,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { batchesAllowed, hasUnsafeId, serializeMessage, toJsonRpcMessage } from './wire';
+import { serializeMessage } from './preserialized';
+import { batchesAllowed, hasUnsafeId, toJsonRpcMessage } from './wire';
 
 /** How much of an over-long line's end is kept, to find its id. */
 const SKIPPED_TAIL_CHARS = 256;

@@ -10,7 +10,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
-import { batchesAllowed, serializeMessage, toJsonRpcMessage } from '../wire';
+import { serializeMessage } from '../preserialized';
+import { batchesAllowed, toJsonRpcMessage } from '../wire';
 
 /** The SDK's limit on a JSON-RPC batch. */
 const MAX_BATCH_SIZE = 100;

@@ -1,5 +1,6 @@
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { preserialized, serializeMessage, toJsonRpcMessage } from '../../../supervisor/wire';
+import { preserialized, serializeMessage } from '../../../supervisor/preserialized';
+import { toJsonRpcMessage } from '../../../supervisor/wire';
 
 const tools = () => [
   { name: 'a', description: 'quote " and \\ and \u2028', inputSchema: { type: 'object', properties: { x: { type: 'string' } } } },
