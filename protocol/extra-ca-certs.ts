@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
+import type { SecureContext } from 'node:tls';
 import type { buildConnector as BuildConnector } from 'undici';
 
 /**
@@ -54,7 +54,9 @@ let context: SecureContext | null | undefined;
 function extraCaContext(file: string): SecureContext | undefined {
   if (context === undefined) {
     try {
-      context = createSecureContext({ ca: [...rootCertificates, readFileSync(file, 'utf8')] });
+      // Loaded here: the supervisor imports this module at its start, and node:tls costs ~5 ms.
+      const tls = require('node:tls') as typeof import('node:tls');
+      context = tls.createSecureContext({ ca: [...tls.rootCertificates, readFileSync(file, 'utf8')] });
     } catch (error) {
       context = null;
       process.emitWarning(`Ignoring extra certs from \`${file}\`, load failed: ${(error as Error).message}`);

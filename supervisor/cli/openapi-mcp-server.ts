@@ -8,7 +8,7 @@ import { SPEC_CACHE_OFF } from '../../config/openapi';
 import { runProfile, SERVER_FLAGS, type Profile } from '../profile';
 import { isCommand } from './command';
 import { HEADER_NAME } from '../../protocol/http-headers';
-import { MAX_SPEC_BYTES } from '../../workers/openapi/load-spec';
+import { MAX_SPEC_BYTES } from '../../workers/openapi/spec-limits';
 
 type ApiInput = NonNullable<ConfigInput['apis']>[number];
 const HTTP_METHOD = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/;

@@ -6,12 +6,10 @@ import { undici, yaml } from './lazy';
 import { McpvisorError } from '../../protocol/errors';
 import { extraCaConnect } from '../../protocol/extra-ca-certs';
 import { networkReason } from './network-reason';
+import { MAX_SPEC_BYTES } from './spec-limits';
 import { externalRefs, type Json, type JsonObject, type RefContext } from './refs';
 
 export type SpecInputMethod = 'url' | 'file' | 'stdin' | 'inline';
-
-/** Biggest description read from a URL or standard input, bytes (200 MiB). */
-export const MAX_SPEC_BYTES = 200 * 1024 * 1024;
 
 export interface LoadSpecOptions {
   /** Path, URL or inline content. */
