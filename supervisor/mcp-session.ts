@@ -2,7 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema, PingRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema, PingRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { McpvisorError } from '../protocol/errors';
 import type { ToolResult } from '../protocol/tool';
 import type { Logger } from './logger';
@@ -53,6 +53,22 @@ const CHECKED_REQUESTS = new Map<string, { safeParse(message: unknown): { succes
   ['tools/list', ListToolsRequestSchema],
   ['ping', PingRequestSchema],
 ]);
+
+/**
+ * Parses a session's first messages once, as the SDK and badParams parse them, and drops the
+ * outcome: zod compiles each schema on its first use (~7 ms together here), on the way of a
+ * client's first answer. For a supervisor that waits on its workers' start with nothing else to do.
+ */
+export function warmUpSessions(): void {
+  const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'warm-up', version: '0' } } };
+  const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+  for (const message of [initialize, list, { jsonrpc: '2.0', method: 'notifications/initialized' }]) {
+    // The SDK's Protocol tries these on every message, in this order.
+    void (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message) || isJSONRPCRequest(message) || isJSONRPCNotification(message));
+  }
+  CHECKED_REQUESTS.get('initialize')!.safeParse(initialize);
+  CHECKED_REQUESTS.get('tools/list')!.safeParse(list);
+}
 
 export function createSession(options: SessionOptions): Session {
   const { supervisor, logger } = options;

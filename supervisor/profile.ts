@@ -116,6 +116,7 @@ export async function startServer(config: Config, options: { logger?: Logger; to
     const starting = supervisor.start();
     const http = config.transport === 'http' ? (require('./http/app') as typeof import('./http/app')) : undefined;
     const stdio = http ? undefined : (require('./stdio') as typeof import('./stdio'));
+    (require('./mcp-session') as typeof import('./mcp-session')).warmUpSessions();
     await starting.catch((error: unknown) => {
       throw signal?.aborted ? stoppedDuringStart() : error;
     });
