@@ -1,5 +1,6 @@
 import type { ErrorInfo } from './errors';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
+import type { BulkToolTexts } from './bulk-text';
 import type { ToolTexts } from './tool-text';
 
 /**
@@ -16,7 +17,7 @@ export type SupervisorMessage =
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export type WorkerMessage =
-  | { type: 'ready'; tools: ToolDescriptor[] | ToolTexts; info?: Record<string, unknown> }
+  | { type: 'ready'; tools: ToolDescriptor[] | ToolTexts | BulkToolTexts; info?: Record<string, unknown> }
   | { type: 'fatal'; error: ErrorInfo }
   | { type: 'result'; id: number; result: ToolResult }
   | { type: 'error'; id: number; error: ErrorInfo }

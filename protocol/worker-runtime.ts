@@ -1,4 +1,5 @@
 import { parentProcessChannel, type Channel } from './channel';
+import { claimBulkPipe, viaBulkPipe } from './bulk-text';
 import { McpvisorError, toErrorInfo } from './errors';
 import { restoreExtraCaCerts } from './extra-ca-certs';
 import { isSupervisorMessage, type LogLevel, type SupervisorMessage, type WorkerMessage } from './messages';
@@ -37,6 +38,7 @@ export type WorkerInit = (config: unknown, log: WorkerLogger) => Promise<WorkerS
  */
 export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, SupervisorMessage>): void {
   restoreExtraCaCerts();
+  claimBulkPipe();
   const ch = channel ?? parentProcessChannel<WorkerMessage, SupervisorMessage>();
   const log = channelLogger(ch);
   const running = new Map<number, AbortController>();
@@ -121,7 +123,7 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
   const start = (config: unknown) => init(config, log).then(
     (ready) => {
       service = ready;
-      ch.send({ type: 'ready', tools: ready.tools, info: ready.info });
+      ch.send({ type: 'ready', tools: viaBulkPipe(ready.tools), info: ready.info });
     },
     (error) => {
       ch.send({ type: 'fatal', error: toErrorInfo(error) });

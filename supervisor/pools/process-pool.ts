@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { RestartConfig } from '../../config/schema';
 import { childProcessChannel } from '../../protocol/channel';
@@ -8,10 +9,12 @@ import type { Pool, PoolCallOptions, PoolState, PoolStats } from '../../protocol
 import { errorResult } from '../../protocol/results';
 import { isDeadlineError, RpcClient } from '../../protocol/rpc';
 import type { ToolCall, ToolDescriptor, ToolResult } from '../../protocol/tool';
+import { BULK_FD, isBulkToolTexts } from '../../protocol/bulk-text';
 import { announcedTools, type AnnouncedTool, type ToolTexts } from '../../protocol/tool-text';
 import { killGroup, killTree } from '../../workers/common/kill-tree';
 import { RestartPolicy } from '../restart-policy';
 import { LivenessCheck } from './liveness';
+import { readBulk } from './bulk-reader';
 import { adoptSpare, forkWorker } from './spare-worker';
 import { WaitQueue } from './wait-queue';
 
@@ -242,38 +245,52 @@ export class ProcessPool implements Pool {
         this.#lastError = error.message;
         reject(error);
       };
+      const onReady = (tools: ToolDescriptor[] | ToolTexts) => {
+        // The start may have timed out or the worker died while a bulk list was read.
+        if (settled) return;
+        if (this.#announced === undefined) {
+          try {
+            this.#tools = announcedTools(tools);
+            this.#announced = announcedText(tools);
+          } catch (error) {
+            // Our own worker sent a list it could not have built: it is not fit to serve.
+            fail(error as McpvisorError);
+            void killTree(child.pid);
+            return;
+          }
+        } else if (announcedText(tools) !== this.#announced) {
+          // A replacement built from a description (or module) changed since the start: beside
+          // the workers and the list clients have, the same call would reach two endpoints.
+          fail(
+            new McpvisorError(
+              'POOL_UNAVAILABLE',
+              `a new worker of ${this.name} announced other tools than the pool started with: its description or module changed since the server started; restart the server to serve the new one`,
+            ),
+          );
+          void killTree(child.pid);
+          return;
+        }
+        settled = true;
+        clearTimeout(startTimer);
+        worker.ready = true;
+        log.debug('worker ready');
+        resolve();
+        this.#queue.release(this.#options.concurrency);
+      };
       worker.rpc = new RpcClient(childProcessChannel<SupervisorMessage, WorkerMessage>(child), (message) => {
         switch (message.type) {
           case 'ready':
             if (settled) return;
-            if (this.#announced === undefined) {
-              try {
-                this.#tools = announcedTools(message.tools);
-                this.#announced = announcedText(message.tools);
-              } catch (error) {
-                // Our own worker sent a list it could not have built: it is not fit to serve.
-                fail(error as McpvisorError);
+            if (!isBulkToolTexts(message.tools)) return void onReady(message.tools);
+            // A large list: its text comes on the worker's bulk pipe (protocol/bulk-text.ts).
+            const { bulk, names, spans } = message.tools;
+            void readBulk(child.stdio[BULK_FD] as Readable | null, bulk).then(
+              (text) => onReady({ text, names, spans }),
+              (error: McpvisorError) => {
+                fail(error);
                 void killTree(child.pid);
-                return;
-              }
-            } else if (announcedText(message.tools) !== this.#announced) {
-              // A replacement built from a description (or module) changed since the start: beside
-              // the workers and the list clients have, the same call would reach two endpoints.
-              fail(
-                new McpvisorError(
-                  'POOL_UNAVAILABLE',
-                  `a new worker of ${this.name} announced other tools than the pool started with: its description or module changed since the server started; restart the server to serve the new one`,
-                ),
-              );
-              void killTree(child.pid);
-              return;
-            }
-            settled = true;
-            clearTimeout(startTimer);
-            worker.ready = true;
-            log.debug('worker ready');
-            resolve();
-            this.#queue.release(this.#options.concurrency);
+              },
+            );
             return;
           case 'fatal':
             log.error({ code: message.error.code }, `worker failed to start: ${message.error.message}`);

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { BULK_FD, BULK_FD_ENV } from '../../protocol/bulk-text';
 import { moveExtraCaCerts } from '../../protocol/extra-ca-certs';
 
 /**
@@ -21,15 +22,19 @@ export function workerEnv(): NodeJS.ProcessEnv {
 
 /** The fork options every pool worker gets (process-pool.ts), with the defaults for env and execArgv. */
 export function forkWorker(module: string, env: NodeJS.ProcessEnv = process.env, execArgv: string[] = []): ChildProcess {
-  return fork(module, [], {
-    // Worker stdout goes to our stderr: in stdio mode our stdout carries only JSON-RPC.
-    stdio: ['ignore', 2, 2, 'ipc'],
+  const child = fork(module, [], {
+    // Worker stdout goes to our stderr: in stdio mode our stdout carries only JSON-RPC. Its fd
+    // BULK_FD is the pipe of its large tool list (protocol/bulk-text.ts).
+    stdio: ['ignore', 2, 2, 'ipc', 'pipe'],
     // Its own process group, so the whole group can be killed at once.
     detached: true,
     // NODE_EXTRA_CA_CERTS is moved aside: Node would read it at the worker's start (~50-90 ms).
-    env: moveExtraCaCerts(env, execArgv),
+    env: { ...moveExtraCaCerts(env, execArgv), [BULK_FD_ENV]: String(BULK_FD) },
     execArgv,
   });
+  // Read when the worker announces a list on it; never what keeps the supervisor alive.
+  (child.stdio[BULK_FD] as { unref?: () => void } | null)?.unref?.();
+  return child;
 }
 
 /** Forks a spare worker of `module` now (with workerEnv() and no execArgv). */
