@@ -196,7 +196,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
       }
       case 'listProcesses': {
         if (args.filter !== undefined && typeof args.filter !== 'string') throw new McpvisorError('BAD_INPUT', 'filter must be a string');
-        const listing = await listProcesses(args.filter as string | undefined, config.maxProcesses);
+        // Host command lines hold what the sandbox hides (tokens in arguments): see listProcesses.
+        const listing = await listProcesses(args.filter as string | undefined, config.maxProcesses, { withArguments: !config.sandbox });
         return { content: [{ type: 'text', text: formatProcesses(listing) }], structuredContent: listing };
       }
       default:
