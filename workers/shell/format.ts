@@ -69,11 +69,12 @@ export function formatSystemInfo(info: SystemInfo): string {
   return lines.join('\n');
 }
 
-export function formatProcesses(listing: { processes: ProcessRow[]; total: number; truncated: boolean }): string {
+export function formatProcesses(listing: { processes: ProcessRow[]; total: number; truncated: boolean; argumentsHidden?: boolean }): string {
   const rows = listing.processes.map(
     (row) => `${String(row.pid).padStart(7)} ${String(row.cpuPercent).padStart(6)} ${String(Math.round(row.memoryRssBytes / 1024)).padStart(9)}  ${row.name.padEnd(16)} ${row.command}`,
   );
   const head = `${'PID'.padStart(7)} ${'%CPU'.padStart(6)} ${'RSS KiB'.padStart(9)}  ${'NAME'.padEnd(16)} COMMAND`;
   const tail = listing.truncated ? [`[first ${listing.processes.length} of ${listing.total} shown]`] : [`${listing.total} process${listing.total === 1 ? '' : 'es'}`];
+  if (listing.argumentsHidden) tail.push('(sandbox mode: commands are shown without their arguments)');
   return [head, ...rows, ...tail].join('\n');
 }

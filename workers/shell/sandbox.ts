@@ -34,6 +34,8 @@ const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/lib
  */
 const HIDDEN_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-', '/etc/security/opasswd'];
 const HIDDEN_DIRS = ['/etc/ssl/private'];
+/** Size of the sandbox's /dev/shm (POSIX shared memory, semaphores), as Docker's default; at most `tmpBytes`. */
+const MAX_SHM_BYTES = 64 * 1024 * 1024;
 const PATH_INSIDE = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 let systemMounts: string[] | undefined;
@@ -93,7 +95,8 @@ const ROOT_PROC_COVERS = ['--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try'
  *   `--new-session` (no TIOCSTI into a terminal), `--cap-drop ALL` (root inside keeps no
  *   capabilities: it cannot remount, mknod or load modules) and `/proc/sys` read-only for root.
  * - System directories read-only (`/usr`, `/etc`, `/opt` and the `/bin`, `/lib*` links), password
- *   hashes hidden, a fresh `/proc` and minimal `/dev`, a private `/tmp` of `tmpBytes`, and the
+ *   hashes hidden, a fresh `/proc` and a minimal, read-only `/dev` with a `/dev/shm` of at most
+ *   64 MiB, a private `/tmp` of `tmpBytes`, and the
  *   workspace bound read-write at its own path as the working directory. Nothing else of the host
  *   file system exists inside.
  * - Resource limits set by the sandboxed shell before it evaluates the command (see
@@ -116,6 +119,14 @@ export function sandboxArgv(command: string | undefined, options: SandboxOptions
     '/proc',
     ...(process.getuid?.() === 0 ? ROOT_PROC_COVERS : []),
     '--dev',
+    '/dev',
+    // bwrap's /dev is a tmpfs of no set size (half the host's RAM): a command filled it with
+    // gigabytes the OOM killer cannot take back from it. Read-only but for a capped /dev/shm.
+    '--size',
+    String(Math.min(options.tmpBytes, MAX_SHM_BYTES)),
+    '--tmpfs',
+    '/dev/shm',
+    '--remount-ro',
     '/dev',
     '--size',
     String(options.tmpBytes),

@@ -48,8 +48,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   };
   let sandbox: SandboxState = config.sandbox ? await probeSandbox(sandboxOptions) : { available: false, reason: 'sandbox mode is off' };
   if (config.sandbox && !sandbox.available) log.warn('sandbox unavailable: exec will refuse commands', { reason: sandbox.reason });
-  if (!['/bin/ps', '/usr/bin/ps'].some((file) => existsSync(file))) {
-    // kill-tree falls back to the process group and the runner to the environment marker.
+  if (!existsSync('/proc/self/stat') && !['/bin/ps', '/usr/bin/ps'].some((file) => existsSync(file))) {
+    // Without /proc, kill-tree needs ps to find a tree; without either it falls back to the process group and the runner to the environment marker.
     log.warn('ps is missing (Debian package procps): timed-out commands are killed by process group and environment marker only');
   }
   const files: FileToolOptions = { workspace, confined: config.sandbox, maxReadBytes: config.maxReadBytes, maxListEntries: config.maxListEntries };
@@ -196,7 +196,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
       }
       case 'listProcesses': {
         if (args.filter !== undefined && typeof args.filter !== 'string') throw new McpvisorError('BAD_INPUT', 'filter must be a string');
-        const listing = await listProcesses(args.filter as string | undefined, config.maxProcesses);
+        // Host command lines hold what the sandbox hides (tokens in arguments): see listProcesses.
+        const listing = await listProcesses(args.filter as string | undefined, config.maxProcesses, { withArguments: !config.sandbox });
         return { content: [{ type: 'text', text: formatProcesses(listing) }], structuredContent: listing };
       }
       default:

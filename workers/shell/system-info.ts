@@ -85,16 +85,31 @@ let pageSize: number | undefined;
  * Lists processes: `name` is the kernel's process name (comm), `command` the command line (cut at
  * 300 characters). `filter` is a case-insensitive substring of the name; rows are sorted by pid and
  * at most `limit` are returned (`total` counts every match). Reads /proc; elsewhere runs `ps`.
+ *
+ * With `withArguments: false` (sandbox mode) `command` is the program alone, its arguments
+ * dropped: the tool runs in the pool worker, outside the sandbox's pid namespace, and host command
+ * lines carry secrets (`--headers "Authorization:Bearer …"`, other sessions' commands) that a
+ * sandboxed command cannot see. The program is argv[0] up to its first space, since a process that
+ * rewrites its title (setproctitle) puts all of it in argv[0].
  */
-export async function listProcesses(filter: string | undefined, limit: number): Promise<{ processes: ProcessRow[]; total: number; truncated: boolean }> {
-  const rows = existsSync('/proc/self/stat') ? await fromProc() : await fromPs();
+export async function listProcesses(
+  filter: string | undefined,
+  limit: number,
+  { withArguments = true }: { withArguments?: boolean } = {},
+): Promise<{ processes: ProcessRow[]; total: number; truncated: boolean; argumentsHidden: boolean }> {
+  const rows = existsSync('/proc/self/stat') ? await fromProc(withArguments) : await fromPs(withArguments);
   const needle = filter?.toLowerCase();
   const matching = needle ? rows.filter((row) => row.name.toLowerCase().includes(needle)) : rows;
   matching.sort((a, b) => a.pid - b.pid);
-  return { processes: matching.slice(0, limit), total: matching.length, truncated: matching.length > limit };
+  return { processes: matching.slice(0, limit), total: matching.length, truncated: matching.length > limit, argumentsHidden: !withArguments };
 }
 
-async function fromProc(): Promise<ProcessRow[]> {
+/** The program of a command line given as its NUL-separated argv, without its arguments. */
+function programOf(argv: string): string {
+  return argv.split('\0')[0].split(' ')[0];
+}
+
+async function fromProc(withArguments: boolean): Promise<ProcessRow[]> {
   const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
   const total = os.totalmem();
   const page = systemPageSize();
@@ -110,7 +125,8 @@ async function fromProc(): Promise<ProcessRow[]> {
         const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
         const elapsed = uptime - Number(fields[19]) / CLOCK_TICKS;
         const rss = Number(fields[21]) * page;
-        let command = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replace(/\0+$/, '').replace(/\0/g, ' ');
+        const argv = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replace(/\0+$/, '');
+        let command = withArguments ? argv.replace(/\0/g, ' ') : programOf(argv);
         if (command === '') command = `[${name}]`;
         return {
           pid: Number(pid),
@@ -128,7 +144,7 @@ async function fromProc(): Promise<ProcessRow[]> {
   return rows.filter((row): row is ProcessRow => row !== undefined);
 }
 
-function fromPs(): Promise<ProcessRow[]> {
+function fromPs(withArguments: boolean): Promise<ProcessRow[]> {
   return new Promise((resolve) => {
     execFile('ps', ['-axo', 'pid=,pcpu=,rss=,pmem=,comm=,args='], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
       if (error) return resolve([]);
@@ -142,7 +158,8 @@ function fromPs(): Promise<ProcessRow[]> {
           memoryRssBytes: Number(match[3]) * 1024,
           memoryPercent: Number(match[4]),
           name: match[5].split('/').pop() ?? match[5],
-          command: match[6].slice(0, MAX_COMMAND_CHARS),
+          // ps joins argv with spaces: without arguments, only its first word is surely the program.
+          command: (withArguments ? match[6] : programOf(match[6])).slice(0, MAX_COMMAND_CHARS),
         });
       }
       resolve(rows);

@@ -156,7 +156,8 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
   {
     name: 'listProcesses',
     title: 'List processes',
-    description: 'Lists running processes (pid, name, command, CPU and memory use), optionally only those whose name contains `filter` (case-insensitive).',
+    description:
+      'Lists running processes (pid, name, command, CPU and memory use), optionally only those whose name contains `filter` (case-insensitive). In sandbox mode a command is shown without its arguments.',
     inputSchema: {
       type: 'object',
       properties: { filter: { type: 'string', description: 'Case-insensitive substring of the process name' } },
@@ -175,8 +176,9 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
         },
         total: int,
         truncated: bool,
+        argumentsHidden: bool,
       },
-      required: ['processes', 'total', 'truncated'],
+      required: ['processes', 'total', 'truncated', 'argumentsHidden'],
     },
     annotations: { readOnlyHint: true },
   },

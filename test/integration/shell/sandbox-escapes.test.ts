@@ -111,6 +111,16 @@ describe('sandbox mode confines commands', () => {
     expect(await eventually(() => processesMatching('sleep 4301').length === 0, 3000)).toBe(true);
   });
 
+  test('a command cannot fill host memory through /dev: it is read-only, and /dev/shm is capped at 64 MiB', async () => {
+    // `cd` first: the blocked pattern "> /dev/" is a guardrail, not the boundary tested here. Files
+    // of 1 MB, under this suite's file size limit: some 60-odd fit in 64 MiB (pages are rounded up).
+    const result = await exec(
+      'cd /dev && { echo x > fill; echo "dev=$?"; } 2>/dev/null; i=0; while [ $i -lt 80 ] && head -c 1000000 zero > shm/f$i; do i=$((i+1)); done; echo "files=$i"; rm shm/f*; echo y > shm/small && cat shm/small && echo ok > stdout',
+    );
+    expect(result.stdout).toMatch(/^dev=[1-9]\d*\nfiles=6\d\ny\nok\n$/);
+    expect(result.stderr).toMatch(/No space left on device/);
+  });
+
   test('resource limits hold: a file cannot grow past the configured size', async () => {
     const result = await exec('head -c 2000000 /dev/zero > big.bin; echo "status $?"; wc -c < big.bin');
     expect(result.stdout).toBe('status 153\n1048576\n');

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -201,6 +201,20 @@ describe.each([
     const rows = result.structuredContent!.processes as Array<{ pid: number; name: string }>;
     expect(rows.map((row) => row.pid)).toContain(server.pid());
     expect(rows.every((row) => row.name.toLowerCase().includes('node'))).toBe(true);
+  });
+
+  test(`listProcesses shows a host process's arguments ${sandboxed ? 'not at all (the sandbox hides them)' : 'whole'}`, async () => {
+    // As an MCP client starts an API server next to this one, its token on the command line.
+    const host = spawn('/bin/sh', ['-c', 'sleep 4701', 'openapi-mcp-server', '--headers', 'Authorization:Bearer token-4701'], { stdio: 'ignore' });
+    try {
+      const result = await call(server, 'listProcesses', { filter: 'sh' });
+      const row = (result.structuredContent!.processes as Array<{ pid: number; command: string }>).find((entry) => entry.pid === host.pid);
+      expect(row?.command).toBe(sandboxed ? '/bin/sh' : '/bin/sh -c sleep 4701 openapi-mcp-server --headers Authorization:Bearer token-4701');
+      expect(result.structuredContent!.argumentsHidden).toBe(sandboxed);
+      expect(JSON.stringify(result).includes('token-4701')).toBe(!sandboxed);
+    } finally {
+      host.kill('SIGKILL');
+    }
   });
 
   test.each([

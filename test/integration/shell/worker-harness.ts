@@ -22,10 +22,10 @@ export interface ShellWorker {
 /**
  * Forks the built shell worker the way the process pool does (detached, IPC, stdin ignored),
  * sends `init` with `config` (the `shell` section) and waits for `ready`. Rejects with the worker's
- * `fatal` message.
+ * `fatal` message. `spawn` sets the worker's working directory and environment (default: ours).
  */
-export function startShellWorker(config: Record<string, unknown>): Promise<ShellWorker> {
-  const child = fork(SHELL_WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
+export function startShellWorker(config: Record<string, unknown>, spawn: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<ShellWorker> {
+  const child = fork(SHELL_WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true, ...spawn });
   const logs: ShellWorker['logs'] = [];
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {

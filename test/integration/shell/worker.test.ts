@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { eventually } from '../../helpers/processes';
@@ -45,5 +45,31 @@ describe('the shell pool worker', () => {
     await worker.stop();
     expect((await running).isError).toBe(true);
     for (const marker of ['sleep 4401', 'sleep 4402']) expect(await eventually(() => processesMatching(marker).length === 0, 3000)).toBe(true);
+  });
+
+  test('never runs a helper planted in the workspace, even with an empty PATH entry', async () => {
+    // The workspace is the worker's start directory (no shell.workspace, as shell-mcp-server runs
+    // without SHELL_WORKSPACE), and PATH begins with an empty entry: the current directory.
+    const root = path.join(ws, 'path-hijack');
+    const home = path.join(root, 'ws');
+    mkdirSync(home, { recursive: true });
+    const marker = path.join(root, 'helper-ran-unconfined');
+    // What a sandboxed command can write there: helpers that log and then do their job.
+    for (const helper of ['mkfifo', 'ps']) {
+      writeFileSync(path.join(home, helper), `#!/bin/sh\necho ${helper} >> ${marker}\nexec /usr/bin/${helper} "$@"\n`);
+      chmodSync(path.join(home, helper), 0o755);
+    }
+    worker = await startShellWorker({ sandbox: true }, { cwd: home, env: { ...process.env, PATH: `:${process.env.PATH}` } });
+    expect((await worker.call('exec', { command: 'pwd' })).structuredContent).toMatchObject({ stdout: `${home}\n`, exitCode: 0 });
+    // Each command takes two of the worker's 64 FIFOs; a new batch (mkfifo) is made below 40.
+    for (let i = 0; i < 40 && !existsSync(marker); i++) expect((await worker.call('exec', { command: 'true' })).structuredContent).toMatchObject({ exitCode: 0 });
+    // A cancelled command's tree is found with ps.
+    const controller = new AbortController();
+    const cancelled = worker.call('exec', { command: 'sleep 4403' }, { signal: controller.signal });
+    expect(await eventually(() => processesMatching('sleep 4403').length > 0, 5000)).toBe(true);
+    controller.abort();
+    expect((await cancelled).isError).toBe(true);
+    expect(await eventually(() => processesMatching('sleep 4403').length === 0, 3000)).toBe(true);
+    expect(existsSync(marker)).toBe(false);
   });
 });

@@ -35,6 +35,13 @@ describe('sandboxArgv', () => {
     expect(after(args, '--dev')).toBe('/dev');
   });
 
+  test('makes /dev read-only but for a /dev/shm of at most 64 MiB, so no tmpfs of unset size is writable', () => {
+    const dev = args.indexOf('--dev');
+    expect(args.slice(dev, dev + 8)).toEqual(['--dev', '/dev', '--size', '2000000', '--tmpfs', '/dev/shm', '--remount-ro', '/dev']);
+    const large = sandboxArgv('true', { ...base, tmpBytes: 1024 ** 3 }).args;
+    expect(after(large, '--size')).toBe(String(64 * 1024 * 1024));
+  });
+
   test('sets the process, file size, CPU and core limits in the shell, then evaluates the command passed as one argument', () => {
     const command = args.slice(args.indexOf('--') + 1);
     expect(command).toEqual(['/bin/sh', '-c', limitsPrelude(base), 'sh', 'echo "$HOME" && ls']);

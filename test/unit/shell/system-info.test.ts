@@ -34,6 +34,19 @@ describe('listProcesses', () => {
     }
   });
 
+  test('without arguments shows each command as its program alone, also where ps would join its argv', async () => {
+    const child = spawn('/bin/sh', ['-c', 'sleep 32', 'tool', '--token', 'secret-32'], { stdio: 'ignore' });
+    try {
+      const listing = await listProcesses('sh', 1000, { withArguments: false });
+      expect(listing.argumentsHidden).toBe(true);
+      expect(listing.processes.find((entry) => entry.pid === child.pid)).toMatchObject({ name: 'sh', command: '/bin/sh' });
+      expect(JSON.stringify(listing)).not.toContain('secret-32');
+      expect((await listProcesses('sh', 1000)).argumentsHidden).toBe(false);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
   test('returns at most limit rows, sorted by pid, and counts the rest', async () => {
     const listing = await listProcesses(undefined, 2);
     expect(listing.processes).toHaveLength(2);
