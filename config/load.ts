@@ -56,6 +56,8 @@ export interface Loaded {
   version: boolean;
   /** Where each layer came from, for the debug log. */
   sources: string[];
+  /** Absolute path of the config file read, if any (the shell sandbox keeps it read-only). */
+  file?: string;
 }
 
 /**
@@ -102,7 +104,7 @@ export function loadConfig(options: LoadOptions): Loaded {
   const wantsHelp = values.help === true;
   const wantsVersion = values.version === true;
   const config = wantsHelp || wantsVersion ? validateConfig({}) : validateConfig(input);
-  return { config, positionals, help: wantsHelp, version: wantsVersion, sources };
+  return { config, positionals, help: wantsHelp, version: wantsVersion, sources, ...(file ? { file: path.resolve(file) } : {}) };
 }
 
 /** Reads a JSON or YAML config file; `.json` is JSON, anything else is parsed as YAML (a superset). */

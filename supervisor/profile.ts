@@ -102,10 +102,13 @@ export interface RunningServer {
  * Starts the supervisor with the toolsets the configuration enables and serves it on the
  * configured transport. Rejects when a pool cannot start (with its worker's reason).
  */
-export async function startServer(config: Config, options: { logger?: Logger; toolsets?: ToolsetPlan[]; signal?: AbortSignal } = {}): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  options: { logger?: Logger; toolsets?: ToolsetPlan[]; signal?: AbortSignal; configFile?: string } = {},
+): Promise<RunningServer> {
   checkExposure(config);
   const logger = options.logger ?? createLogger({ level: config.logLevel, debug: config.debug });
-  const supervisor = new Supervisor(config, logger, options.toolsets ?? planToolsets(config, logger));
+  const supervisor = new Supervisor(config, logger, options.toolsets ?? planToolsets(config, logger, { configFile: options.configFile }));
   // A stop asked for during the start (pm2 stop while a large description loads) stops the
   // pools starting, rather than waiting for them to be ready.
   const { signal } = options;
@@ -199,7 +202,7 @@ export async function runProfile(profile: Profile, argv: string[] = process.argv
     config = profile.finalize ? profile.finalize(loaded.config) : loaded.config;
     const logger = createLogger({ level: config.logLevel, debug: config.debug, name: profile.command });
     logger.debug({ sources: loaded.sources, config: forLog(config) }, 'configuration validated');
-    await serveUntilStopped(config, logger);
+    await serveUntilStopped(config, logger, loaded.file);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${profile.command}: ${error.message}\n`);
@@ -221,7 +224,7 @@ function forLog(config: Config): Config {
   return { ...config, apis };
 }
 
-async function serveUntilStopped(config: Config, logger: Logger): Promise<void> {
+async function serveUntilStopped(config: Config, logger: Logger, configFile: string | undefined): Promise<void> {
   // Until the server is up, a signal stops the start: its pools are stopped and the exit is 0.
   const starting = new AbortController();
   const stopStart = (why: string) => {
@@ -235,7 +238,7 @@ async function serveUntilStopped(config: Config, logger: Logger): Promise<void> 
   process.once('SIGINT', onIntDuringStart);
   let server: RunningServer;
   try {
-    server = await startServer(config, { logger, signal: starting.signal });
+    server = await startServer(config, { logger, signal: starting.signal, configFile });
   } catch (error) {
     if (!starting.signal.aborted) throw error;
     logger.info('stopped during the start');

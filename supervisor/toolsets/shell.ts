@@ -12,9 +12,15 @@ const CALL_MARGIN_MS = 5_000;
  * The shell toolset: one process pool `shell` of `shell.workers` workers. Commands are child
  * processes of a worker, so one worker runs many at once (`shell.concurrency`, default 16).
  */
-export const shellToolsets: ToolsetFactory = (config) => {
+export const shellToolsets: ToolsetFactory = (config, _logger, context) => {
   if (!config.shell.enabled) return [];
   const { workers, concurrency, commandTimeoutMs } = config.shell;
+  // What this server reads or runs at its next start: in sandbox mode the workers keep these
+  // read-only when they lie in the workspace (workers/shell/protected-paths.ts). Paths only.
+  const serverFiles = [
+    ...(context?.configFile ? [{ path: path.resolve(context.configFile), kind: 'config' as const }] : []),
+    ...config.customToolsets.map((toolset) => ({ path: path.resolve(toolset.module), kind: 'code' as const })),
+  ];
   return [
     {
       name: 'shell',
@@ -25,7 +31,7 @@ export const shellToolsets: ToolsetFactory = (config) => {
           module: path.join(__dirname, '..', '..', 'workers', 'shell', 'worker.js'),
           size: workers,
           concurrency,
-          workerConfig: config.shell,
+          workerConfig: { ...config.shell, serverFiles },
           callTimeoutMs: commandTimeoutMs + CALL_MARGIN_MS,
         },
       ],

@@ -51,5 +51,11 @@ export interface ToolsetPlan {
   pools: PoolPlan[];
 }
 
+/** What the supervisor knows of its start beyond the configuration's values. */
+export interface PlanContext {
+  /** Absolute path of the config file it was started with (`--config`, MCPVISOR_CONFIG). */
+  configFile?: string;
+}
+
 /** Each toolset contributes plans from the configuration; none when it is disabled. */
-export type ToolsetFactory = (config: Config, logger: Logger) => ToolsetPlan[];
+export type ToolsetFactory = (config: Config, logger: Logger, context?: PlanContext) => ToolsetPlan[];

@@ -1,3 +1,5 @@
+import type { ServerFile } from './protected-paths';
+
 /**
  * Defaults of the `shell` config section, without zod: the worker applies them itself so it does
  * not load the schema library (12 MB of RSS in every pool worker). config/shell.ts uses the same
@@ -36,6 +38,11 @@ export interface ShellSettings {
   sandboxMaxProcesses: number;
   sandboxMaxFileBytes: number;
   sandboxTmpBytes: number;
+  /**
+   * Not part of the `shell` config section: the supervisor adds the config file and custom toolset
+   * modules it was started with, which sandbox mode keeps read-only when they lie in the workspace.
+   */
+  serverFiles?: ServerFile[];
 }
 
 /** Fills in defaults for what `input` leaves out; the supervisor sends a validated section. */

@@ -4,6 +4,7 @@ import { promises as fs, constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { McpvisorError } from '../../protocol/errors';
+import { checkWritable, type ProtectedPath } from './protected-paths';
 
 export interface FileToolOptions {
   /** Real path of the workspace; relative paths resolve against it. */
@@ -14,6 +15,11 @@ export interface FileToolOptions {
   maxReadBytes: number;
   /** listDir returns at most this many entries. */
   maxListEntries: number;
+  /**
+   * Confined only: real paths no tool may change at or under (the server's own code and config,
+   * protected-paths.ts); reads stay allowed. Default none.
+   */
+  readOnly?: readonly ProtectedPath[];
 }
 
 export interface DirEntry {
@@ -191,6 +197,8 @@ export async function writeTextFile(input: string, content: string, options: Fil
   // renaming over the link would replace it and leave its target stale.
   const file = options.confined ? await resolvePath(input, options) : await linkTarget(await resolvePath(input, options));
   if (file === options.workspace) throw new McpvisorError('BAD_INPUT', `${input} is a directory`);
+  // Before any parent directory is made. The path is real and then pinned, so it is the one written.
+  if (options.confined) checkWritable(file, input, options.readOnly);
   const name = path.basename(file);
   let dir: FileHandle | undefined;
   if (options.confined) dir = await pinnedDir(path.dirname(file), input, options, true);
@@ -254,6 +262,8 @@ async function linkTarget(file: string): Promise<string> {
 export async function deleteFile(input: string, options: FileToolOptions): Promise<{ path: string; deleted: true }> {
   const file = await resolvePath(input, options, false);
   if (file === options.workspace) throw new McpvisorError('BAD_INPUT', `${input} is a directory; deleteFile removes files only`);
+  // A symlink named last is removed itself, not its target: only the link's own path counts.
+  if (options.confined) checkWritable(file, input, options.readOnly);
   const dir = options.confined ? await pinnedDir(path.dirname(file), input, options) : undefined;
   const target = dir ? at(dir, path.basename(file)) : file;
   try {

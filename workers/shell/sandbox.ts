@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { readOnlyMountArgs, type ProtectedPath } from './protected-paths';
 
 /** The Debian package that provides `bwrap`; named in every refusal. */
 export const SANDBOX_PACKAGE = 'bubblewrap';
@@ -17,6 +18,8 @@ export interface SandboxOptions {
   cpuSeconds: number;
   /** Size of the private /tmp (tmpfs) in bytes. */
   tmpBytes: number;
+  /** Paths inside the workspace bound read-only over it: the server's own code and config (protected-paths.ts). Default none. */
+  readOnly?: readonly ProtectedPath[];
 }
 
 export interface SandboxState {
@@ -97,8 +100,9 @@ const ROOT_PROC_COVERS = ['--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try'
  * - System directories read-only (`/usr`, `/etc`, `/opt` and the `/bin`, `/lib*` links), password
  *   hashes hidden, a fresh `/proc` and a minimal, read-only `/dev` with a `/dev/shm` of at most
  *   64 MiB, a private `/tmp` of `tmpBytes`, and the
- *   workspace bound read-write at its own path as the working directory. Nothing else of the host
- *   file system exists inside.
+ *   workspace bound read-write at its own path as the working directory, less `readOnly` (the
+ *   server's own code and config when the workspace holds them). Nothing else of the host file
+ *   system exists inside.
  * - Resource limits set by the sandboxed shell before it evaluates the command (see
  *   `limitsPrelude`): processes, file size, CPU seconds, no core dumps. The wall-clock limit is the
  *   runner's timeout. Each extra mount costs ~1 ms here, so only the two hash files are masked.
@@ -136,6 +140,8 @@ export function sandboxArgv(command: string | undefined, options: SandboxOptions
     '--bind',
     ws,
     ws,
+    // After the workspace's bind, which they cover.
+    ...(options.readOnly?.length ? readOnlyMountArgs(ws, options.readOnly) : []),
     '--chdir',
     ws,
     '--',

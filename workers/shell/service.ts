@@ -12,6 +12,7 @@ import { fitStreams, jsonBytes, TEXT_SHARE } from './reply-budget';
 import { OrphanGuard } from './orphan-guard';
 import { fillPipePool, outputPipes, releasePipes, takeOutputPipes } from './output-pipes';
 import { discardPrepared, killAllCommands, prepareCommand, runCommand, type PreparedCommand } from './runner';
+import { protectedPaths } from './protected-paths';
 import { probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, type SandboxOptions, type SandboxState } from './sandbox';
 import { getSystemInfo, listProcesses } from './system-info';
 import { MAX_COMMAND_CHARS, SHELL_TOOLS } from './tools';
@@ -38,6 +39,14 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   if (config.sandbox && workspace === '/') {
     throw new McpvisorError('BAD_INPUT', 'the shell workspace is / : sandbox mode needs a workspace below the root to confine to');
   }
+  // Sandbox mode only: unconfined commands and file tools act with the user's full rights anyway.
+  const readOnly = config.sandbox ? protectedPaths({ workspace, serverFiles: config.serverFiles }) : [];
+  if (readOnly.length > 0) {
+    log.warn("the workspace holds the server's own code or config: these paths are read-only to commands and file tools in sandbox mode (set SHELL_WORKSPACE to a directory without them)", {
+      workspace,
+      readOnly: readOnly.map((entry) => entry.path),
+    });
+  }
   const sandboxOptions: SandboxOptions = {
     bwrapPath: config.bwrapPath,
     workspace,
@@ -45,6 +54,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     maxFileBytes: config.sandboxMaxFileBytes,
     cpuSeconds: Math.ceil(config.commandTimeoutMs / 1000) + 1,
     tmpBytes: config.sandboxTmpBytes,
+    readOnly,
   };
   let sandbox: SandboxState = config.sandbox ? await probeSandbox(sandboxOptions) : { available: false, reason: 'sandbox mode is off' };
   if (config.sandbox && !sandbox.available) log.warn('sandbox unavailable: exec will refuse commands', { reason: sandbox.reason });
@@ -52,7 +62,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     // Without /proc, kill-tree needs ps to find a tree; without either it falls back to the process group and the runner to the environment marker.
     log.warn('ps is missing (Debian package procps): timed-out commands are killed by process group and environment marker only');
   }
-  const files: FileToolOptions = { workspace, confined: config.sandbox, maxReadBytes: config.maxReadBytes, maxListEntries: config.maxListEntries };
+  const files: FileToolOptions = { workspace, confined: config.sandbox, maxReadBytes: config.maxReadBytes, maxListEntries: config.maxListEntries, readOnly };
   const counters = { commands: 0, running: 0, timedOut: 0, canceled: 0, blocked: 0 };
   // Built once: reading process.env goes through getenv for every key.
   const hostEnvironment = commandEnv(workspace);

@@ -22,13 +22,17 @@ export interface ShellWorker {
 /**
  * Forks the built shell worker the way the process pool does (detached, IPC, stdin ignored),
  * sends `init` with `config` (the `shell` section) and waits for `ready`. Rejects with the worker's
- * `fatal` message. `spawn` sets the worker's working directory and environment (default: ours).
+ * `fatal` message. `spawn` sets the worker's working directory and environment (default: ours), and
+ * `module` the worker file (default: the build's; a copy elsewhere finds its own package root).
  */
-export function startShellWorker(config: Record<string, unknown>, spawn: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<ShellWorker> {
-  const child = fork(SHELL_WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true, ...spawn });
+export function startShellWorker(config: Record<string, unknown>, spawn: { cwd?: string; env?: NodeJS.ProcessEnv; module?: string } = {}): Promise<ShellWorker> {
+  const { module = SHELL_WORKER, ...options } = spawn;
+  const child = fork(module, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true, ...options });
   const logs: ShellWorker['logs'] = [];
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
+    // Before `ready` (a no-op after): a worker that cannot even load says so here, not by a timeout.
+    void exited.then(() => reject(new Error(`the shell worker exited before ready (${child.exitCode ?? child.signalCode})`)));
     const rpc = new RpcClient(childProcessChannel<SupervisorMessage, WorkerMessage>(child), (message) => {
       if (message.type === 'log') logs.push({ level: message.level, msg: message.msg, fields: message.fields });
       else if (message.type === 'fatal') reject(new Error(`${message.error.code}: ${message.error.message}`));

@@ -131,6 +131,48 @@ describe('deleteFile', () => {
   });
 });
 
+describe("the server's own code and config in the workspace (sandbox mode)", () => {
+  const refusal = (given: string, protectedPath: string) => ({
+    code: 'BAD_INPUT',
+    message: `${given}: ${protectedPath} holds the server's own code; it is read-only in sandbox mode`,
+    data: { path: given, protected: protectedPath },
+  });
+  let code: string;
+  let guarded: FileToolOptions;
+  beforeEach(() => {
+    code = path.join(ws, 'node_modules');
+    mkdirSync(path.join(code, 'mcpvisor'), { recursive: true });
+    writeFileSync(path.join(code, 'mcpvisor', 'index.js'), 'original');
+    symlinkSync(path.join(code, 'mcpvisor'), path.join(ws, 'code-link'));
+    guarded = { ...confined, readOnly: [{ path: code, reason: "holds the server's own code" }] };
+  });
+
+  test('writeFile and deleteFile refuse a file at or under a protected path, also through a symlink, and create no directory there', async () => {
+    await expect(writeTextFile('node_modules/mcpvisor/index.js', 'evil', guarded)).rejects.toMatchObject(refusal('node_modules/mcpvisor/index.js', code));
+    await expect(writeTextFile('node_modules/new/dir/file.js', 'evil', guarded)).rejects.toMatchObject(refusal('node_modules/new/dir/file.js', code));
+    await expect(writeTextFile(path.join(ws, 'node_modules'), 'evil', guarded)).rejects.toMatchObject(refusal(path.join(ws, 'node_modules'), code));
+    await expect(writeTextFile('code-link/index.js', 'evil', guarded)).rejects.toMatchObject(refusal('code-link/index.js', code));
+    await expect(deleteFile('node_modules/mcpvisor/index.js', guarded)).rejects.toMatchObject(refusal('node_modules/mcpvisor/index.js', code));
+    await expect(deleteFile('code-link/index.js', guarded)).rejects.toMatchObject(refusal('code-link/index.js', code));
+    expect(readFileSync(path.join(code, 'mcpvisor', 'index.js'), 'utf8')).toBe('original');
+    expect(existsSync(path.join(code, 'new'))).toBe(false);
+  });
+
+  test('reads stay allowed, and so do writes beside the protected path and deleting a symlink that points into it', async () => {
+    expect((await readTextFile('node_modules/mcpvisor/index.js', guarded)).content).toBe('original');
+    expect((await listDirectory('node_modules', guarded)).entries.map((entry) => entry.name)).toEqual(['mcpvisor']);
+    await writeTextFile('node_modules2/x.js', 'mine', guarded);
+    expect(readFileSync(path.join(ws, 'node_modules2', 'x.js'), 'utf8')).toBe('mine');
+    await deleteFile('code-link', guarded);
+    expect(existsSync(path.join(code, 'mcpvisor', 'index.js'))).toBe(true);
+  });
+
+  test('unconfined, nothing is refused: the tools act with the user\'s rights', async () => {
+    await writeTextFile('node_modules/mcpvisor/index.js', 'changed', { ...guarded, confined: false });
+    expect(readFileSync(path.join(code, 'mcpvisor', 'index.js'), 'utf8')).toBe('changed');
+  });
+});
+
 describe('listDir', () => {
   test('lists entries sorted by name with type, size and modification time', async () => {
     writeFileSync(path.join(ws, 'b.txt'), '12345');

@@ -35,6 +35,18 @@ describe('sandboxArgv', () => {
     expect(after(args, '--dev')).toBe('/dev');
   });
 
+  test('binds the protected paths read-only after the workspace, the directories between them bound onto themselves first', () => {
+    const readOnly = [{ path: '/tmp/project/node_modules', reason: "holds the server's own code" }, { path: '/tmp/project/etc/mcpvisor.yaml', reason: "is the server's own configuration" }];
+    const guarded = sandboxArgv('true', { ...base, readOnly }).args;
+    const from = guarded.indexOf('/tmp/project') - 1;
+    expect(guarded.slice(from, guarded.indexOf('--chdir'))).toEqual([
+      '--bind', '/tmp/project', '/tmp/project',
+      '--bind', '/tmp/project/etc', '/tmp/project/etc',
+      '--ro-bind', '/tmp/project/node_modules', '/tmp/project/node_modules',
+      '--ro-bind', '/tmp/project/etc/mcpvisor.yaml', '/tmp/project/etc/mcpvisor.yaml',
+    ]);
+  });
+
   test('makes /dev read-only but for a /dev/shm of at most 64 MiB, so no tmpfs of unset size is writable', () => {
     const dev = args.indexOf('--dev');
     expect(args.slice(dev, dev + 8)).toEqual(['--dev', '/dev', '--size', '2000000', '--tmpfs', '/dev/shm', '--remount-ro', '/dev']);
