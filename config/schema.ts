@@ -42,7 +42,7 @@ const httpSchema = z.strictObject({
   host: z.string().min(1).default('127.0.0.1'),
   port: z.number().int().min(0).max(65_535).default(3000),
   endpointPath: z.string().regex(/^\/[A-Za-z0-9/_.-]*$/, 'endpointPath must start with / and hold only [A-Za-z0-9/_.-]').default('/mcp'),
-  /** Sessions with no request for this long, and no open GET stream, are closed. */
+  /** Sessions with no request and no running call for this long, and no open GET stream, are closed. */
   sessionIdleTimeoutMs: z.number().int().positive().default(30 * 60_000),
   /** Interval of the `heartbeat` events on GET SSE streams. */
   heartbeatIntervalMs: z.number().int().positive().default(15_000),

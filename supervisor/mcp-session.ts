@@ -16,6 +16,8 @@ export interface SessionOptions {
   maxConcurrentCalls: number;
   /** Called when a call is cancelled (client cancel or dropped request), to close its stream. */
   onCallAborted?: (requestId: RequestId) => void;
+  /** Called when a call ends, however it ends: activity, for the transport's idle clock. */
+  onCallEnded?: () => void;
 }
 
 /** One MCP session: an SDK `Server` whose handlers route to the supervisor. */
@@ -106,6 +108,7 @@ export function createSession(options: SessionOptions): Session {
       throw error;
     } finally {
       if (running.get(requestId) === controller) running.delete(requestId);
+      options.onCallEnded?.();
     }
   }
 

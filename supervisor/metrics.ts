@@ -8,14 +8,24 @@ import type { Supervisor } from './supervisor';
  * latency, pool state (workers, busy, queue, restarts), upstream status codes, and Node's
  * defaults (event-loop lag among them). Pool figures are read from the pools at scrape time.
  */
+/**
+ * The `tool` label of a call to a name no toolset serves. Refusals answered before the name is
+ * looked up (a session at its concurrency limit: BUSY; a draining server: SHUTTING_DOWN) carry
+ * whatever name the client sent: one series per made-up name grew the heap and every scrape by
+ * ~1.3 KB each, without bound. Parentheses cannot appear in an MCP tool name, so it never collides.
+ */
+export const UNKNOWN_TOOL_LABEL = '(unknown)';
+
 export class Metrics {
   readonly registry = new Registry();
+  #knows: (tool: string) => boolean;
   #calls: Counter<'tool' | 'outcome'>;
   #latency: Histogram<'tool'>;
   #upstream: Counter<'tool' | 'status'>;
 
   constructor(supervisor: Supervisor) {
     const registry = this.registry;
+    this.#knows = (tool) => supervisor.catalogue.has(tool);
     collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
     this.#calls = new Counter({ name: 'mcpvisor_tool_calls_total', help: 'Tool calls by tool and outcome (ok or the error code)', labelNames: ['tool', 'outcome'], registers: [registry] });
     this.#latency = new Histogram({
@@ -61,7 +71,8 @@ export class Metrics {
   }
 
   /** Records one finished call. */
-  observe(tool: string, result: ToolResult, seconds: number): void {
+  observe(name: string, result: ToolResult, seconds: number): void {
+    const tool = this.#knows(name) ? name : UNKNOWN_TOOL_LABEL;
     const code = (result._meta?.[ERROR_META_KEY] as { code?: string } | undefined)?.code;
     this.#calls.inc({ tool, outcome: result.isError ? (code ?? 'error') : 'ok' });
     this.#latency.observe({ tool }, seconds);

@@ -145,6 +145,12 @@ export class StreamableSessions {
       maxConcurrentCalls: this.#config.maxConcurrentCallsPerSession,
       // The SDK sends no answer to a cancelled call; close its POST stream so the client is not left waiting.
       onCallAborted: (requestId) => transport.closeSSEStream(requestId),
+      // The idle clock starts when a call ends, not when its request came: a call that ran longer
+      // than sessionIdleTimeoutMs had its session closed by the next sweep, before the client could
+      // send another request (it got 404 and had to initialise again).
+      onCallEnded: () => {
+        if (entry) entry.lastActiveAt = Date.now();
+      },
     });
     entry = { transport, session, lastActiveAt: Date.now(), stream: undefined };
     const self = entry;

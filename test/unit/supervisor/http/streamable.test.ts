@@ -1,0 +1,92 @@
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { configSchema } from '../../../../config/schema';
+import { StreamableSessions } from '../../../../supervisor/http/streamable';
+import type { Supervisor } from '../../../../supervisor/supervisor';
+import type { ToolResult } from '../../../../protocol/tool';
+
+const IDLE_MS = 1000;
+
+/** A supervisor whose one tool answers when the test says so. */
+function stubSupervisor() {
+  let answer: (result: ToolResult) => void = () => undefined;
+  let called: () => void = () => undefined;
+  const callStarted = new Promise<void>((resolve) => (called = resolve));
+  const supervisor = {
+    config: { name: 'test' },
+    health: () => ({ version: '0.0.0' }),
+    draining: false,
+    sessions: 0,
+    call: () =>
+      new Promise<ToolResult>((resolve) => {
+        answer = resolve;
+        called();
+      }),
+    refuse: () => ({ content: [], isError: true }),
+  } as unknown as Supervisor;
+  return { supervisor, callStarted, answer: (result: ToolResult) => answer(result) };
+}
+
+function post(url: string, body: unknown, sessionId?: string): Promise<{ status: number; sessionId?: string; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(sessionId ? { 'mcp-session-id': sessionId } : {}) },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, sessionId: res.headers['mcp-session-id'] as string | undefined, text }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+describe('StreamableSessions idle expiry', () => {
+  let server: Server;
+  let sessions: StreamableSessions;
+
+  afterEach(async () => {
+    await sessions?.closeAll();
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+    jest.useRealTimers();
+  });
+
+  it('starts the idle clock when a call ends, so a call longer than the timeout keeps its session', async () => {
+    // Only the clock and the sweeper's timers are fake; sockets stay real.
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'hrtime', 'performance'] });
+    const stub = stubSupervisor();
+    const config = configSchema.parse({ http: { sessionIdleTimeoutMs: IDLE_MS } }).http;
+    sessions = new StreamableSessions(stub.supervisor, config, pino({ level: 'silent' }));
+    server = createServer((req, res) => {
+      let text = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      req.on('end', () => void sessions.handle(req, res, text ? JSON.parse(text) : undefined));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+
+    const init = await post(url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    const id = init.sessionId!;
+    expect(await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, id)).toMatchObject({ status: 202 });
+
+    const call = post(url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: {} } }, id);
+    await stub.callStarted;
+    // The call runs three timeouts long: sweeps pass, the session stays (a call is running).
+    jest.advanceTimersByTime(3 * IDLE_MS);
+    stub.answer({ content: [{ type: 'text', text: 'done' }] });
+    expect((await call).text).toContain('done');
+
+    // Past a sweep, but less than the idle timeout after the call ended: still there.
+    jest.advanceTimersByTime(IDLE_MS / 2 + 100);
+    expect(sessions.size).toBe(1);
+    expect(await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, id)).toMatchObject({ status: 202 });
+
+    // Idle for the whole timeout: closed.
+    jest.advanceTimersByTime(2 * IDLE_MS);
+    expect(sessions.size).toBe(0);
+    expect(await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, id)).toMatchObject({ status: 404 });
+  });
+});
