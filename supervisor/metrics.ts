@@ -4,11 +4,6 @@ import type { ToolResult } from '../protocol/tool';
 import type { Supervisor } from './supervisor';
 
 /**
- * Prometheus metrics of one supervisor (`GET /metrics`): sessions, calls by tool and outcome, call
- * latency, pool state (workers, busy, queue, restarts), upstream status codes, and Node's
- * defaults (event-loop lag among them). Pool figures are read from the pools at scrape time.
- */
-/**
  * The `tool` label of a call to a name no toolset serves. Refusals answered before the name is
  * looked up (a session at its concurrency limit: BUSY; a draining server: SHUTTING_DOWN) carry
  * whatever name the client sent: one series per made-up name grew the heap and every scrape by
@@ -16,6 +11,11 @@ import type { Supervisor } from './supervisor';
  */
 export const UNKNOWN_TOOL_LABEL = '(unknown)';
 
+/**
+ * Prometheus metrics of one supervisor (`GET /metrics`): sessions, calls by tool and outcome, call
+ * latency, pool state (workers, busy, queue, restarts), upstream status codes, and Node's
+ * defaults (event-loop lag among them). Pool figures are read from the pools at scrape time.
+ */
 export class Metrics {
   readonly registry = new Registry();
   #knows: (tool: string) => boolean;
