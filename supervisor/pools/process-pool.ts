@@ -279,7 +279,7 @@ export class ProcessPool implements Pool {
       };
       worker.rpc = new RpcClient(childProcessChannel<SupervisorMessage, WorkerMessage>(child), (message) => {
         switch (message.type) {
-          case 'ready':
+          case 'ready': {
             if (settled) return;
             if (!isBulkToolTexts(message.tools)) return void onReady(message.tools);
             // A large list: its text comes on the worker's bulk pipe (protocol/bulk-text.ts).
@@ -292,6 +292,7 @@ export class ProcessPool implements Pool {
               },
             );
             return;
+          }
           case 'fatal':
             log.error({ code: message.error.code }, `worker failed to start: ${message.error.message}`);
             fail(McpvisorError.fromInfo(message.error));
