@@ -74,8 +74,13 @@ export class RpcClient {
         reject(error);
         this.#channel.send({ type: 'cancel', id, reason });
         const graceMs = options.cancelGraceMs ?? 1000;
+        // Judged after the event loop has read what came meanwhile (setImmediate runs after I/O):
+        // a supervisor blocked past the grace (a long GC pause) has the worker's confirmation
+        // waiting, and would otherwise kill a worker that did stop.
         const grace = setTimeout(() => {
-          if (this.#stopping.delete(id)) options.onUnresponsive?.();
+          setImmediate(() => {
+            if (this.#stopping.delete(id)) options.onUnresponsive?.();
+          });
         }, graceMs);
         grace.unref();
         this.#stopping.set(id, grace);

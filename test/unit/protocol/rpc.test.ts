@@ -79,6 +79,27 @@ describe('RpcClient', () => {
     close();
   });
 
+  it('reads a confirmation that came while its event loop was blocked before judging the worker unresponsive', async () => {
+    const { rpc, worker, next, close } = setup();
+    let unresponsive = false;
+    const controller = new AbortController();
+    const outcome = codeOf(rpc.call({ tool: 'x', arguments: {} }, { deadlineMs: 5000, cancelGraceMs: 20, signal: controller.signal, onUnresponsive: () => (unresponsive = true) }));
+    const sent = (await next('call')) as Extract<SupervisorMessage, { type: 'call' }>;
+    controller.abort();
+    await next('cancel');
+    worker.send({ type: 'error', id: sent.id, error: { code: 'CANCELLED', message: 'the call was cancelled' } });
+    // The supervisor blocked past the grace (a long GC pause, a heap snapshot): when the loop
+    // runs again the grace timer is due and the worker's confirmation waits to be read.
+    const until = Date.now() + 80;
+    while (Date.now() < until) {
+      // blocked
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(unresponsive).toBe(false);
+    expect(await outcome).toBe('CANCELLED');
+    close();
+  });
+
   it('cancels on abort with CANCELLED and tells the worker', async () => {
     const { rpc, next, close } = setup();
     const controller = new AbortController();
