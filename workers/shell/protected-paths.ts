@@ -132,9 +132,11 @@ export function findPackageRoot(from: string): string | undefined {
 }
 
 /**
- * The directory of each of `root`'s runtime `dependencies` as Node would load it from `root`:
+ * The directory of each of `root`'s runtime `dependencies` as Node would load it from `root`: the
+ * first `node_modules/<dep>` holding a package.json from `root` upwards (Node's own lookup order,
+ * ~1 ms for all of them where require.resolve took ~13 ms of each shell worker's start); else
  * `<dep>/package.json` resolved, or (a package whose `exports` hide it) its main resolved and the
- * directory above it whose package.json names it. A dependency neither finds is skipped.
+ * directory above it whose package.json names it. A dependency none finds is skipped.
  */
 export function dependencyDirs(root: string): string[] {
   let names: string[];
@@ -156,6 +158,11 @@ export function dependencyDirs(root: string): string[] {
 const nodeRequire = createRequire(__filename);
 
 function resolveDependency(name: string, root: string): string | undefined {
+  for (let dir = root; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'node_modules', name);
+    if (existsSync(path.join(candidate, 'package.json'))) return realOrUndefined(candidate);
+    if (path.dirname(dir) === dir) break;
+  }
   try {
     return path.dirname(nodeRequire.resolve(`${name}/package.json`, { paths: [root] }));
   } catch {

@@ -146,7 +146,7 @@ describe('protectedPaths', () => {
 });
 
 describe('dependencyDirs', () => {
-  test('resolves each runtime dependency from the package root, through its main when exports hide package.json, and skips one that is not installed', () => {
+  test('resolves each runtime dependency from the package root, one whose exports hide package.json included, and skips one that is not installed', () => {
     const packageRoot = pkg(path.join(root, 'server'), MANIFEST);
     installDeps(path.join(packageRoot, 'node_modules'));
     expect(dependencyDirs(packageRoot)).toEqual([path.join(packageRoot, 'node_modules', 'plain'), path.join(packageRoot, 'node_modules', 'hidden')]);
