@@ -107,6 +107,7 @@ export class ThreadPool implements Pool {
     let thread: number | undefined;
     channel.on('message', (message: { threadId?: number }) => (thread ??= message.threadId));
     let runaway = false;
+    let ended = false;
     let grace: NodeJS.Timeout | undefined;
     this.#inFlight++;
     const task = { op: 'call', call, deadlineMs: options.deadlineMs, deadlineAt: Date.now() + options.deadlineMs, cancel: channelInThread } satisfies ThreadTask;
@@ -120,6 +121,7 @@ export class ThreadPool implements Pool {
         (error: Error) => this.#failed(error, runaway),
       )
       .finally(() => {
+        ended = true;
         this.#inFlight--;
         clearTimeout(grace);
         channel.close();
@@ -138,9 +140,15 @@ export class ThreadPool implements Pool {
         if (settled) return;
         settle(errorResult(error));
         channel.postMessage('cancel');
+        // Judged after the event loop has read what came meanwhile (setImmediate runs after I/O,
+        // the thread's answer included): a supervisor blocked past the grace (a long GC pause)
+        // would otherwise terminate a thread whose call did end.
         grace = setTimeout(() => {
-          runaway = true;
-          this.#terminate(thread, call.tool);
+          setImmediate(() => {
+            if (ended) return;
+            runaway = true;
+            this.#terminate(thread, call.tool);
+          });
         }, this.#options.cancelGraceMs);
       };
       const deadline = setTimeout(() => giveUp(new McpvisorError('TIMEOUT', `the call ran past its ${options.deadlineMs} ms deadline and was stopped`)), options.deadlineMs);
