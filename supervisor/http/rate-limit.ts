@@ -33,6 +33,7 @@ export class KeyedRateLimiter {
       bucket.updatedAt = now;
     } else {
       bucket = { tokens: this.#burst, updatedAt: now };
+      this.#forgetRefilled(now);
       if (this.#buckets.size >= this.#maxKeys) this.#buckets.delete(this.#buckets.keys().next().value as string);
     }
     this.#buckets.set(key, bucket);
@@ -41,6 +42,19 @@ export class KeyedRateLimiter {
       return 0;
     }
     return Math.ceil((1 - bucket.tokens) / this.#perSecond);
+  }
+
+  /**
+   * Drops the least recently used buckets that are full again by now: one is the same as no
+   * bucket, so the keys remembered are those of the last `burst / perSecond` seconds, and a
+   * closed session's or a gone client's bucket does not stay until 50,000 others push it out.
+   */
+  #forgetRefilled(now: number): void {
+    const refillMs = (this.#burst / this.#perSecond) * 1000;
+    for (const [key, bucket] of this.#buckets) {
+      if (now - bucket.updatedAt < refillMs) return;
+      this.#buckets.delete(key);
+    }
   }
 
   get size(): number {
