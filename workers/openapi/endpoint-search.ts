@@ -7,14 +7,15 @@ const STOP_WORDS = new Set(['a', 'an', 'the', 'my', 'our', 'of', 'for', 'to', 'i
  * The HTTP methods an action word asks for. A bonus, never a filter: Stripe updates with POST,
  * GitHub stars with PUT, Slack posts everything.
  */
-const VERB_METHODS: Record<string, string[]> = {};
+// Maps, not objects: a search word is anything, and `constructor` found Object in an object.
+const VERB_METHODS = new Map<string, string[]>();
 for (const [methods, verbs] of [
   [['GET'], 'get retrieve read fetch show find view download list search lookup look check'],
   [['POST', 'PUT'], 'create add make post send open upload submit trigger start invite comment fork star follow request pay confirm capture attach refund run rerun dispatch publish generate merge schedule'],
   [['DELETE', 'POST'], 'delete remove cancel unstar unfollow destroy void detach revoke'],
   [['PATCH', 'PUT', 'POST'], 'update edit modify change set rename close scale replace patch lock'],
 ] as const) {
-  for (const verb of verbs.split(' ')) VERB_METHODS[verb] = [...methods];
+  for (const verb of verbs.split(' ')) VERB_METHODS.set(verb, [...methods]);
 }
 
 /** Action words that ask the same: "get channel history" is Slack's "Fetches a conversation's history". */
@@ -35,11 +36,11 @@ function actionMatch(action: string, first: string | undefined): number {
 }
 
 /** Words that name the same thing in a path: GitHub's paths say `repos`, its summaries "repository". */
-const SAME_WORD: Record<string, string> = { repository: 'repo', repositories: 'repo', configuration: 'config', organization: 'org', organisations: 'org', organisation: 'org' };
+const SAME_WORD = new Map(Object.entries({ repository: 'repo', repositories: 'repo', configuration: 'config', organization: 'org', organisations: 'org', organisation: 'org' }));
 
 /** A word as compared: lower case, singular (`issues`, `policies`, `branches` → `issue`, `policy`, `branch`). */
 export function stem(word: string): string {
-  const same = SAME_WORD[word];
+  const same = SAME_WORD.get(word);
   if (same) return same;
   if (word.length > 4 && word.endsWith('ies')) return `${word.slice(0, -3)}y`;
   if (word.length > 4 && /(ss|x|ch|sh)es$/.test(word)) return word.slice(0, -2);
@@ -121,7 +122,7 @@ export function rankBySearch(tools: EndpointTool[], search: string, summaryOf: (
   const mine = raw.some((word) => word === 'my' || word === 'me' || word === 'mine');
   const kept = raw.filter((word) => !STOP_WORDS.has(word));
   const query = [...new Set((kept.length > 0 ? kept : raw).map(stem))];
-  const methods = VERB_METHODS[kept[0] ?? ''];
+  const methods = VERB_METHODS.get(kept[0] ?? '');
   const action = kept.length > 1 ? stem(kept[0]) : undefined;
   const scored: Array<{ tool: EndpointTool; score: number }> = [];
   for (const tool of tools) {

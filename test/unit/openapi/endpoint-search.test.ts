@@ -67,6 +67,16 @@ describe('ranking rules', () => {
   test('an endpoint matching no word is left out', () => {
     expect(ranked([tool('GET', '/pets', 'List pets'), tool('GET', '/stores', 'List stores')], 'zzqx pets')).toEqual(['GET /pets']);
   });
+
+  test('a search or a summary with a word that names an Object.prototype member ("constructor") is searched as a word', () => {
+    const tools = [tool('POST', '/constructors', 'Create a constructor'), tool('GET', '/pets', 'List pets')];
+    // The action word's methods were looked up in a plain object: `constructor` found Object and
+    // the search failed with INTERNAL "methods?.includes is not a function".
+    expect(ranked(tools, 'constructor pets')).toEqual(['GET /pets', 'POST /constructors']);
+    expect(ranked(tools, 'create constructor')).toEqual(['POST /constructors']);
+    expect(stem('constructor')).toBe('constructor');
+    expect(words('__proto__ hasOwnProperty toString')).toEqual(['proto', 'has', 'own', 'property', 'string']);
+  });
 });
 
 /**
