@@ -1,5 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { isIP } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Dispatcher } from 'undici';
 import { undici, yaml } from './lazy';
@@ -8,6 +9,7 @@ import { extraCaConnect } from '../../protocol/extra-ca-certs';
 import { networkReason } from './network-reason';
 import { MAX_SPEC_BYTES } from './spec-limits';
 import { externalRefs, type Json, type JsonObject, type RefContext } from './refs';
+import { BLOCKED_ADDRESS_CODE, BlockedAddressError, guardedLookup, isBlockedAddress } from '../web/address-guard';
 
 export type SpecInputMethod = 'url' | 'file' | 'stdin' | 'inline';
 
@@ -103,7 +105,14 @@ export async function parseSpecText(read: SpecText, options: LoadSpecOptions = {
   const version = checkDocument(root, source);
   const external = new Map<string, Json>();
   // Walking a 13 MB document for external refs costs more than this scan of its text.
-  if (/\$ref["']?\s*:\s*["']?(?!#)[^\s"']/.test(text)) await fetchExternal(root, rootUri, external, options, source);
+  if (/\$ref["']?\s*:\s*["']?(?!#)[^\s"']/.test(text)) {
+    const dispatcher = rootUri !== undefined && /^https?:/i.test(rootUri) ? guardedFor(rootUri) : undefined;
+    try {
+      await fetchExternal(root, rootUri, external, options, source, dispatcher);
+    } finally {
+      await dispatcher?.close();
+    }
+  }
   return { root, rootUri, external, version, isSwagger2: version.startsWith('2'), source };
 }
 
@@ -148,12 +157,15 @@ async function readSpecFile(file: string, shown: string): Promise<string> {
   }
 }
 
-/** The text at `url`, at most `maxBytes` (default options.maxBytes); `tooLarge` is thrown past it, if given. */
-async function readUrl(url: string, options: LoadSpecOptions, maxBytes = options.maxBytes ?? MAX_SPEC_BYTES, tooLarge?: () => McpvisorError): Promise<string> {
+/**
+ * The text at `url`, at most `maxBytes` (default options.maxBytes); `tooLarge` is thrown past it,
+ * if given. `dispatcher` (default redirecting()) refusing an address is BLOCKED.
+ */
+async function readUrl(url: string, options: LoadSpecOptions, maxBytes = options.maxBytes ?? MAX_SPEC_BYTES, tooLarge?: () => McpvisorError, dispatcher = redirecting()): Promise<string> {
   const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   try {
-    const response = await undici().request(url, { signal, dispatcher: redirecting(), headers: { accept: 'application/json, application/yaml, */*' } });
+    const response = await undici().request(url, { signal, dispatcher, headers: { accept: 'application/json, application/yaml, */*' } });
     if (response.statusCode < 200 || response.statusCode >= 300) {
       await response.body.dump();
       // The redirect interceptor hands back the redirect it did not follow.
@@ -173,6 +185,11 @@ async function readUrl(url: string, options: LoadSpecOptions, maxBytes = options
     return Buffer.concat(chunks).toString('utf8');
   } catch (error) {
     if (error instanceof McpvisorError) throw error;
+    const refused = [error, (error as { cause?: unknown })?.cause].find((e): e is BlockedAddressError => (e as { code?: string })?.code === BLOCKED_ADDRESS_CODE);
+    if (refused) {
+      const where = refused.host === refused.address ? refused.host : `${refused.host} (${refused.address})`;
+      throw new McpvisorError('BLOCKED', `${url}: ${where} is a private, loopback or link-local address, which a description from the network may not make this machine fetch from (but from its own host); load the description from a file to allow it`);
+    }
     const reason = timeout.aborted ? 'timed out' : networkReason(error);
     throw new McpvisorError('NETWORK_ERROR', `failed to load the OpenAPI spec from ${url}: ${reason}`);
   }
@@ -193,6 +210,29 @@ function redirecting(): Dispatcher {
   return followRedirects;
 }
 
+/**
+ * A dispatcher for the external documents of a description read from `rootUri` on the network:
+ * connections to a private, loopback or link-local address (judged after DNS, on every redirect)
+ * are refused, but to the description's own host. Why: a third party's description could make
+ * this machine fetch its cloud metadata (169.254.169.254) or an intranet service, and the answer
+ * would be written into the tools the model reads. Closed by the caller.
+ */
+function guardedFor(rootUri: string): Dispatcher {
+  const own = new URL(rootUri);
+  const ownPort = own.port === '' ? (own.protocol === 'https:' ? '443' : '80') : own.port;
+  const bare = (host: string) => host.replace(/^\[|\]$/g, '');
+  const open = extraCaConnect(undici().buildConnector) ?? undici().buildConnector({});
+  const guarded = extraCaConnect((opts) => undici().buildConnector({ ...opts, lookup: guardedLookup as never })) ?? undici().buildConnector({ lookup: guardedLookup as never });
+  const connect: typeof open = (opts, callback) => {
+    const port = String(opts.port || (opts.protocol === 'https:' ? '443' : '80'));
+    if (bare(opts.hostname) === bare(own.hostname) && port === ownPort && opts.protocol === own.protocol) return open(opts, callback);
+    // net.connect does no lookup for an IP literal: judged here.
+    if (isIP(bare(opts.hostname)) !== 0 && isBlockedAddress(opts.hostname)) return callback(new BlockedAddressError(opts.hostname, bare(opts.hostname)), null);
+    return guarded(opts, callback);
+  };
+  return new (undici().Agent)({ connect }).compose(undici().interceptors.redirect({ maxRedirections: MAX_REDIRECTS }));
+}
+
 async function readStream(stream: NodeJS.ReadableStream, maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -207,7 +247,8 @@ async function readStream(stream: NodeJS.ReadableStream, maxBytes: number): Prom
   return text;
 }
 
-async function fetchExternal(root: JsonObject, rootUri: string | undefined, external: Map<string, Json>, options: LoadSpecOptions, source: string): Promise<void> {
+/** Reads the documents `root` references; `dispatcher` (see guardedFor) for those on the network, if given. */
+async function fetchExternal(root: JsonObject, rootUri: string | undefined, external: Map<string, Json>, options: LoadSpecOptions, source: string, dispatcher?: Dispatcher): Promise<void> {
   // Each document to read, with the one whose $ref named it.
   const pending = [...externalRefs(root, rootUri)].map((uri) => ({ uri, from: rootUri }));
   // One budget for all the documents: 8 of 180 MB each (each within maxBytes) peaked at 6.6 GB.
@@ -233,7 +274,9 @@ async function fetchExternal(root: JsonObject, rootUri: string | undefined, exte
       text = await readSpecFile(file, file);
     } else if (/^https?:/.test(uri)) {
       const left = maxTotal - total;
-      text = await readUrl(uri, options, Math.min(maxBytes, left), left < maxBytes ? () => overTotal(uri) : undefined);
+      text = await readUrl(uri, options, Math.min(maxBytes, left), left < maxBytes ? () => overTotal(uri) : undefined, dispatcher).catch((error: unknown) => {
+        throw error instanceof McpvisorError && error.code === 'BLOCKED' ? new McpvisorError('BLOCKED', `${source} may not reference ${error.message}`) : error;
+      });
     } else throw new McpvisorError('BAD_INPUT', `${source}: cannot follow the $ref to ${uri}`);
     total += Buffer.byteLength(text);
     if (total > maxTotal) throw overTotal(file ?? uri);

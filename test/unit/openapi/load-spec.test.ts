@@ -30,6 +30,15 @@ beforeAll(async () => {
       // A 100 Continue nobody asked for (no Expect header): undici refuses the response.
       res.writeContinue();
       res.end(readFileSync(PETSTORE));
+    } else if (req.url?.startsWith('/refs-to/')) {
+      // A description whose parameter is in the document the rest of the URL names.
+      const target = decodeURIComponent(req.url.slice('/refs-to/'.length)).replace('{port}', String((server.address() as AddressInfo).port));
+      res.end(`openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /x:\n    get:\n      parameters:\n        - $ref: '${target}#/p'\n      responses: {'200': {description: ok}}\n`);
+    } else if (req.url === '/to-metadata.yaml') {
+      res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/p.yaml' });
+      res.end();
+    } else if (req.url === '/p.yaml') {
+      res.end('p: {name: q, in: query, schema: {type: string}}');
     } else if (req.url?.startsWith('/external/')) {
       res.end(readFileSync(path.join(FIXTURES, req.url.slice(1))));
     } else {
@@ -125,6 +134,23 @@ describe('loadSpec', () => {
 
   test('refuses a $ref from a description on the network to a file of this machine', async () => {
     expect(await rejection(loadSpec({ openApiSpec: `${base}/file-ref.yaml` }))).toMatchObject({ code: 'BLOCKED', message: expect.stringContaining('may not reference a local file (file:///etc/passwd)') });
+  });
+
+  test('refuses a $ref from a description on the network to a private, loopback or link-local address but of its own host, after DNS and redirects', async () => {
+    const refused = (target: string) => rejection(loadSpec({ openApiSpec: `${base}/refs-to/${encodeURIComponent(target)}` }));
+    // Fetched, the metadata service's answer would have been written into the tools.
+    expect(await refused('http://169.254.169.254/latest/meta-data/p.yaml')).toMatchObject({
+      code: 'BLOCKED',
+      message: `${base}/refs-to/${encodeURIComponent('http://169.254.169.254/latest/meta-data/p.yaml')} may not reference http://169.254.169.254/latest/meta-data/p.yaml: 169.254.169.254 is a private, loopback or link-local address, which a description from the network may not make this machine fetch from (but from its own host); load the description from a file to allow it`,
+    });
+    expect(await refused('http://[::ffff:a9fe:a9fe]/p.yaml')).toMatchObject({ code: 'BLOCKED' });
+    // Another host name for this machine: judged by the address it resolves to.
+    expect(await refused('http://localhost:{port}/p.yaml')).toMatchObject({ code: 'BLOCKED', message: expect.stringMatching(/localhost \((127\.0\.0\.1|::1)\) is a private/) });
+    // Its own host, which then redirects away.
+    expect(await refused('/to-metadata.yaml')).toMatchObject({ code: 'BLOCKED', message: expect.stringContaining('169.254.169.254 is a private') });
+    // Its own host: followed.
+    const own = await loadSpec({ openApiSpec: `${base}/refs-to/${encodeURIComponent('/p.yaml')}` });
+    expect(own.external.get(`${base}/p.yaml`)).toEqual({ p: { name: 'q', in: 'query', schema: { type: 'string' } } });
   });
 
   test('follows $refs into files in a folder whose name needs percent-encoding in a URL, and names a referenced file that is not JSON or YAML', async () => {
