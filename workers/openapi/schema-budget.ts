@@ -36,7 +36,8 @@ export function fitSchemas(schemas: JsonObject[], maxChars = MAX_SCHEMA_CHARS, t
  * `schema` when it takes at most `maxChars`, else a copy cut at the deepest level that keeps it
  * within them: every value down to that level whole but descriptions over 2,000 characters,
  * which are shortened, each schema below it a stub with only its `type` (so the value's kind is
- * still checked), and a note in the top description. Whole levels,
+ * still checked), and a note in the top description. The arguments' names and types stay even
+ * when they alone pass `maxChars` (the validator takes only the arguments listed). Whole levels,
  * not a walk that stops mid-way: the arguments come out evenly, none detailed and the next bare.
  * Shared `$ref` targets make the written schema a tree of exponential size although the
  * description is small, so levels are measured only until the budget is spent.
@@ -74,11 +75,12 @@ export function withinBudget(schema: JsonObject, maxChars = MAX_SCHEMA_CHARS): J
     level = next;
   }
   // The deepest level kept whole: its total and the stubs of the next level fit. At least the
-  // arguments' names and types (level 1: `properties`) stay, whatever their number.
+  // arguments' names and types (level 1: `properties`) stay, whatever their number: level 0 made
+  // `properties` empty, and the validator, which takes only the arguments listed, refused them all.
   let keep = 1;
   for (let depth = 0, total = 0; depth < whole.length; depth++) {
     total += whole[depth];
-    if (total + (stubs[depth + 1] ?? 0) <= maxChars) keep = depth;
+    if (total + (stubs[depth + 1] ?? 0) <= maxChars) keep = Math.max(1, depth);
     else break;
   }
   // The levels' sizes are estimates (escapes, a map's keys): check the cut itself, a level up

@@ -1,5 +1,7 @@
 import { fitSchemas, MAX_SCHEMA_CHARS, withinBudget } from '../../../workers/openapi/schema-budget';
 import type { JsonObject } from '../../../workers/openapi/refs';
+import { ArgumentValidator } from '../../../workers/openapi/validate-args';
+import type { JsonObjectSchema } from '../../../protocol/tool';
 
 /**
  * A schema as DocuSign's shared components make it once written out: each level holds the one
@@ -45,6 +47,20 @@ describe('schema budget', () => {
     fitted.slice(0, 50).forEach((schema, i) => expect(schema).toBe(small[i]));
     const total = fitted.reduce((sum, schema) => sum + JSON.stringify(schema).length, 0);
     expect(total).toBeLessThanOrEqual(400 * 1024);
+  });
+
+  test('keeps the names and types of arguments too many for the cap, so the tool still takes them', () => {
+    // 600 arguments whose names and stubs alone pass an 8 KiB cap (the least a shared total gives).
+    const properties: JsonObject = {};
+    for (let i = 0; i < 600; i++) properties[`arg${i}`] = { type: 'object', properties: { deep: { type: 'string', description: 'words '.repeat(20) } } };
+    const schema: JsonObject = { type: 'object', properties, required: ['arg0'] };
+    const cut = withinBudget(schema, 8 * 1024);
+    expect(Object.keys(cut.properties as JsonObject)).toHaveLength(600);
+    expect((cut.properties as JsonObject).arg599).toEqual({ type: 'object' });
+    expect(cut.required).toEqual(['arg0']);
+    // The cut kept no argument at all, and the tool refused every one ("unknown argument 'arg0';
+    // expected none") while it required arg0: it could not be called.
+    expect(() => new ArgumentValidator().check('t', cut as unknown as JsonObjectSchema, { arg0: { deep: 'x' }, arg599: {} })).not.toThrow();
   });
 
   test('sizes a list of 150,000 values (an enum) without overflowing the stack', () => {
