@@ -14,6 +14,13 @@ import { addSafeIntegerKeyword, SAFE_INTEGER_KEYWORD, typeText, unsafeIntegerTex
 export const ASSERTED_FORMATS = ['byte'] as const;
 
 /**
+ * Arguments of a schema past which only those a call gives are compiled, per call. Why: ajv took
+ * ~0.25 ms per argument to compile (a description with 100,000 body properties: the worker
+ * answered nothing for 25 s and was killed as unresponsive, at every call of that tool).
+ */
+export const MAX_COMPILED_ARGUMENTS = 2_000;
+
+/**
  * Validates tool arguments against input schemas with ajv (unknown keywords of OpenAPI are
  * ignored, not errors; formats are annotations but ASSERTED_FORMATS). Validators are compiled on
  * first use and kept. Decision: arguments the schema does not name are refused, so a misspelt
@@ -59,16 +66,25 @@ export class ArgumentValidator {
       const names = Object.keys(known);
       throw new McpvisorError('BAD_INPUT', `unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `'${n}'`).join(', ')}; expected ${names.length > 0 ? names.map((n) => `'${n}'`).join(', ') : 'none'}`, { data: { unknown } });
     }
-    let validate = this.#compiled.get(key);
+    const given = Object.keys(args);
+    const large = Object.keys(known).length > MAX_COMPILED_ARGUMENTS;
+    if (large && given.length > MAX_COMPILED_ARGUMENTS) throw new McpvisorError('BAD_INPUT', `more than ${MAX_COMPILED_ARGUMENTS} arguments given (${given.length})`);
+    let validate = large ? undefined : this.#compiled.get(key);
     if (validate === undefined) {
+      // Of a schema with very many arguments: those given, and of the required ones those missing.
+      const compiled = large ? { ...schema, properties: Object.fromEntries(given.map((name) => [name, known[name]])), required: schema.required?.filter((name) => !Object.hasOwn(args, name)) } : schema;
+      let source: object = withSafeIntegers(compiled as JsonObjectSchema);
       try {
-        validate = this.#ajv().compile(withSafeIntegers(schema));
+        validate = this.#ajv().compile(source);
       } catch {
         // Not compilable (normalise in input-schema.ts removes the known causes): at least the
         // required arguments are checked.
-        validate = this.#ajv().compile({ type: 'object', ...(Array.isArray(schema.required) ? { required: schema.required } : {}) });
+        source = { type: 'object', ...(Array.isArray(compiled.required) ? { required: compiled.required } : {}) };
+        validate = this.#ajv().compile(source);
       }
-      this.#compiled.set(key, validate);
+      // ajv keeps what it compiled, by the schema object: one per call would add up.
+      if (large) this.#ajv().removeSchema(source);
+      else this.#compiled.set(key, validate);
     }
     if (!validate(args)) {
       const problems = closestErrors(validate.errors ?? []).map((error) => describeError(error, args, schema.required ?? []));
