@@ -9,7 +9,7 @@ import { extraCaConnect } from '../../protocol/extra-ca-certs';
 import { networkReason } from './network-reason';
 import { MAX_SPEC_BYTES } from './spec-limits';
 import { externalRefs, type Json, type JsonObject, type RefContext } from './refs';
-import { BLOCKED_ADDRESS_CODE, BlockedAddressError, guardedLookup, isBlockedAddress } from '../web/address-guard';
+import { BLOCKED_ADDRESS_CODE, BlockedAddressError, guardedLookup, isBlockedAddress } from '../common/address-guard';
 
 export type SpecInputMethod = 'url' | 'file' | 'stdin' | 'inline';
 

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
-import { BLOCKED_ADDRESS_CODE, guardedLookup, isBlockedAddress } from './address-guard';
+import { BLOCKED_ADDRESS_CODE, guardedLookup, isBlockedAddress } from '../common/address-guard';
 import { decodeBody } from './charset';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
 

@@ -13,6 +13,6 @@ export { FetchError } from './http-fetch';
 export type { FetchErrorCode, HttpResponse } from './http-fetch';
 export { htmlToMarkdown } from './html-to-markdown';
 export type { PageMetadata } from './metadata';
-export { isBlockedAddress } from './address-guard';
+export { isBlockedAddress } from '../common/address-guard';
 export { ENGINE_NAMES, getEngine } from './engines';
 export type { EngineOutcome, PageContext, SearchEngine, SearchResult } from './engines';

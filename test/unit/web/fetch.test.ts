@@ -1,5 +1,5 @@
 import iconv from 'iconv-lite';
-import { isBlockedAddress } from '../../../workers/web/address-guard';
+import { isBlockedAddress } from '../../../workers/common/address-guard';
 import { fetchWebContent } from '../../../workers/web/content';
 import { WebContentFetcher } from '../../../workers/web/web-content-fetcher';
 import { HttpClient } from '../../../workers/web/http-client';

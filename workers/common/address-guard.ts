@@ -2,7 +2,8 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 
 /**
- * The SSRF guard: addresses a fetch may not reach unless `allowPrivateNetwork` is set. Loopback,
+ * The SSRF guard, for the web fetcher (unless `allowPrivateNetwork` is set) and for the documents
+ * an OpenAPI description from the network references: the addresses they may not reach. Loopback,
  * private (RFC 1918, ULA), link-local (which holds the cloud metadata address 169.254.169.254),
  * carrier-grade NAT, "this network", benchmarking, multicast and reserved ranges, and their IPv6
  * counterparts. IPv4-mapped IPv6 addresses are judged by their IPv4 part.
