@@ -6,7 +6,8 @@ import type { Pool } from '../protocol/pool';
 import { errorResult } from '../protocol/results';
 import { closestErrors, joinProblems } from '../protocol/schema-errors';
 import { addSafeIntegerKeyword, SAFE_INTEGER_KEYWORD, typeText, unsafeIntegerText, withSafeIntegers } from '../protocol/argument-values';
-import type { ToolDescriptor, ToolResult } from '../protocol/tool';
+import type { JsonObjectSchema, ToolDescriptor, ToolResult } from '../protocol/tool';
+import { givenArgumentsSchema, isWideSchema } from '../protocol/wide-schemas';
 import type { BeforeCall } from './toolsets/types';
 import type { AnnouncedTool } from '../protocol/tool-text';
 import { preserialized } from './preserialized';
@@ -149,12 +150,8 @@ export class Catalogue {
     if (nestedDeeperThan(input, MAX_ARGUMENT_DEPTH)) {
       return errorResult(new McpvisorError('BAD_INPUT', `arguments are nested more than ${MAX_ARGUMENT_DEPTH} levels deep`), name);
     }
-    entry.validate ??= this.#compile(entry, false);
-    if (!entry.validate(input)) {
-      entry.validateAll ??= this.#compile(entry, true);
-      const errors = (entry.validateAll(input) ? undefined : entry.validateAll.errors) ?? entry.validate.errors ?? [];
-      return errorResult(new McpvisorError('BAD_INPUT', describeErrors(errors, input, entry.tool.descriptor.inputSchema.required), { data: errors }), name);
-    }
+    const refusal = entry.validate ? this.#check(entry, input) : this.#firstCheck(entry, input);
+    if (refusal) return errorResult(refusal, name);
     let deadlineMs = entry.callTimeoutMs;
     if (entry.beforeCall) {
       const before = await this.#before(entry, input, options.signal);
@@ -163,6 +160,38 @@ export class Catalogue {
       deadlineMs -= before.waitedMs;
     }
     return entry.pool.call({ tool: entry.workerName, arguments: input }, { signal: options.signal, deadlineMs });
+  }
+
+  /** BAD_INPUT naming what is wrong with `input`, or undefined when the schema accepts it. */
+  #check(entry: Entry, input: Record<string, unknown>): McpvisorError | undefined {
+    entry.validate ??= this.#compile(entry.tool.descriptor.inputSchema, false);
+    if (entry.validate(input)) return undefined;
+    entry.validateAll ??= this.#compile(entry.tool.descriptor.inputSchema, true);
+    const errors = (entry.validateAll(input) ? undefined : entry.validateAll.errors) ?? entry.validate.errors ?? [];
+    return new McpvisorError('BAD_INPUT', describeErrors(errors, input, entry.tool.descriptor.inputSchema.required), { data: errors });
+  }
+
+  /**
+   * The check of a tool's first call, which compiles its validator; of a wide schema (more than
+   * MAX_COMPILED_ARGUMENTS arguments, protocol/wide-schemas.ts) each call compiles only what it
+   * gives instead, and ajv forgets it after: compiling 20,000 arguments held this process, and
+   * with it every session, for 6 s.
+   */
+  #firstCheck(entry: Entry, input: Record<string, unknown>): McpvisorError | undefined {
+    const schema = entry.tool.descriptor.inputSchema;
+    if (!isWideSchema(schema)) return this.#check(entry, input);
+    let given: JsonObjectSchema;
+    try {
+      given = givenArgumentsSchema(schema, input);
+    } catch (error) {
+      return error as McpvisorError;
+    }
+    const validate = this.#compile(given, true);
+    try {
+      return validate(input) ? undefined : new McpvisorError('BAD_INPUT', describeErrors(validate.errors ?? [], input, schema.required), { data: validate.errors });
+    } finally {
+      for (const ajv of this.#ajvs.values()) ajv.removeSchema(validate.schema as object);
+    }
   }
 
   /**
@@ -201,9 +230,9 @@ export class Catalogue {
     return ajv;
   }
 
-  #compile(entry: Entry, allErrors: boolean): ValidateFunction {
+  #compile(inputSchema: JsonObjectSchema, allErrors: boolean): ValidateFunction {
     const ajv = this.#ajvOf('2020-12', allErrors);
-    const schema = withSafeIntegers(entry.tool.descriptor.inputSchema);
+    const schema = withSafeIntegers(inputSchema);
     try {
       return ajv.compile(schema);
     } catch {

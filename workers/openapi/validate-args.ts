@@ -5,6 +5,7 @@ import { McpvisorError } from '../../protocol/errors';
 import { closestErrors, joinProblems } from '../../protocol/schema-errors';
 import { lenientRegExp } from '../../protocol/lenient-regexp';
 import type { JsonObjectSchema } from '../../protocol/tool';
+import { givenArgumentsSchema, isWideSchema } from '../../protocol/wide-schemas';
 import { addSafeIntegerKeyword, SAFE_INTEGER_KEYWORD, typeText, unsafeIntegerText, withSafeIntegers } from '../../protocol/argument-values';
 
 /**
@@ -13,12 +14,8 @@ import { addSafeIntegerKeyword, SAFE_INTEGER_KEYWORD, typeText, unsafeIntegerTex
  */
 export const ASSERTED_FORMATS = ['byte'] as const;
 
-/**
- * Arguments of a schema past which only those a call gives are compiled, per call. Why: ajv took
- * ~0.25 ms per argument to compile (a description with 100,000 body properties: the worker
- * answered nothing for 25 s and was killed as unresponsive, at every call of that tool).
- */
-export const MAX_COMPILED_ARGUMENTS = 2_000;
+/** Argument names an error message lists at most. */
+const MAX_NAMED = 50;
 
 /**
  * Validates tool arguments against input schemas with ajv (unknown keywords of OpenAPI are
@@ -64,16 +61,16 @@ export class ArgumentValidator {
     const unknown = Object.keys(args).filter((name) => !Object.hasOwn(known, name));
     if (unknown.length > 0) {
       const names = Object.keys(known);
-      throw new McpvisorError('BAD_INPUT', `unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `'${n}'`).join(', ')}; expected ${names.length > 0 ? names.map((n) => `'${n}'`).join(', ') : 'none'}`, { data: { unknown } });
+      // A tool with thousands of arguments: the first ones and their count, not a message of megabytes.
+      const expected = names.length === 0 ? 'none' : `${names.slice(0, MAX_NAMED).map((n) => `'${n}'`).join(', ')}${names.length > MAX_NAMED ? `, … (${names.length} in all)` : ''}`;
+      throw new McpvisorError('BAD_INPUT', `unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, MAX_NAMED).map((n) => `'${n}'`).join(', ')}${unknown.length > MAX_NAMED ? `, … (${unknown.length} in all)` : ''}; expected ${expected}`, { data: { unknown: unknown.slice(0, MAX_NAMED) } });
     }
-    const given = Object.keys(args);
-    const large = Object.keys(known).length > MAX_COMPILED_ARGUMENTS;
-    if (large && given.length > MAX_COMPILED_ARGUMENTS) throw new McpvisorError('BAD_INPUT', `more than ${MAX_COMPILED_ARGUMENTS} arguments given (${given.length})`);
-    let validate = large ? undefined : this.#compiled.get(key);
+    let validate = this.#compiled.get(key);
     if (validate === undefined) {
-      // Of a schema with very many arguments: those given, and of the required ones those missing.
-      const compiled = large ? { ...schema, properties: Object.fromEntries(given.map((name) => [name, known[name]])), required: schema.required?.filter((name) => !Object.hasOwn(args, name)) } : schema;
-      let source: object = withSafeIntegers(compiled as JsonObjectSchema);
+      const wide = isWideSchema(schema);
+      // Of a schema with very many arguments: per call, those given (protocol/wide-schemas.ts).
+      const compiled = wide ? givenArgumentsSchema(schema, args) : schema;
+      let source: object = withSafeIntegers(compiled);
       try {
         validate = this.#ajv().compile(source);
       } catch {
@@ -83,7 +80,7 @@ export class ArgumentValidator {
         validate = this.#ajv().compile(source);
       }
       // ajv keeps what it compiled, by the schema object: one per call would add up.
-      if (large) this.#ajv().removeSchema(source);
+      if (wide) this.#ajv().removeSchema(source);
       else this.#compiled.set(key, validate);
     }
     if (!validate(args)) {

@@ -1,9 +1,8 @@
 import Ajv from 'ajv/dist/2020';
 import type { JsonObjectSchema } from '../../../protocol/tool';
 import { ArgumentValidator } from '../../../workers/openapi/validate-args';
+import { MAX_COMPILED_ARGUMENTS } from '../../../protocol/wide-schemas';
 
-/** MAX_COMPILED_ARGUMENTS of validate-args.ts. */
-const MAX_COMPILED_ARGUMENTS = 2_000;
 
 describe('ArgumentValidator', () => {
   afterEach(() => jest.restoreAllMocks());
@@ -29,5 +28,20 @@ describe('ArgumentValidator', () => {
     expect(removed).toHaveBeenCalledTimes(3);
     const many = Object.fromEntries(Array.from({ length: MAX_COMPILED_ARGUMENTS + 1 }, (_, i) => [`p${i}`, 'x']));
     expect(() => validator.check('t', schema, { ...many, p7: 'a' })).toThrow(`more than ${MAX_COMPILED_ARGUMENTS} arguments given`);
+  });
+
+  test('names at most 50 arguments in an unknown-argument error, with the count', () => {
+    const properties: Record<string, object> = {};
+    for (let i = 0; i < 3_000; i++) properties[`p${i}`] = { type: 'string' };
+    const validator = new ArgumentValidator();
+    const unknown = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`x${i}`, 1]));
+    let message = '';
+    try {
+      validator.check('t', { type: 'object', properties }, unknown);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^unknown arguments 'x0', .*'x49', … \(60 in all\); expected 'p0', .*'p49', … \(3000 in all\)$/);
+    expect(message.length).toBeLessThan(1_000);
   });
 });

@@ -89,6 +89,34 @@ describe('Catalogue argument validation', () => {
   });
 });
 
+describe('Catalogue: a tool with thousands of arguments', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  test('compiles only the arguments a call gives, and still refuses a wrong one and a missing required one', async () => {
+    const properties: Record<string, object> = {};
+    for (let i = 0; i < 10_000; i++) properties[`p${i}`] = { type: 'string' };
+    const catalogue = new Catalogue();
+    catalogue.register(echoPool({ wide: { type: 'object', properties, required: ['p7'], additionalProperties: false } }), { callTimeoutMs: 1000 });
+    const compiled: number[] = [];
+    const compile = Ajv.prototype.compile;
+    jest.spyOn(Ajv.prototype, 'compile').mockImplementation(function (this: Ajv, given) {
+      compiled.push(Object.keys((given as JsonObjectSchema).properties ?? {}).length);
+      return compile.call(this, given);
+    });
+    const signal = new AbortController().signal;
+    const text = async (args: Record<string, unknown>) => ((await catalogue.call('wide', args, { signal })).content[0] as { text: string }).text;
+    expect(JSON.parse(await text({ p7: 'a', p9999: 'b' }))).toEqual({ p7: 'a', p9999: 'b' });
+    expect(await text({ p7: 'a', p1: 5 })).toMatch(/^BAD_INPUT .*'p1' must be string/);
+    expect(await text({ p1: 'a' })).toMatch(/^BAD_INPUT .*missing required argument 'p7'/);
+    expect(await text({ p7: 'a', nope: 1 })).toMatch(/^BAD_INPUT .*unknown argument 'nope'/);
+    // Compiling the 10,000 held the supervisor ~2.5 s, every session with it.
+    expect(compiled.length).toBeGreaterThan(0);
+    expect(Math.max(...compiled)).toBeLessThanOrEqual(2);
+    const many = Object.fromEntries(Array.from({ length: 2_001 }, (_, i) => [`p${i}`, 'x']));
+    expect(await text(many)).toBe('BAD_INPUT (tool wide): more than 2000 arguments given (2001)');
+  });
+});
+
 describe('Catalogue: a rate-limit wait counts against the call\'s budget', () => {
   const { validateConfig } = jest.requireActual('../../../config/validate') as typeof import('../../../config/validate');
   const { webToolsets } = jest.requireActual('../../../supervisor/toolsets/web') as typeof import('../../../supervisor/toolsets/web');
