@@ -42,7 +42,7 @@ const RETRYABLE_AUTH = new Set([401, 403]);
  * Sends requests to one upstream API with undici. Static headers and the provider's headers are
  * added to every request (the provider's win over both, see #headersFor); credentials in the base URL
  * (`https://user:password@host`) are sent as Basic auth unless an Authorization header is
- * configured, and never appear in a URL we report. On 401/403 the provider's `handleAuthError`
+ * configured, and never appear in a URL we report; nor do the values of the base URL's own query. On 401/403 the provider's `handleAuthError`
  * decides whether to retry, once. Errors: TIMEOUT (our budget), NETWORK_ERROR (DNS, refused, reset; the
  * message carries undici's code), UPSTREAM_ERROR (a thrown `handleAuthError`, too many
  * redirects), BLOCKED (a URL outside the base), CANCELLED (the caller's signal).
@@ -55,6 +55,8 @@ export class ApiClient {
   /** Made on the first request: loading undici would cost a worker's start ~40 ms otherwise. */
   #dispatcher?: Dispatcher;
   #closed = false;
+  /** Names of the base URL's own query parameters: their values are configuration, often a key. */
+  readonly #baseQueryNames: Set<string>;
 
   constructor(baseUrl: string, authProvider?: IAuthProvider, headers?: Record<string, string>, options: ApiClientOptions = {}) {
     const base = new URL(baseUrl);
@@ -65,6 +67,7 @@ export class ApiClient {
     base.password = '';
     // Trailing slashes of the path only: `?next=/` keeps its slash.
     const query = base.search;
+    this.#baseQueryNames = new Set(queryNames(query));
     base.search = '';
     this.baseUrl = base.href.replace(/\/+$/, '') + query;
     if (authProvider !== undefined && !isAuthProvider(authProvider)) throw new TypeError('authProvider must implement getAuthHeaders and handleAuthError');
@@ -147,6 +150,20 @@ export class ApiClient {
     const url = new URL(`${base.href.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`);
     if (search !== '') url.search = url.search === '' ? search : `${search}&${url.search.slice(1)}`;
     return url;
+  }
+
+  /**
+   * `url` for a message the model reads: the values of the parameters the base URL sets are `…`
+   * (an operator's `?api_key=`, which the model never gave and should not see or repeat).
+   */
+  #shown(url: string): string {
+    const at = url.indexOf('?');
+    if (at < 0 || this.#baseQueryNames.size === 0) return url;
+    const query = url.slice(at + 1).split('&').map((pair) => {
+      const name = pair.split('=', 1)[0];
+      return this.#baseQueryNames.has(decoded(name.replace(/\+/g, ' '))) ? `${name}=…` : pair;
+    });
+    return `${url.slice(0, at)}?${query.join('&')}`;
   }
 
   #withinBase(url: string): boolean {
@@ -240,9 +257,9 @@ export class ApiClient {
     } catch (error) {
       if (error instanceof McpvisorError) throw error;
       if (signal?.aborted) throw signal.reason;
-      if (timedOut) throw new McpvisorError('TIMEOUT', `the upstream request timed out after ${this.#options.requestTimeoutMs} ms (${method} ${url})`);
+      if (timedOut) throw new McpvisorError('TIMEOUT', `the upstream request timed out after ${this.#options.requestTimeoutMs} ms (${method} ${this.#shown(url)})`);
       const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
-      throw new McpvisorError('NETWORK_ERROR', `network error calling ${method} ${url}: ${networkReason(error)}`, { data: { code } });
+      throw new McpvisorError('NETWORK_ERROR', `network error calling ${method} ${this.#shown(url)}: ${networkReason(error)}`, { data: { code } });
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
@@ -343,6 +360,11 @@ function joinCookies(headers: Array<string | undefined>): string | undefined {
 }
 
 /** A percent-encoded part of a URL, decoded; as it is when its encoding is broken (`%zz`). */
+/** The decoded names of a query string's parameters (`?a=1&b` → a, b). */
+function queryNames(search: string): string[] {
+  return search.replace(/^\?/, '').split('&').filter((pair) => pair !== '').map((pair) => decoded(pair.split('=', 1)[0].replace(/\+/g, ' ')));
+}
+
 function decoded(part: string): string {
   try {
     return decodeURIComponent(part);

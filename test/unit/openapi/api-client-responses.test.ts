@@ -48,3 +48,26 @@ describe('ApiClient response headers', () => {
     }
   });
 });
+
+describe('ApiClient error messages', () => {
+  test('show the values the base URL\'s own query sets as …, a key among them, and the call\'s own ones as given', async () => {
+    const server = createServer(() => {
+      // Never answers: the request times out.
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1?api_key=SECRET-123&api-version=2024`;
+    const client = new ApiClient(base, undefined, undefined, { requestTimeoutMs: 200 });
+    const refused = new ApiClient('http://127.0.0.1:9/v1?api_key=SECRET-123');
+    try {
+      const timeout = await rejection(client.request('GET', '/items', { page: 2 }));
+      expect(timeout).toMatchObject({ code: 'TIMEOUT', message: expect.stringMatching(/\(GET http:\/\/127\.0\.0\.1:\d+\/v1\/items\?api_key=…&api-version=…&page=2\)$/) });
+      const network = await rejection(refused.request('GET', '/items'));
+      expect(network).toMatchObject({ code: 'NETWORK_ERROR', message: expect.stringContaining('GET http://127.0.0.1:9/v1/items?api_key=…: ') });
+      expect(`${(timeout as Error).message} ${(network as Error).message}`).not.toContain('SECRET');
+    } finally {
+      await Promise.all([client.close(), refused.close()]);
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
