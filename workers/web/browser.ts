@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, LaunchOptions } from 'puppeteer-core';
-import { killTree } from '../common/kill-tree';
+import { killGroup, killTree } from '../common/kill-tree';
 import { freshProcessDir } from '../common/process-dirs';
 
 /** Where Chromium is looked for when no path is configured, in order. We never download one. */
@@ -98,7 +99,7 @@ export function relaunchingLauncher(base: Launcher, onLaunch: (replaced: boolean
     try {
       browser = await base.launch({ ...options, userDataDir: profile.dir, env: chromiumEnv(profile.dir) });
     } catch (error) {
-      profile.remove();
+      await removeProfile(profile.dir);
       throw error;
     }
     if (disposed) {
@@ -128,6 +129,19 @@ async function kill({ browser, profile }: Launched): Promise<void> {
   // puppeteer stops listening on its pipes once it has closed the connection, and a killed
   // browser's pipe then errors (ECONNRESET) with nobody to hear it, which ends the process.
   for (const stream of child?.stdio ?? []) stream?.on('error', () => {});
+  // A browser killed from outside (-9) is gone, but not its children (zygote, renderers, network
+  // service): re-parented away from it, they are still in its process group, and for a moment
+  // still write into the profile; removing it then failed (ENOTEMPTY), and so did the relaunch.
   if (child && child.exitCode === null && child.signalCode === null) await killTree(child.pid, 'SIGKILL');
-  profile.remove();
+  else killGroup(child?.pid);
+  await removeProfile(profile.dir);
+}
+
+/**
+ * Removes a profile, retried (5 times, 100 ms apart and more) while its killed processes have not
+ * quite died yet. Never throws: a profile left over is not worth failing a launch for; the next
+ * worker's freshProfileDir removes it once this process is gone.
+ */
+async function removeProfile(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }).catch(() => {});
 }

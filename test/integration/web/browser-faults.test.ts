@@ -1,31 +1,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { WebSearcher } from '../../../workers/web/web-searcher';
-import { descendants, eventually } from '../../helpers/processes';
+import { chromium, profileOf } from '../../helpers/chromium';
+import { eventually } from '../../helpers/processes';
 import type { LocalSite } from '../../fixtures/web/local-site';
 import { startSerpSite } from '../../fixtures/web/serp-site';
-
-/** Chromium processes this test process started: the browser itself, or its renderers. */
-function chromium(kind: 'browser' | 'renderer'): number[] {
-  return descendants(process.pid).filter((pid) => {
-    let args: string[];
-    try {
-      // Chromium's zygote children rewrite their command line as one space-separated string.
-      args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/);
-    } catch {
-      return false;
-    }
-    if (!/chrom/.test(args[0] ?? '')) return false;
-    const type = args.find((arg) => arg.startsWith('--type='));
-    return kind === 'browser' ? type === undefined : type === '--type=renderer';
-  });
-}
-
-/** The profile directory a Chromium browser process was started with. */
-function profileOf(pid: number): string | undefined {
-  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').find((arg) => arg.startsWith('--user-data-dir='))?.slice('--user-data-dir='.length);
-}
 
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 let site: LocalSite;
