@@ -73,16 +73,23 @@ interface Launched {
 
 /**
  * A `puppeteer` for puppeteer-cluster that gives each browser a fresh profile and, before it
- * launches the next one, kills the last one's process tree and removes its profile. The cluster
- * relaunches ("repairs") the browser when a page cannot be opened or closed within 5 s; with the
- * same options a hung Chromium (stopped, swapping) kept its profile's lock, the new one handed
- * itself over to it and exited, and every later search failed ("Unable to restart chrome").
- * `dispose` (after the cluster's close, or instead of it) kills and removes the current browser,
- * waiting for a launch in flight; a launch asked for after it never completes, as the cluster is
- * being dropped (an error there would be an unhandled rejection inside puppeteer-cluster).
+ * launches the next one, kills the last one's process tree and removes its profile.
+ * PageConcurrency relaunches the browser when it died or a page cannot be opened or closed
+ * within 5 s; with the same options a hung Chromium (stopped, swapping) kept its profile's lock,
+ * the new one handed itself over to it and exited, and every later search failed. `onLaunch`
+ * hears of each launch (`replaced`: not the first), `onLaunchError` of each that failed
+ * (`replacing`: likewise). `dispose` (after the cluster's close, or instead of it) kills and
+ * removes the current browser, waiting for a launch in flight; a launch asked for after it never
+ * completes, as the cluster is being dropped.
  */
-export function relaunchingLauncher(base: Launcher, onLaunch: (replaced: boolean) => void = () => {}): Launcher & { dispose(): Promise<void> } {
+export function relaunchingLauncher(
+  base: Launcher,
+  onLaunch: (replaced: boolean) => void = () => {},
+  onLaunchError: (error: Error, replacing: boolean) => void = () => {},
+): Launcher & { dispose(): Promise<void> } {
   let current: Launched | undefined;
+  // Not `current !== undefined`: a relaunch after one that failed replaces a browser too.
+  let launchedBefore = false;
   let disposed = false;
   let inFlight: Promise<unknown> = Promise.resolve();
   const retire = async () => {
@@ -92,7 +99,7 @@ export function relaunchingLauncher(base: Launcher, onLaunch: (replaced: boolean
   };
   const start = async (options: LaunchOptions): Promise<Browser | undefined> => {
     if (disposed) return undefined;
-    const replaced = current !== undefined;
+    const replaced = launchedBefore;
     await retire();
     const profile = freshProfileDir();
     let browser: Browser;
@@ -100,6 +107,7 @@ export function relaunchingLauncher(base: Launcher, onLaunch: (replaced: boolean
       browser = await base.launch({ ...options, userDataDir: profile.dir, env: chromiumEnv(profile.dir) });
     } catch (error) {
       await removeProfile(profile.dir);
+      onLaunchError(error as Error, replaced);
       throw error;
     }
     if (disposed) {
@@ -107,6 +115,7 @@ export function relaunchingLauncher(base: Launcher, onLaunch: (replaced: boolean
       return undefined;
     }
     current = { browser, profile };
+    launchedBefore = true;
     onLaunch(replaced);
     return browser;
   };

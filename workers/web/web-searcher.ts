@@ -6,6 +6,7 @@ import type { WorkerLogger } from '../../protocol/worker-runtime';
 import { CHROMIUM_ARGS, findChromium, relaunchingLauncher } from './browser';
 import { getEngine, type EngineOutcome, type SearchEngine, type SearchResult } from './engines';
 import { libraryLogger } from './library-logger';
+import { NoPage, PageConcurrency } from './page-concurrency';
 import { RateLimiter } from './rate-limiter';
 import { MAX_RESULT_PAGE_BYTES, watchDocumentSize } from './page-size';
 import { beforeTime, raceSignal } from './waiting';
@@ -73,12 +74,14 @@ function isValidQuery(query: unknown): query is string {
 
 /**
  * Spec 001's searcher: one Chromium (launched on the first search, reused after) driven by
- * puppeteer-cluster with a page per search (CONCURRENCY_PAGE: about half the cost of a context
+ * puppeteer-cluster with a page per search (PageConcurrency: about half the cost of a context
  * per search here). Headless, each page loads only the result document: no scripts, styles,
  * images or third-party requests. A blocked engine yields `[]` from `search()`; with
  * `headless: false` the page is left open for a person to solve the challenge until the timeout.
- * If Chromium dies or hangs, the searches in flight fail (a hang at their deadline) and the
- * cluster relaunches it, on a fresh profile, the hung one killed (browser.ts).
+ * If Chromium dies or hangs, the next search relaunches it on a fresh profile (a hung one gets
+ * 5 s to open a page), the old one killed with the searches still on it (browser.ts,
+ * page-concurrency.ts); a browser that cannot be relaunched fails searches with INTERNAL, and
+ * the next search tries again.
  */
 export class WebSearcher {
   readonly #headless: boolean;
@@ -210,14 +213,20 @@ export class WebSearcher {
   #launch(): Promise<Cluster<Task, PageOutcome>> {
     if (this.#cluster) return this.#cluster;
     const started = Date.now();
-    const launcher = relaunchingLauncher(puppeteer, (replaced) => {
-      if (!replaced) return;
-      this.#stats.launches += 1;
-      this.#log.warn('browser relaunched: the last one did not answer or had died', {});
-    });
+    const launcher = relaunchingLauncher(
+      puppeteer,
+      (replaced) => {
+        if (!replaced) return;
+        this.#stats.launches += 1;
+        this.#log.warn('browser relaunched: the last one did not answer or had died', {});
+      },
+      (error, replacing) => {
+        if (replacing) this.#log.error('the browser could not be relaunched; the next search tries again', { error: error.message });
+      },
+    );
     this.#launcher = launcher;
     const launching = Cluster.launch({
-      concurrency: Cluster.CONCURRENCY_PAGE,
+      concurrency: PageConcurrency,
       maxConcurrency: this.#options.concurrency ?? 4,
       puppeteer: launcher,
       puppeteerOptions: {
@@ -264,6 +273,7 @@ export class WebSearcher {
       settle = resolve;
     });
     const executing = cluster.execute(task, ({ page, data }) => {
+      if (page instanceof NoPage) throw page.error;
       const visit = this.#visit(page, data);
       settle(visit);
       return visit;

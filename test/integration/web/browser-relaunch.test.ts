@@ -1,8 +1,8 @@
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { findChromium } from '../../../workers/web/browser';
 import { WebSearcher } from '../../../workers/web/web-searcher';
-import { chromium, processGroup, profileOf } from '../../helpers/chromium';
+import { chromium, processGroup, profileDirs, profileOf } from '../../helpers/chromium';
 import { eventually } from '../../helpers/processes';
 import { tempDir } from '../../helpers/temp';
 import type { LocalSite } from '../../fixtures/web/local-site';
@@ -40,6 +40,24 @@ function chromiumWithProfileWriter(): string {
   return script;
 }
 
+/** Kills the running browser with -9 and waits until it is gone; returns its pid. */
+async function killBrowser(): Promise<number> {
+  const [browser] = chromium('browser');
+  expect(browser).toBeDefined();
+  process.kill(browser, 'SIGKILL');
+  expect(await eventually(() => !chromium('browser').includes(browser), 10_000)).toBe(true);
+  return browser;
+}
+
+/** Searches that hang (the result page never answers) until `timeoutMs`, once their pages are open. */
+async function hangingSearches(searcher: WebSearcher, count: number, timeoutMs: number): Promise<Array<Promise<unknown>>> {
+  const before = site.countHits('/router/html/');
+  const searches = Array.from({ length: count }, (_, index) => searcher.searchDetailed(`hang ${index}`, { timeoutMs }));
+  for (const search of searches) search.catch(() => {});
+  expect(await eventually(() => site.countHits('/router/html/') >= before + count, 15_000)).toBe(true);
+  return searches;
+}
+
 describe('WebSearcher when its browser must be relaunched', () => {
   it('kills what is left of a browser killed with -9 when it relaunches, even a process still writing into its profile, and removes the profile', async () => {
     const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/ddg1`, executablePath: chromiumWithProfileWriter(), rateLimit: false, timeoutMs: 20_000, log: quiet });
@@ -64,4 +82,89 @@ describe('WebSearcher when its browser must be relaunched', () => {
       await searcher.close();
     }
   }, 60_000);
+
+  it('fails searches with INTERNAL naming the cause while the browser cannot be relaunched, and relaunches it on a later search', async () => {
+    // The executable vanishes and comes back: a relaunch that fails for real.
+    const executable = path.join(tempDir('mcpvisor-browser-link-'), 'chromium');
+    symlinkSync(findChromium(), executable);
+    const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/ddg1`, executablePath: executable, rateLimit: false, timeoutMs: 15_000, log: quiet });
+    try {
+      expect((await searcher.searchDetailed('warm up')).results.length).toBeGreaterThan(0);
+      rmSync(executable);
+      await killBrowser();
+      // Each search tries again, and says why it cannot.
+      for (const query of ['while the browser cannot start', 'and again']) {
+        await expect(searcher.searchDetailed(query)).rejects.toMatchObject({ code: 'INTERNAL', message: expect.stringContaining(executable) });
+      }
+      symlinkSync(findChromium(), executable);
+      expect((await searcher.searchDetailed('once it can start again')).results.length).toBeGreaterThan(0);
+      expect(searcher.stats()).toMatchObject({ launches: 2 });
+      expect(chromium('browser')).toHaveLength(1);
+      expect(profileDirs()).toHaveLength(1);
+    } finally {
+      await searcher.close();
+    }
+    expect(profileDirs()).toEqual([]);
+  }, 90_000);
+
+  it('gets results after each kill of the browser, killed while searches hang on it or while it relaunches, and leaks no browser or profile', async () => {
+    const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/router`, rateLimit: false, timeoutMs: 30_000, log: quiet });
+    try {
+      expect((await searcher.searchDetailed('warm up')).results.length).toBeGreaterThan(0);
+      for (let round = 0; round < 3; round++) {
+        const hanging = await hangingSearches(searcher, 2, 30_000);
+        const killed = await killBrowser();
+        // The searches on it end with it, not at their deadline.
+        for (const search of hanging) await expect(search).rejects.toMatchObject({ code: 'NETWORK_ERROR' });
+        // Killed again as soon as the relaunch has started it: whatever it had done by then, the
+        // search on it may fail, and the one after it gets results.
+        const during = searcher.searchDetailed(`during relaunch ${round}`);
+        during.catch(() => {});
+        expect(await eventually(() => chromium('browser').some((pid) => pid !== killed), 15_000)).toBe(true);
+        for (const pid of chromium('browser')) process.kill(pid, 'SIGKILL');
+        await during.then(
+          () => {},
+          (error) => expect(['INTERNAL', 'NETWORK_ERROR']).toContain(error.code),
+        );
+        for (let search = 0; search < 2; search++) {
+          expect((await searcher.searchDetailed(`round ${round} search ${search}`)).results.length).toBeGreaterThan(0);
+        }
+      }
+      expect(chromium('browser')).toHaveLength(1);
+      expect(profileDirs()).toHaveLength(1);
+    } finally {
+      await searcher.close();
+    }
+    expect(await eventually(() => chromium('browser').length === 0, 5000)).toBe(true);
+    expect(profileDirs()).toEqual([]);
+  }, 120_000);
+
+  it('relaunches a hung browser at once for the next search, while searches on it still hang', async () => {
+    // Pages of the hung browser stay open until their searches' deadline (45 s); the next search
+    // must not wait for them.
+    const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/router`, rateLimit: false, timeoutMs: 45_000, log: quiet });
+    let hung = 0;
+    try {
+      expect((await searcher.searchDetailed('warm up')).results.length).toBeGreaterThan(0);
+      const hanging = await hangingSearches(searcher, 3, 45_000);
+      [hung] = chromium('browser');
+      const profile = profileOf(hung);
+      process.kill(hung, 'SIGSTOP');
+      const outcome = await searcher.searchDetailed('after the hang', { timeoutMs: 20_000 });
+      expect(outcome.results.length).toBeGreaterThan(0);
+      // The hung browser was killed: the searches on it failed without waiting for their deadline.
+      for (const search of hanging) await expect(search).rejects.toMatchObject({ code: 'NETWORK_ERROR' });
+      expect(chromium('browser')).not.toContain(hung);
+      expect(chromium('browser')).toHaveLength(1);
+      expect(existsSync(profile!)).toBe(false);
+      expect(searcher.stats()).toMatchObject({ launches: 2 });
+    } finally {
+      try {
+        if (hung) process.kill(hung, 'SIGCONT');
+      } catch {
+        // Killed, as it should be.
+      }
+      await searcher.close();
+    }
+  }, 90_000);
 });

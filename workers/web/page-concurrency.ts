@@ -1,0 +1,134 @@
+import { EventEmitter } from 'node:events';
+import type { Browser, Page } from 'puppeteer-core';
+import ConcurrencyImplementation, { type JobInstance, type WorkerInstance } from 'puppeteer-cluster/dist/concurrency/ConcurrencyImplementation';
+import { McpvisorError } from '../../protocol/errors';
+import { beforeTime } from './waiting';
+
+/** A browser that opens no page within this is taken as hung (puppeteer-cluster's own limit). */
+const PAGE_OPEN_MS = 5_000;
+/** A page that does not close within this means a hung browser (puppeteer-cluster's own limit). */
+const PAGE_CLOSE_MS = 5_000;
+
+/**
+ * What a job gets instead of a page when no browser could give it one: the task throws `error`
+ * (WebSearcher does). An EventEmitter because the cluster's Worker listens on the page for
+ * `error` before it runs the task.
+ */
+export class NoPage extends EventEmitter {
+  constructor(readonly error: McpvisorError) {
+    super();
+  }
+}
+
+/** A launched browser, or one being launched (`browser` unset until it is up). */
+interface Generation {
+  ready: Promise<Browser>;
+  browser?: Browser;
+}
+
+/**
+ * puppeteer-cluster's CONCURRENCY_PAGE (one browser, a page per job) without its stalls. Its
+ * SingleBrowserImplementation relaunches ("repairs") only once no page is open, so every job
+ * waited for the pages of a dead or hung browser until their searches' deadlines; and a relaunch
+ * that threw left it `repairing` for good, so every later job waited forever (the soak's "search
+ * stays broken, /health ok"). Here there is no repair protocol at all:
+ * - the browser is a single-flight launch, replaced when it has disconnected (died) or when it
+ *   opened no page or closed none in time (hung); the next job launches the next one, and the
+ *   launcher (browser.ts) kills the last one's tree, which ends the searches still on it;
+ * - a job that finds no usable browser tries once more on a fresh one, then gets a NoPage saying
+ *   why; a failed launch is forgotten, so the next job launches again;
+ * - `jobInstance` and its `close` never throw, so the cluster's Worker never calls `repair` and
+ *   never gives up on a job (its give-up rejects outside any caller and loses the worker).
+ * `puppeteer` is the launcher (relaunchingLauncher); `options` are its launch options.
+ */
+export class PageConcurrency extends ConcurrencyImplementation {
+  #generation: Generation | undefined;
+  #closed = false;
+
+  async init(): Promise<void> {
+    await this.#browser();
+  }
+
+  /** Closes the browser; later jobs get a NoPage (SHUTTING_DOWN). The caller bounds the wait. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const browser = await this.#generation?.ready.catch(() => undefined);
+    this.#generation = undefined;
+    await browser?.close();
+  }
+
+  async workerInstance(): Promise<WorkerInstance> {
+    return {
+      jobInstance: () => this.#jobInstance(),
+      close: async () => {},
+      // Called by the cluster only when jobInstance or a job's close throws, which they never do.
+      repair: async () => {},
+    };
+  }
+
+  async #jobInstance(): Promise<JobInstance> {
+    let failure = '';
+    // The second try is on a fresh browser: the first one was dead or hung, and was retired.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (this.#closed) return noPage(new McpvisorError('SHUTTING_DOWN', 'the searcher is closed'));
+      let browser: Browser;
+      try {
+        browser = await this.#browser();
+      } catch (error) {
+        return noPage(new McpvisorError('INTERNAL', `the browser could not be (re)launched: ${(error as Error).message}`));
+      }
+      const opening = browser.newPage();
+      let page: Page | undefined;
+      try {
+        page = await beforeTime(opening, Date.now() + PAGE_OPEN_MS);
+        failure = `no page opened within ${PAGE_OPEN_MS} ms`;
+      } catch (error) {
+        failure = (error as Error).message;
+      }
+      if (page) return { resources: { page }, close: () => this.#closePage(browser, page) };
+      // A page that opens after all is closed with its browser.
+      this.#retire(browser);
+    }
+    return noPage(new McpvisorError('INTERNAL', `the browser opens no page, even relaunched: ${failure}`));
+  }
+
+  /** Never throws: a page that cannot be closed in time retires its browser instead. */
+  async #closePage(browser: Browser, page: Page): Promise<void> {
+    const closed = await beforeTime(
+      page.close().then(
+        () => true,
+        // Already gone (its tab crashed, its browser died): nothing left to close.
+        () => true,
+      ),
+      Date.now() + PAGE_CLOSE_MS,
+    );
+    if (!closed) this.#retire(browser);
+  }
+
+  /** The current browser, launched if there is none or it has disconnected. */
+  #browser(): Promise<Browser> {
+    const current = this.#generation;
+    if (current && (current.browser === undefined || current.browser.connected)) return current.ready;
+    const next: Generation = { ready: this.puppeteer.launch(this.options) as Promise<Browser> };
+    this.#generation = next;
+    next.ready.then(
+      (browser) => {
+        next.browser = browser;
+      },
+      () => {
+        if (this.#generation === next) this.#generation = undefined;
+      },
+    );
+    return next.ready;
+  }
+
+  /** The next job launches a new browser, unless `browser` was replaced already. */
+  #retire(browser: Browser): void {
+    if (this.#generation?.browser === browser) this.#generation = undefined;
+  }
+}
+
+function noPage(error: McpvisorError): JobInstance {
+  // The cluster's type wants a Page; WebSearcher's task checks for a NoPage first.
+  return { resources: { page: new NoPage(error) as unknown as Page }, close: async () => {} };
+}
