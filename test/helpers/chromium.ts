@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { descendants } from './processes';
@@ -47,4 +47,25 @@ export function processGroup(pgid: number): number[] {
     }
   }
   return found;
+}
+
+/**
+ * Asserts that the browser `hung` (SIGSTOPped, its profile `profile`) was replaced: killed, its
+ * profile removed, one browser left, and the searcher's second launch counted.
+ */
+export function expectReplaced(searcher: { stats(): Record<string, unknown> }, hung: number, profile: string | undefined): void {
+  expect(chromium('browser')).not.toContain(hung);
+  expect(chromium('browser')).toHaveLength(1);
+  expect(profile !== undefined && existsSync(profile)).toBe(false);
+  expect(searcher.stats()).toMatchObject({ launches: 2 });
+}
+
+/** Lets a stopped browser run again, if it is still there, then closes the searcher. */
+export async function resumeAndClose(searcher: { close(): Promise<void> }, hung: number): Promise<void> {
+  try {
+    if (hung) process.kill(hung, 'SIGCONT');
+  } catch {
+    // Killed, as it should be.
+  }
+  await searcher.close();
 }
