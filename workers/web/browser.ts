@@ -46,14 +46,14 @@ export const CHROMIUM_ARGS = [
 
 /**
  * A fresh profile directory per browser worker, named with its pid (common/process-dirs.ts: a
- * new one first removes those of workers killed with -9); `remove` deletes it (call on close).
+ * new one first removes those of workers killed with -9); `remove` deletes it (removeProfile).
  * Chromium's own temporary files (its `org.chromium.Chromium.*` singleton directories) go in
  * its `tmp`, given as TMPDIR (chromiumEnv), so they go with it.
  */
-export function freshProfileDir(root = tmpdir()): { dir: string; remove(): void } {
-  const profile = freshProcessDir('mcpvisor-chromium-', root);
-  mkdirSync(path.join(profile.dir, 'tmp'));
-  return profile;
+export function freshProfileDir(root = tmpdir()): { dir: string; remove(): Promise<void> } {
+  const { dir } = freshProcessDir('mcpvisor-chromium-', root);
+  mkdirSync(path.join(dir, 'tmp'));
+  return { dir, remove: () => removeProfile(dir) };
 }
 
 /** The environment to launch Chromium with: ours, its temporary files inside `profileDir`. */
@@ -106,7 +106,7 @@ export function relaunchingLauncher(
     try {
       browser = await base.launch({ ...options, userDataDir: profile.dir, env: chromiumEnv(profile.dir) });
     } catch (error) {
-      await removeProfile(profile.dir);
+      await profile.remove();
       onLaunchError(error as Error, replaced);
       throw error;
     }
@@ -143,7 +143,7 @@ async function kill({ browser, profile }: Launched): Promise<void> {
   // still write into the profile; removing it then failed (ENOTEMPTY), and so did the relaunch.
   if (child && child.exitCode === null && child.signalCode === null) await killTree(child.pid, 'SIGKILL');
   else killGroup(child?.pid);
-  await removeProfile(profile.dir);
+  await profile.remove();
 }
 
 /**

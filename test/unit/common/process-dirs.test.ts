@@ -15,7 +15,7 @@ describe('per-process temporary directories', () => {
   });
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-  it("browser profiles: removes those of workers that are gone, keeps live workers' and others' files, and holds Chromium's own temporary files", () => {
+  it("browser profiles: removes those of workers that are gone, keeps live workers' and others' files, and holds Chromium's own temporary files", async () => {
     const dead = path.join(root, `mcpvisor-chromium-${gonePid()}-abc123`);
     const live = path.join(root, `mcpvisor-chromium-${process.pid}-def456`);
     const unrelated = path.join(root, 'mcpvisor-chromium-ABC123');
@@ -27,7 +27,7 @@ describe('per-process temporary directories', () => {
     // Chromium makes its singleton directories (org.chromium.Chromium.*) in TMPDIR: inside the profile.
     expect(chromiumEnv(profile.dir).TMPDIR).toBe(path.join(profile.dir, 'tmp'));
     expect(existsSync(path.join(profile.dir, 'tmp'))).toBe(true);
-    profile.remove();
+    await profile.remove();
     expect(readdirSync(root).sort()).toEqual([path.basename(live), path.basename(unrelated)].sort());
   });
 
