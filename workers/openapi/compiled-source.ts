@@ -15,7 +15,7 @@ export interface CompiledStart {
   source: string;
   /**
    * hit: read from the cache; miss: built, stored by persist(); off: no cache; uncached: built and
-   * not stored (external `$ref`s).
+   * not stored (external `$ref`s, loaded or not).
    */
   cache: 'hit' | 'miss' | 'off' | 'uncached';
   /** For after `ready`: stores the artifact (miss) or marks it used (hit). Never rejects. */
@@ -54,8 +54,9 @@ export async function loadCompiled(options: CompiledSourceOptions, log: WorkerLo
   const spec = await parseSpecText(read, options);
   log.debug('spec loaded', { source: spec.source, ms: Date.now() - started });
   const compiled = compileApi(spec, options);
-  // External documents can change on their own (a file key sees only the root): never cached.
-  const stored = dir !== undefined && key !== undefined && spec.external.size === 0 ? { dir, key } : undefined;
+  // External documents can change on their own (a file key sees only the root): never cached,
+  // nor one that could not be loaded (it may be there next time).
+  const stored = dir !== undefined && key !== undefined && spec.external.size === 0 && spec.unloaded === undefined ? { dir, key } : undefined;
   return {
     compiled,
     source: spec.source,

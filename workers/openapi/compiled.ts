@@ -6,7 +6,6 @@ import { cleanDisplayTexts, displayText, MAY_HOLD_UNSAFE } from './display-text'
 import type { ArgumentTarget, BodyInfo } from './input-schema';
 import type { LoadedSpec } from './load-spec';
 import type { JsonObject } from './refs';
-import { planSpec } from './request';
 import { declaredResponseHeaders } from './response-headers';
 import { buildEndpointTools, type EndpointTool } from './tools-manager';
 
@@ -98,7 +97,7 @@ export function compileApi(spec: LoadedSpec, options: { disableAbbreviation: boo
     if (MAY_HOLD_UNSAFE.test(json)) json = asciiJson(cleanDisplayTexts(describeTool(tool)));
     const listed = put(json);
     const responseHeaders = declaredResponseHeaders(tool.entry!, spec);
-    const plan: CallPlan = { targets: [...tool.targets], ...(tool.body !== undefined ? { body: tool.body } : {}), plan: planSpec(tool.entry!, spec), ...(responseHeaders ? { responseHeaders } : {}) };
+    const plan: CallPlan = { targets: [...tool.targets], ...(tool.body !== undefined ? { body: tool.body } : {}), plan: tool.planSpec!, ...(responseHeaders ? { responseHeaders } : {}) };
     return {
       name: tool.name,
       toolId: tool.toolId,

@@ -4,11 +4,11 @@ import { isIP } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Dispatcher } from 'undici';
 import { undici, yaml } from './lazy';
-import { McpvisorError } from '../../protocol/errors';
+import { McpvisorError, type ErrorCode } from '../../protocol/errors';
 import { extraCaConnect } from '../../protocol/extra-ca-certs';
 import { networkReason } from './network-reason';
 import { MAX_SPEC_BYTES } from './spec-limits';
-import { externalRefs, type Json, type JsonObject, type RefContext } from './refs';
+import { externalRefs, shownUri, type Json, type JsonObject, type RefContext, type UnloadedDocument } from './refs';
 import { BLOCKED_ADDRESS_CODE, BlockedAddressError, guardedLookup, isBlockedAddress } from '../common/address-guard';
 
 export type SpecInputMethod = 'url' | 'file' | 'stdin' | 'inline';
@@ -42,7 +42,8 @@ export interface LoadedSpec extends RefContext {
 /**
  * Reads, parses and checks a description, then fetches the external documents its `$ref`s name
  * (files and URLs relative to it, recursively, at most 100 of them and maxExternalBytes in all:
- * BAD_INPUT past either). Errors, each naming the source: NOT_FOUND `OpenAPI spec file not
+ * BAD_INPUT past either). One that cannot be read is no error: it is in `unloaded`, with why (see
+ * fetchExternal). Errors of the description itself, each naming the source: NOT_FOUND `OpenAPI spec file not
  * found: <path>`; NETWORK_ERROR `failed to load the OpenAPI spec from <url>: <reason>`; BAD_INPUT `invalid OpenAPI specification format in <source>: …` (not JSON
  * or YAML, or not an object), BAD_INPUT `invalid OpenAPI specification in <source>: missing
  * required field 'paths'` (and the same for a missing `openapi`/`swagger` version).
@@ -104,16 +105,17 @@ export async function parseSpecText(read: SpecText, options: LoadSpecOptions = {
   const root = parseDocument(text, source);
   const version = checkDocument(root, source);
   const external = new Map<string, Json>();
+  const unloaded = new Map<string, UnloadedDocument>();
   // Walking a 13 MB document for external refs costs more than this scan of its text.
   if (/\$ref["']?\s*:\s*["']?(?!#)[^\s"']/.test(text)) {
     const dispatcher = rootUri !== undefined && /^https?:/i.test(rootUri) ? guardedFor(rootUri) : undefined;
     try {
-      await fetchExternal(root, rootUri, external, options, source, dispatcher);
+      await fetchExternal(root, rootUri, { external, unloaded }, options, source, dispatcher);
     } finally {
       await dispatcher?.close();
     }
   }
-  return { root, rootUri, external, version, isSwagger2: version.startsWith('2'), source };
+  return { root, rootUri, external, ...(unloaded.size > 0 ? { unloaded } : {}), version, isSwagger2: version.startsWith('2'), source };
 }
 
 /** JSON when it looks like JSON (fast path), else YAML; BAD_INPUT naming `source` otherwise. */
@@ -159,13 +161,16 @@ async function readSpecFile(file: string, shown: string): Promise<string> {
 
 /**
  * The text at `url`, at most `maxBytes` (default options.maxBytes); `tooLarge` is thrown past it,
- * if given. `dispatcher` (default redirecting()) refusing an address is BLOCKED.
+ * if given. `dispatcher` (default redirecting()) refusing an address is BLOCKED. NETWORK_ERROR's
+ * data: `reason` alone, and `answered`, false when no response came (the host may be down).
  */
 async function readUrl(url: string, options: LoadSpecOptions, maxBytes = options.maxBytes ?? MAX_SPEC_BYTES, tooLarge?: () => McpvisorError, dispatcher = redirecting()): Promise<string> {
   const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  let answered = false;
   try {
     const response = await undici().request(url, { signal, dispatcher, headers: { accept: 'application/json, application/yaml, */*' } });
+    answered = true;
     if (response.statusCode < 200 || response.statusCode >= 300) {
       await response.body.dump();
       // The redirect interceptor hands back the redirect it did not follow.
@@ -191,7 +196,7 @@ async function readUrl(url: string, options: LoadSpecOptions, maxBytes = options
       throw new McpvisorError('BLOCKED', `${url}: ${where} is a private, loopback or link-local address, which a description from the network may not make this machine fetch from (but from its own host); load the description from a file to allow it`);
     }
     const reason = timeout.aborted ? 'timed out' : networkReason(error);
-    throw new McpvisorError('NETWORK_ERROR', `failed to load the OpenAPI spec from ${url}: ${reason}`);
+    throw new McpvisorError('NETWORK_ERROR', `failed to load the OpenAPI spec from ${url}: ${reason}`, { data: { reason, answered } });
   }
 }
 
@@ -247,8 +252,17 @@ async function readStream(stream: NodeJS.ReadableStream, maxBytes: number): Prom
   return text;
 }
 
-/** Reads the documents `root` references; `dispatcher` (see guardedFor) for those on the network, if given. */
-async function fetchExternal(root: JsonObject, rootUri: string | undefined, external: Map<string, Json>, options: LoadSpecOptions, source: string, dispatcher?: Dispatcher): Promise<void> {
+/**
+ * Reads the documents `root` references into `external`; `dispatcher` (see guardedFor) for those
+ * on the network, if given. One that cannot be read (not found, an HTTP error, no connection, not
+ * JSON or YAML, larger than maxBytes, BLOCKED by the rules above) goes into `unloaded` with why,
+ * and the documents only it references are never read: see UnloadedDocument (refs.ts). What the
+ * description as a whole may cost stays an error: BAD_INPUT past 100 documents (tried, loaded or
+ * not) or past maxExternalBytes together, as which documents made it in would hang on the order
+ * they were read in. A cancelled load (options.signal) rejects as before.
+ */
+async function fetchExternal(root: JsonObject, rootUri: string | undefined, loaded: { external: Map<string, Json>; unloaded: Map<string, UnloadedDocument> }, options: LoadSpecOptions, source: string, dispatcher?: Dispatcher): Promise<void> {
+  const { external, unloaded } = loaded;
   // Each document to read, with the one whose $ref named it.
   const pending = [...externalRefs(root, rootUri)].map((uri) => ({ uri, from: rootUri }));
   // One budget for all the documents: 8 of 180 MB each (each within maxBytes) peaked at 6.6 GB.
@@ -256,28 +270,63 @@ async function fetchExternal(root: JsonObject, rootUri: string | undefined, exte
   const maxTotal = options.maxExternalBytes ?? maxBytes;
   let total = 0;
   const overTotal = (uri: string) => new McpvisorError('BAD_INPUT', `the external documents of ${source} come to more than ${maxTotal} bytes together, past it at ${uri}`);
+  // Hosts that did not answer: another document there fails at once, not after its own timeout.
+  const silent = new Map<string, string>();
   while (pending.length > 0) {
-    if (external.size >= 100) throw new McpvisorError('BAD_INPUT', `${source} references more than 100 external documents`);
     const { uri, from } = pending.shift()!;
-    if (external.has(uri) || uri === rootUri) continue;
+    if (external.has(uri) || unloaded.has(uri) || uri === rootUri) continue;
+    if (external.size + unloaded.size >= 100) throw new McpvisorError('BAD_INPUT', `${source} references more than 100 external documents`);
+    const fail = (code: ErrorCode, reason: string) => void unloaded.set(uri, { code, reason, shown: shownUri(uri)!, from: from === rootUri ? source : shownUri(from)! });
     let text: string;
     // A document from the network may not read this machine's files (file:///etc/…), as in a browser.
     if (uri.startsWith('file:') && from !== undefined && /^https?:/i.test(from)) {
-      throw new McpvisorError('BLOCKED', `${source}: ${from} may not reference a local file (${uri})`);
+      fail('BLOCKED', `${shownUri(from)} may not reference a local file (${uri})`);
+      continue;
     }
-    const file = uri.startsWith('file:') ? localPath(uri, source) : undefined;
-    if (file !== undefined) {
+    const file = uri.startsWith('file:') ? localPath(uri) : undefined;
+    if (typeof file === 'object') {
+      fail('BAD_INPUT', `cannot follow the $ref to ${uri}: ${file.refused}`);
+      continue;
+    } else if (file !== undefined) {
       // Sized before reading: a file had no cap at all.
       const size = await fileSize(file);
-      if (size > maxBytes) throw new McpvisorError('BAD_INPUT', `${file} (referenced from ${source}) is larger than ${maxBytes} bytes`);
+      if (size > maxBytes) {
+        fail('BAD_INPUT', `larger than ${maxBytes} bytes`);
+        continue;
+      }
       if (total + size > maxTotal) throw overTotal(file);
-      text = await readSpecFile(file, file);
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (error) {
+        const errno = (error as NodeJS.ErrnoException).code;
+        fail('NOT_FOUND', errno === 'ENOENT' ? 'file not found' : `cannot be read (${errno ?? (error as Error).message})`);
+        continue;
+      }
     } else if (/^https?:/.test(uri)) {
+      const origin = new URL(uri).origin;
+      if (silent.has(origin)) {
+        fail('NETWORK_ERROR', `${origin} did not answer for another document (${silent.get(origin)})`);
+        continue;
+      }
       const left = maxTotal - total;
-      text = await readUrl(uri, options, Math.min(maxBytes, left), left < maxBytes ? () => overTotal(uri) : undefined, dispatcher).catch((error: unknown) => {
-        throw error instanceof McpvisorError && error.code === 'BLOCKED' ? new McpvisorError('BLOCKED', `${source} may not reference ${error.message}`) : error;
-      });
-    } else throw new McpvisorError('BAD_INPUT', `${source}: cannot follow the $ref to ${uri}`);
+      let over: McpvisorError | undefined;
+      try {
+        text = await readUrl(uri, options, Math.min(maxBytes, left), left < maxBytes ? () => (over = overTotal(uri)) : undefined, dispatcher);
+      } catch (error) {
+        if (options.signal?.aborted || !(error instanceof McpvisorError) || error === over) throw error;
+        if (error.code === 'BLOCKED') {
+          fail('BLOCKED', `${source} may not reference ${error.message}`);
+          continue;
+        }
+        const { reason, answered } = (error.data ?? {}) as { reason?: string; answered?: boolean };
+        if (answered === false && reason !== undefined) silent.set(origin, reason);
+        fail(error.code, reason ?? error.message);
+        continue;
+      }
+    } else {
+      fail('BAD_INPUT', `cannot follow the $ref to ${uri} (only files and http(s) URLs are read)`);
+      continue;
+    }
     total += Buffer.byteLength(text);
     if (total > maxTotal) throw overTotal(file ?? uri);
     let doc: unknown;
@@ -285,10 +334,11 @@ async function fetchExternal(root: JsonObject, rootUri: string | undefined, exte
       // \s matches a byte order mark, which JSON.parse refuses: parsed without it.
       doc = /^\s*[[{]/.test(text) ? JSON.parse(text.trimStart()) : yaml().parse(text, { maxAliasCount: 10_000 });
     } catch (error) {
-      throw new McpvisorError('BAD_INPUT', `invalid OpenAPI specification format in ${file ?? uri} (referenced from ${source}): not valid JSON or YAML (${firstLine((error as Error).message)})`);
+      fail('BAD_INPUT', `not valid JSON or YAML (${firstLine((error as Error).message)})`);
+      continue;
     }
     external.set(uri, doc as Json);
-    for (const next of externalRefs(doc as Json, uri)) if (!external.has(next) && next !== rootUri) pending.push({ uri: next, from: uri });
+    for (const next of externalRefs(doc as Json, uri)) if (!external.has(next) && !unloaded.has(next) && next !== rootUri) pending.push({ uri: next, from: uri });
   }
 }
 
@@ -303,13 +353,14 @@ async function fileSize(file: string): Promise<number> {
 
 /**
  * The path of a `file:` URL: fileURLToPath, not the URL's pathname, which keeps `%20` for a space
- * in a folder's name. BAD_INPUT for one it refuses (another host, an encoded `/`).
+ * in a folder's name. `{ refused }` with fileURLToPath's reason for one it refuses (another host,
+ * an encoded `/`).
  */
-function localPath(uri: string, source: string): string {
+function localPath(uri: string): string | { refused: string } {
   try {
     return fileURLToPath(uri);
   } catch (error) {
-    throw new McpvisorError('BAD_INPUT', `${source}: cannot follow the $ref to ${uri}: ${(error as Error).message}`);
+    return { refused: (error as Error).message };
   }
 }
 

@@ -1,4 +1,4 @@
-import { follow, type Json, type JsonObject, type RefContext } from './refs';
+import { follow, UnloadedRefError, type Json, type JsonObject, type RefContext } from './refs';
 import { extractResourceName, generateToolId } from './tool-id';
 import { HEADER_NAME } from '../../protocol/http-headers';
 import { withJsonForMediaRange } from './media-types';
@@ -30,12 +30,13 @@ export interface OperationEntry {
 
 /**
  * Every operation in document order. An operation that cannot be used (an unresolvable parameter
- * `$ref`, a parameter without name or location) is left out and reported through `onSkip` with
- * the reason; nothing is dropped silently. Methods outside the seven HTTP methods are reported too.
+ * `$ref`, one into a document that could not be loaded, a parameter without name or location) is
+ * left out and reported through `onSkip` with the reason and skipFields' fields; nothing is
+ * dropped silently. Methods outside the seven HTTP methods are reported too.
  * An optional parameter that cannot be sent (see unsendable) is left out of its operation and
  * reported through `onProblem`; a required one skips the operation.
  */
-export function collectOperations(ctx: RefContext, onSkip: (where: string, reason: string) => void, onProblem: (where: string, problem: string) => void = () => undefined): OperationEntry[] {
+export function collectOperations(ctx: RefContext, onSkip: (where: string, reason: string, fields?: Record<string, unknown>) => void, onProblem: (where: string, problem: string) => void = () => undefined): OperationEntry[] {
   const out: OperationEntry[] = [];
   const paths = ctx.root.paths as JsonObject;
   for (const [path, rawItem] of Object.entries(paths)) {
@@ -54,7 +55,7 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
       }
       item = followed;
     } catch (error) {
-      onSkip(path, skipReason(error));
+      onSkip(path, skipReason(error), skipFields(error));
       continue;
     }
     for (const key of Object.keys(item)) {
@@ -83,7 +84,7 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
           resourceName: extractResourceName(path),
         });
       } catch (error) {
-        onSkip(where, skipReason(error));
+        onSkip(where, skipReason(error), skipFields(error));
       }
     }
   }
@@ -118,11 +119,22 @@ function kindOf(value: Json | undefined): string {
   return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }
 
-/** Why reading an operation failed, in the description's terms (for `operation skipped: …`). */
+/**
+ * Why reading an operation failed, in the description's terms (for `operation skipped: …`). For
+ * the log only: for a document that could not be loaded it says where and why (local paths,
+ * private addresses).
+ */
 export function skipReason(error: unknown): string {
+  if (error instanceof UnloadedRefError) return error.logDetail;
   if (error instanceof RangeError && /call stack/i.test(error.message)) return 'its schema nests too deep';
   if (error instanceof URIError) return `a $ref has a malformed %-escape (${error.message})`;
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Log fields of a skip beside the reason: the ref, its document and the load's code, when one failed. */
+export function skipFields(error: unknown): Record<string, unknown> {
+  if (!(error instanceof UnloadedRefError)) return {};
+  return { ref: error.ref, document: error.document.shown, code: error.code };
 }
 
 /** Why the request builder cannot send a parameter, or undefined when it can. */

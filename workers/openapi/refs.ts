@@ -7,6 +7,9 @@
  * the operation this pass resolves.
  */
 
+import { fileURLToPath } from 'node:url';
+import { McpvisorError, type ErrorCode } from '../../protocol/errors';
+
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
@@ -16,6 +19,68 @@ export interface RefContext {
   /** Absolute URI of the root (file:// or http(s)://), for relative external refs. */
   rootUri?: string;
   external: Map<string, Json>;
+  /** External documents that could not be loaded, by absolute URI; absent when none failed. */
+  unloaded?: Map<string, UnloadedDocument>;
+}
+
+/**
+ * An external document load-spec.ts could not load. Decision (spec 000 is silent): it does not
+ * fail the description; whatever needs a `$ref` into it fails instead (UnloadedRefError), so an
+ * operation that needs it is skipped and the others still become tools.
+ */
+export interface UnloadedDocument {
+  /** NOT_FOUND, NETWORK_ERROR, BLOCKED, or BAD_INPUT (not JSON or YAML, too large, a scheme not followed). */
+  code: ErrorCode;
+  /** Why, for the log only: it may name local paths and private addresses. */
+  reason: string;
+  /** The document as logs show it (shownUri). */
+  shown: string;
+  /** The document whose `$ref` first named it, shown the same way. */
+  from: string;
+}
+
+/**
+ * Thrown where a `$ref` leads into an unloaded document: what needs its target cannot be built.
+ * `code` is the load's. The message names the ref only, as it can reach the model
+ * (get-api-endpoint-schema); `logDetail` adds where the ref is written and why its document failed,
+ * which may name local paths and private addresses, for the log only.
+ */
+export class UnloadedRefError extends McpvisorError {
+  readonly ref: string;
+  readonly document: UnloadedDocument;
+  readonly logDetail: string;
+
+  constructor(ref: string, writtenIn: string | undefined, document: UnloadedDocument) {
+    super(document.code, `$ref '${ref}' names a document that could not be loaded`, { data: { ref } });
+    this.ref = ref;
+    this.document = document;
+    this.logDetail = `$ref '${ref}' in ${shownUri(writtenIn) ?? 'the description'}: ${document.shown} could not be loaded (${document.reason})`;
+  }
+}
+
+/**
+ * A document's URI as logs show it: a path for a `file:` URL, else the URL without its user name
+ * and password (a relative ref inherits them from the description's URL).
+ */
+export function shownUri(uri: string | undefined): string | undefined {
+  if (uri === undefined) return undefined;
+  try {
+    if (uri.startsWith('file:')) return fileURLToPath(uri);
+    const url = new URL(uri);
+    if (url.username === '' && url.password === '') return uri;
+    url.username = '';
+    url.password = '';
+    return url.href;
+  } catch {
+    return uri;
+  }
+}
+
+/** The unloaded document a ref written in `baseUri` points into, if it is one. */
+export function unloadedTarget(ref: string, baseUri: string | undefined, ctx: RefContext): UnloadedDocument | undefined {
+  if (ctx.unloaded === undefined || ctx.unloaded.size === 0) return undefined;
+  const uri = refDocument(ref, baseUri);
+  return uri === undefined ? undefined : ctx.unloaded.get(uri);
 }
 
 interface Located {
@@ -64,7 +129,8 @@ function locate(ref: string, baseUri: string | undefined, ctx: RefContext): Loca
 
 /**
  * Follows `$ref`s at the top of `node` only (a parameter, a request body), up to 32 hops.
- * Throws `Error` naming the ref when it cannot be resolved or loops.
+ * Throws UnloadedRefError for a ref into an unloaded document, `Error` naming the ref when it
+ * cannot be resolved otherwise or loops.
  */
 export function follow(node: Json | undefined, ctx: RefContext, baseUri = ctx.rootUri): { value: Json | undefined; uri: string | undefined } {
   let current: Json | undefined = node;
@@ -73,7 +139,10 @@ export function follow(node: Json | undefined, ctx: RefContext, baseUri = ctx.ro
     if (!isRef(current)) return { value: current, uri };
     const ref = current.$ref as string;
     const found = locate(ref, uri, ctx);
-    if (found.value === undefined) throw new Error(`unresolvable $ref '${ref}'`);
+    if (found.value === undefined) {
+      const unloaded = unloadedTarget(ref, uri, ctx);
+      throw unloaded ? new UnloadedRefError(ref, uri, unloaded) : new Error(`unresolvable $ref '${ref}'`);
+    }
     current = found.value;
     uri = found.uri;
   }
@@ -89,7 +158,9 @@ const SPENT = Symbol('deref budget spent');
 /**
  * A deep copy of `node` with every `$ref` replaced by its target. A ref met again inside itself
  * becomes `{ description: 'recursive reference to <ref>' }`. Unresolvable refs become
- * `{ description: 'unresolved reference <ref>' }` and are reported through `onProblem`.
+ * `{ description: 'unresolved reference <ref>' }` and are reported through `onProblem`; a ref into
+ * an unloaded document throws UnloadedRefError instead (its target is not known to be wrong, only
+ * unknown, and a tool that takes anything there would send what the API may refuse).
  * Results of refs without a cycle inside are shared (treat the output as read-only). The
  * result depends only on its arguments, never on what was written out before (see CachedRef).
  *
@@ -170,6 +241,9 @@ function derefWithin(node: Json | undefined, ctx: RefContext, baseUri: string | 
         deepest = Math.max(deepest, stack.length + cached.height);
         return cached.value;
       }
+      // Cut or not: the schema depends on the document all the same.
+      const unloaded = unloadedTarget(ref, uri, ctx);
+      if (unloaded) throw new UnloadedRefError(ref, uri, unloaded);
       const recursive = stack.includes(key);
       if (recursive || stack.length >= maxDepth) {
         cut++;

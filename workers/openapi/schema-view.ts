@@ -1,4 +1,4 @@
-import { isObject, isRef, refDocument, resolvePointer, type Json, type JsonObject, type RefContext } from './refs';
+import { isObject, isRef, refDocument, resolvePointer, unloadedTarget, type Json, type JsonObject, type RefContext } from './refs';
 
 /**
  * Schemas as get-api-endpoint-schema shows them to a model: `$ref`s written out as the walk
@@ -44,7 +44,9 @@ const TOO_LARGE = Symbol('view too large');
 /**
  * `schema` (refs resolved against `ctx`, relative ones against `uri`) as described above, or
  * undefined when it would take more than `maxChars`. A ref met again inside itself is
- * `{ "x-recursive": … }`, one that cannot be resolved `{ "x-unresolved": … }`.
+ * `{ "x-recursive": … }`, one that cannot be resolved `{ "x-unresolved": … }`, with `x-not-loaded`
+ * when its document could not be loaded. Decision: only that, never why (the reason can name
+ * local paths and private addresses; the server's log has it).
  */
 export function viewSchema(schema: Json | undefined, ctx: RefContext, options: ViewOptions, uri = ctx.rootUri): SchemaView | undefined {
   const leftOut: string[] = [];
@@ -68,7 +70,9 @@ export function viewSchema(schema: Json | undefined, ctx: RefContext, options: V
       const seen = stack.get(key);
       if (seen !== undefined) return sized({ 'x-recursive': seen === '' ? 'the same schema as the top one' : `the same schema as at '${seen}'` });
       const target = resolve(node.$ref, at, ctx);
-      if (target.value === undefined) return sized({ 'x-unresolved': node.$ref });
+      if (target.value === undefined) {
+        return sized(unloadedTarget(node.$ref, at, ctx) ? { 'x-unresolved': node.$ref, 'x-not-loaded': 'the document this $ref names could not be loaded' } : { 'x-unresolved': node.$ref });
+      }
       stack.set(key, path);
       const siblings = Object.fromEntries(Object.entries(node).filter(([name]) => name !== '$ref'));
       const merged = Object.keys(siblings).length > 0 && isObject(target.value) ? { ...target.value, ...siblings } : target.value;

@@ -66,6 +66,8 @@ const SILENT: WorkerLogger = { debug: () => undefined, info: () => undefined, wa
 interface DocumentIndex {
   spec: LoadedSpec;
   entries: Map<string, OperationEntry>;
+  /** Why collectOperations skipped an operation (`METHOD /path`) or a path item (`/path`), for the log. */
+  skipped: Map<string, string>;
 }
 
 /**
@@ -251,17 +253,23 @@ export class ApiToolService {
   /**
    * The tool's operation in the full description, loaded on the first call and kept. Decision: a
    * description changed on disk since the start is read as it is now; an operation gone from it
-   * is NOT_FOUND (restarting the server reloads the tools). A failed load is retried next time.
+   * is NOT_FOUND (restarting the server reloads the tools). A failed load is retried next time;
+   * one with external documents that could not be loaded is kept, as at the start, and they are
+   * logged (why is for the log, not for the answer).
    */
   async #operationOf(tool: EndpointTool): Promise<{ spec: LoadedSpec; entry: OperationEntry }> {
     if (!this.#document) {
       const started = Date.now();
       this.#document = this.#reload().then((spec) => {
         const entries = new Map<string, OperationEntry>();
+        const skipped = new Map<string, string>();
         // The first of a tool ID wins, as when the tools were built.
-        for (const entry of collectOperations(spec, () => undefined)) if (!entries.has(entry.toolId)) entries.set(entry.toolId, entry);
+        for (const entry of collectOperations(spec, (where, reason) => skipped.set(where, reason))) if (!entries.has(entry.toolId)) entries.set(entry.toolId, entry);
+        for (const doc of spec.unloaded?.values() ?? []) {
+          this.#log.warn(`get-api-endpoint-schema: external document ${doc.shown}, referenced from ${doc.from}, could not be loaded: ${doc.reason}`, { document: doc.shown, from: doc.from, code: doc.code, reason: doc.reason });
+        }
         this.#log.debug('description loaded for get-api-endpoint-schema', { source: spec.source, ms: Date.now() - started });
-        return { spec, entries };
+        return { spec, entries, skipped };
       });
     }
     let doc: DocumentIndex;
@@ -272,6 +280,11 @@ export class ApiToolService {
       throw error;
     }
     const entry = doc.entries.get(tool.toolId);
+    const skipped = doc.skipped.get(`${tool.method} ${tool.path}`) ?? doc.skipped.get(tool.path);
+    if (!entry && skipped !== undefined) {
+      this.#log.warn(`get-api-endpoint-schema: ${tool.method} ${tool.path} cannot be read from the description now: ${skipped}`, { toolId: tool.toolId, reason: skipped });
+      throw new McpvisorError('NOT_FOUND', `${tool.method} ${tool.path} cannot be read from the OpenAPI description ${doc.spec.source} now (the server's log says why); its tool may still be called`);
+    }
     if (!entry) throw new McpvisorError('NOT_FOUND', `${tool.method} ${tool.path} is no longer in the OpenAPI description ${doc.spec.source}: it changed after the server started; restart the server to reload it`);
     return { spec: doc.spec, entry };
   }

@@ -1,11 +1,12 @@
 import { McpvisorError } from '../../protocol/errors';
 import type { JsonObjectSchema } from '../../protocol/tool';
 import { buildInputSchema, markDeprecated, type ArgumentTarget, type BodyInfo } from './input-schema';
-import { collectOperations, skipReason, type OperationEntry } from './operations';
+import { collectOperations, skipFields, skipReason, type OperationEntry } from './operations';
 import type { JsonObject, RefContext } from './refs';
 import { META_TOOL_NAMES } from './meta-names';
 import { dedupeToolNames, generateToolName, MAX_TOOL_NAME_LENGTH, toolNameSource } from './tool-name';
 import { fitSchemas } from './schema-budget';
+import { planSpec } from './request';
 
 /** spec 000's ITool. */
 export interface ITool {
@@ -27,7 +28,7 @@ export interface EndpointTool extends ITool {
   body?: BodyInfo;
   /** The operation as read from the description; absent on tools loaded from a compiled artifact (compiled.ts). */
   entry?: OperationEntry;
-  /** request.ts planSpec, precomputed; present on compiled tools. */
+  /** request.ts planSpec, precomputed: present on tools built from a description and on compiled tools. */
   planSpec?: JsonObject;
   /** Response headers the operation declares, lower case (compiled tools). */
   responseHeaders?: string[];
@@ -171,13 +172,21 @@ export class ToolsManager {
 
 /**
  * Every endpoint tool of a description, in document order, names unique within `maxLength`
- * (meta-tool names reserved). Skipped operations, abbreviations and renames go to `warn`.
+ * (meta-tool names reserved). Skipped operations, abbreviations, renames and each external
+ * document that could not be loaded go to `warn`. Decisions (spec 000: "no operation is silently
+ * dropped", the rest not shown): an operation whose arguments or request plan need such a
+ * document is skipped, even for an optional parameter's schema (a tool whose schema took anything
+ * there, or lacked an argument the API documents, would mislead the model without a word); one
+ * that needs it elsewhere only (a response, an unused component) is kept, as a call reads neither.
  * Throws BAD_INPUT with disableAbbreviation when a name is longer than `maxLength`.
  */
 export function buildEndpointTools(ctx: RefContext, disableAbbreviation: boolean, maxLength: number, warn: (message: string, fields?: Record<string, unknown>) => void): EndpointTool[] {
+  for (const doc of ctx.unloaded?.values() ?? []) {
+    warn(`external document ${doc.shown}, referenced from ${doc.from}, could not be loaded: ${doc.reason}; operations whose arguments need it are skipped`, { document: doc.shown, from: doc.from, code: doc.code, reason: doc.reason });
+  }
   const entries = collectOperations(
     ctx,
-    (where, reason) => warn(`operation skipped: ${where}: ${reason}`, { operation: where, reason }),
+    (where, reason, fields) => warn(`operation skipped: ${where}: ${reason}`, { operation: where, reason, ...fields }),
     (where, problem) => warn(`${where}: ${problem}`, { operation: where }),
   );
   const seenIds = new Set<string>();
@@ -195,13 +204,17 @@ export function buildEndpointTools(ctx: RefContext, disableAbbreviation: boolean
       else opIds.set(opId, `${entry.method} ${entry.path}`);
     }
     // One operation the description makes unusable (a requestBody $ref that loops, a broken
-    // escape in a $ref, a schema nested thousands deep) is skipped, not the whole start.
+    // escape in a $ref, a schema nested thousands deep, a $ref into a document that could not be
+    // loaded) is skipped, not the whole start.
     let tool: EndpointTool & { entry: OperationEntry };
     try {
       tool = createEndpointTool(entry, ctx, disableAbbreviation, maxLength, warn);
+      // Here, not in compileApi: the plan reads parts of the operation the input schema does not
+      // (a parameter's other media types, a form's encoding), which may need such a document too.
+      tool.planSpec = planSpec(entry, ctx);
     } catch (error) {
       const reason = skipReason(error);
-      warn(`operation skipped: ${entry.method} ${entry.path}: ${reason}`, { operation: `${entry.method} ${entry.path}`, reason });
+      warn(`operation skipped: ${entry.method} ${entry.path}: ${reason}`, { operation: `${entry.method} ${entry.path}`, reason, ...skipFields(error) });
       continue;
     }
     tools.push(tool);

@@ -321,4 +321,22 @@ describe('spec cache', () => {
     expect(first.cache()).toBe('uncached');
     expect(existsSync(cache)).toBe(false);
   });
+
+  test('nor one whose external documents could not be loaded: there next time, they give the tools they were missing', async () => {
+    const dir = path.join(tmp, `external-${++n}`);
+    cpSync(path.join(FIXTURES, 'external'), dir, { recursive: true });
+    const cache = path.join(dir, 'cache');
+    // The only external document, so none is loaded: the file key alone would call it unchanged.
+    const main = path.join(dir, 'main.json');
+    writeFileSync(main, JSON.stringify({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths: { '/x': { post: { requestBody: { content: { 'application/json': { schema: { $ref: './later.json#/X' } } } }, responses: { 200: { description: 'ok' } } } } } }));
+    const first = await start({ openApiSpec: main, specCache: cache, toolsMode: 'all' });
+    await first.s.close();
+    expect(first.cache()).toBe('uncached');
+    expect(first.s.getStats().tools.endpointTools).toBe(0);
+    expect(existsSync(cache)).toBe(false);
+    writeFileSync(path.join(dir, 'later.json'), JSON.stringify({ X: { type: 'object', properties: { a: { type: 'string' } } } }));
+    const second = await start({ openApiSpec: main, specCache: cache, toolsMode: 'all' });
+    await second.s.close();
+    expect(second.s.getStats().tools.endpointTools).toBe(1);
+  });
 });

@@ -1,4 +1,6 @@
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { tempDir } from '../../helpers/temp';
 import { ApiToolService } from '../../../workers/openapi/service';
 import { MAX_SCHEMA_ANSWER_CHARS } from '../../../workers/openapi/endpoint-schema';
 
@@ -106,6 +108,65 @@ describe('get-api-endpoint-schema', () => {
     expect(answer.inputSchema.properties.kind['x-enum-left-out']).toBe('4950 more values');
     expect(answer.inputSchema.properties.field199).toEqual({ type: 'object', 'x-left-out': '2 properties' });
     expect(answer.note).toMatch(/long descriptions are cut/);
+    await s.close();
+  });
+});
+
+describe('get-api-endpoint-schema of a description with external documents that could not be loaded', () => {
+  const ok = { 200: { description: 'ok' } };
+  /** A service over main.json and `files` in a fresh folder, and what it logged as warnings. */
+  async function serve(files: Record<string, unknown>) {
+    const dir = tempDir('schema-unloaded-');
+    for (const [name, content] of Object.entries(files)) writeFileSync(path.join(dir, name), JSON.stringify(content));
+    const warnings: string[] = [];
+    const log = { debug: () => undefined, info: () => undefined, warn: (message: string) => void warnings.push(message), error: () => undefined };
+    const s = await ApiToolService.create({ apiBaseUrl: 'http://127.0.0.1:9', openApiSpec: path.join(dir, 'main.json'), specCache: false, toolsMode: 'dynamic' }, log);
+    return { dir, s, warnings };
+  }
+  const described = (paths: Record<string, unknown>) => ({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths });
+
+  test('lists only the operations kept, and shows a response from such a document as not loaded, never why', async () => {
+    const { dir, s } = await serve({
+      'main.json': described({
+        '/pets': {
+          post: { requestBody: { content: { 'application/json': { schema: { $ref: './missing.json#/Pet' } } } }, responses: ok },
+          get: { responses: { 200: { description: 'the pets', content: { 'application/json': { schema: { $ref: './missing.json#/Pets' } } } }, 404: { $ref: './missing.json#/NotFound' } } },
+        },
+      }),
+    });
+    const listed = (await s.handle('list-api-endpoints', {})).structuredContent as { endpoints: Array<{ toolId: string }> };
+    expect(listed.endpoints.map((e) => e.toolId)).toEqual(['GET::pets']);
+    const asked = await ask(s, { toolId: 'GET::pets' });
+    expect(asked.structuredContent).toMatchObject({
+      responses: { 200: { description: 'the pets', schema: { 'x-unresolved': './missing.json#/Pets', 'x-not-loaded': 'the document this $ref names could not be loaded' } } },
+      otherResponses: { 404: "$ref './missing.json#/NotFound' names a document that could not be loaded" },
+    });
+    // Why (a path of this machine, 'file not found') is for the log only.
+    expect(JSON.stringify(asked)).not.toContain(dir);
+    expect(JSON.stringify(asked)).not.toContain('not found');
+    expect(await ask(s, { toolId: 'POST::pets' })).toMatchObject({ isError: true, content: [{ text: expect.stringContaining("no endpoint with tool ID or name 'POST::pets'") }] });
+    await s.close();
+  });
+
+  test('of one that could be loaded at the start and no longer can: an error naming the ref only, and why in the log', async () => {
+    const { dir, s, warnings } = await serve({
+      'main.json': described({
+        '/a': { post: { requestBody: { content: { 'application/json': { schema: { $ref: './body.json#/B' } } } }, responses: ok } },
+        '/b': { get: { parameters: [{ $ref: './params.json#/Q' }], responses: ok } },
+      }),
+      'body.json': { B: { type: 'object', properties: { x: { type: 'string' } } } },
+      'params.json': { Q: { name: 'q', in: 'query', schema: { type: 'string' } } },
+    });
+    rmSync(path.join(dir, 'body.json'));
+    rmSync(path.join(dir, 'params.json'));
+    const body = await ask(s, { toolId: 'POST::a' }).catch((error: unknown) => error);
+    expect(body).toMatchObject({ code: 'NOT_FOUND', message: "$ref './body.json#/B' names a document that could not be loaded" });
+    const parameter = await ask(s, { toolId: 'GET::b' }).catch((error: unknown) => error);
+    expect(parameter).toMatchObject({ code: 'NOT_FOUND', message: `GET /b cannot be read from the OpenAPI description ${path.join(dir, 'main.json')} now (the server's log says why); its tool may still be called` });
+    expect(warnings).toEqual(expect.arrayContaining([
+      `get-api-endpoint-schema: external document ${path.join(dir, 'body.json')}, referenced from ${path.join(dir, 'main.json')}, could not be loaded: file not found`,
+      `get-api-endpoint-schema: GET /b cannot be read from the description now: $ref './params.json#/Q' in ${path.join(dir, 'main.json')}: ${path.join(dir, 'params.json')} could not be loaded (file not found)`,
+    ]));
     await s.close();
   });
 });

@@ -4,6 +4,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
 import { loadSpec } from '../../../workers/openapi/load-spec';
 import { ToolsManager } from '../../../workers/openapi/tools-manager';
 import { rejection } from '../../helpers/rejection';
@@ -13,8 +14,11 @@ const PETSTORE = path.join(FIXTURES, 'petstore-3.0.yaml');
 
 let server: Server;
 let base: string;
+/** Requests for /secret.yaml, which the SSRF guard must never let through. */
+let secretHits = 0;
 beforeAll(async () => {
   server = createServer((req, res) => {
+    if (req.url === '/secret.yaml') secretHits++;
     if (req.url === '/petstore.yaml') {
       res.setHeader('content-type', 'application/yaml');
       res.end(readFileSync(PETSTORE));
@@ -132,25 +136,38 @@ describe('loadSpec', () => {
     expect(warnings).toContain('operation skipped: TRACE /pods/{name}: TRACE operations are not served (tool IDs take GET, POST, PUT, PATCH, DELETE, HEAD and OPTIONS)');
   });
 
-  test('refuses a $ref from a description on the network to a file of this machine', async () => {
-    expect(await rejection(loadSpec({ openApiSpec: `${base}/file-ref.yaml` }))).toMatchObject({ code: 'BLOCKED', message: expect.stringContaining('may not reference a local file (file:///etc/passwd)') });
+  test('does not read a file of this machine that a description on the network references: the document is unloaded, BLOCKED', async () => {
+    const spec = await loadSpec({ openApiSpec: `${base}/file-ref.yaml` });
+    expect(spec.external.size).toBe(0);
+    expect(spec.unloaded?.get('file:///etc/passwd')).toEqual({
+      code: 'BLOCKED',
+      reason: `${base}/file-ref.yaml may not reference a local file (file:///etc/passwd)`,
+      shown: '/etc/passwd',
+      from: `${base}/file-ref.yaml`,
+    });
   });
 
-  test('refuses a $ref from a description on the network to a private, loopback or link-local address but of its own host, after DNS and redirects', async () => {
-    const refused = (target: string) => rejection(loadSpec({ openApiSpec: `${base}/refs-to/${encodeURIComponent(target)}` }));
+  test('does not fetch a $ref from a description on the network to a private, loopback or link-local address but of its own host, after DNS and redirects', async () => {
+    /** The unloaded documents of a description whose parameter is in `target`. */
+    const refused = async (target: string) => [...((await loadSpec({ openApiSpec: `${base}/refs-to/${encodeURIComponent(target)}` })).unloaded?.values() ?? [])];
     // Fetched, the metadata service's answer would have been written into the tools.
-    expect(await refused('http://169.254.169.254/latest/meta-data/p.yaml')).toMatchObject({
+    expect(await refused('http://169.254.169.254/latest/meta-data/p.yaml')).toEqual([{
       code: 'BLOCKED',
-      message: `${base}/refs-to/${encodeURIComponent('http://169.254.169.254/latest/meta-data/p.yaml')} may not reference http://169.254.169.254/latest/meta-data/p.yaml: 169.254.169.254 is a private, loopback or link-local address, which a description from the network may not make this machine fetch from (but from its own host); load the description from a file to allow it`,
-    });
-    expect(await refused('http://[::ffff:a9fe:a9fe]/p.yaml')).toMatchObject({ code: 'BLOCKED' });
-    // Another host name for this machine: judged by the address it resolves to.
-    expect(await refused('http://localhost:{port}/p.yaml')).toMatchObject({ code: 'BLOCKED', message: expect.stringMatching(/localhost \((127\.0\.0\.1|::1)\) is a private/) });
+      reason: `${base}/refs-to/${encodeURIComponent('http://169.254.169.254/latest/meta-data/p.yaml')} may not reference http://169.254.169.254/latest/meta-data/p.yaml: 169.254.169.254 is a private, loopback or link-local address, which a description from the network may not make this machine fetch from (but from its own host); load the description from a file to allow it`,
+      shown: 'http://169.254.169.254/latest/meta-data/p.yaml',
+      from: `${base}/refs-to/${encodeURIComponent('http://169.254.169.254/latest/meta-data/p.yaml')}`,
+    }]);
+    expect(await refused('http://[::ffff:a9fe:a9fe]/p.yaml')).toEqual([expect.objectContaining({ code: 'BLOCKED' })]);
+    // Another host name for this machine: judged by the address it resolves to, and never asked.
+    const asked = secretHits;
+    expect(await refused('http://localhost:{port}/secret.yaml')).toEqual([expect.objectContaining({ code: 'BLOCKED', reason: expect.stringMatching(/localhost \((127\.0\.0\.1|::1)\) is a private/) })]);
+    expect(secretHits).toBe(asked);
     // Its own host, which then redirects away.
-    expect(await refused('/to-metadata.yaml')).toMatchObject({ code: 'BLOCKED', message: expect.stringContaining('169.254.169.254 is a private') });
+    expect(await refused('/to-metadata.yaml')).toEqual([expect.objectContaining({ code: 'BLOCKED', reason: expect.stringContaining('169.254.169.254 is a private') })]);
     // Its own host: followed.
     const own = await loadSpec({ openApiSpec: `${base}/refs-to/${encodeURIComponent('/p.yaml')}` });
     expect(own.external.get(`${base}/p.yaml`)).toEqual({ p: { name: 'q', in: 'query', schema: { type: 'string' } } });
+    expect(own.unloaded).toBeUndefined();
   });
 
   test('follows $refs into files in a folder whose name needs percent-encoding in a URL, and names a referenced file that is not JSON or YAML', async () => {
@@ -160,8 +177,72 @@ describe('loadSpec', () => {
       const spec = await loadSpec({ openApiSpec: path.join(dir, 'main.yaml') });
       expect(spec.external.size).toBe(3);
       writeFileSync(path.join(dir, 'schemas.yaml'), '{"Thing": {"type": "object",, }}');
-      const error = await rejection(loadSpec({ openApiSpec: path.join(dir, 'main.yaml') }));
-      expect(error).toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining(`invalid OpenAPI specification format in ${path.join(dir, 'schemas.yaml')} (referenced from ${path.join(dir, 'main.yaml')}): not valid JSON or YAML`) });
+      const broken = await loadSpec({ openApiSpec: path.join(dir, 'main.yaml') });
+      expect(broken.unloaded?.get(pathToFileURL(path.join(dir, 'schemas.yaml')).href)).toEqual({
+        code: 'BAD_INPUT',
+        reason: expect.stringMatching(/^not valid JSON or YAML \(.+\)$/),
+        shown: path.join(dir, 'schemas.yaml'),
+        from: path.join(dir, 'main.yaml'),
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a referenced document that cannot be loaded is no error: it is unloaded with why, and what it references is never asked for', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'spec-unloaded-'));
+    try {
+      const at = (name: string) => path.join(dir, name);
+      writeFileSync(at('a.yaml'), 'A: {$ref: "./b.yaml#/B"}\n');
+      writeFileSync(at('bad.yaml'), '{"X": {"type": "object",, }}');
+      writeFileSync(at('big.json'), JSON.stringify({ X: { description: 'x'.repeat(2000) } }));
+      const refs = ['./a.yaml#/A', './missing.yaml#/M', `${base}/gone.yaml#/G`, './bad.yaml#/X', './big.json#/X', 'ftp://example.com/f.yaml#/F'];
+      writeFileSync(at('main.json'), JSON.stringify({
+        openapi: '3.0.3',
+        info: { title: 't', version: '1' },
+        paths: { '/x': { get: { parameters: refs.map((ref, i) => ({ name: `p${i}`, in: 'query', schema: { $ref: ref } })), responses: { 200: { description: 'ok' } } } } },
+      }));
+      const spec = await loadSpec({ openApiSpec: at('main.json'), maxBytes: 1500 });
+      expect([...spec.external.keys()]).toEqual([pathToFileURL(at('a.yaml')).href]);
+      const main = at('main.json');
+      expect(Object.fromEntries(spec.unloaded!)).toEqual({
+        [pathToFileURL(at('b.yaml')).href]: { code: 'NOT_FOUND', reason: 'file not found', shown: at('b.yaml'), from: at('a.yaml') },
+        [pathToFileURL(at('missing.yaml')).href]: { code: 'NOT_FOUND', reason: 'file not found', shown: at('missing.yaml'), from: main },
+        [`${base}/gone.yaml`]: { code: 'NETWORK_ERROR', reason: 'HTTP 404', shown: `${base}/gone.yaml`, from: main },
+        [pathToFileURL(at('bad.yaml')).href]: { code: 'BAD_INPUT', reason: expect.stringMatching(/^not valid JSON or YAML \(/), shown: at('bad.yaml'), from: main },
+        [pathToFileURL(at('big.json')).href]: { code: 'BAD_INPUT', reason: 'larger than 1500 bytes', shown: at('big.json'), from: main },
+        'ftp://example.com/f.yaml': { code: 'BAD_INPUT', reason: 'cannot follow the $ref to ftp://example.com/f.yaml (only files and http(s) URLs are read)', shown: 'ftp://example.com/f.yaml', from: main },
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a host that does not answer is asked once: its other documents fail at once, saying so', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const dead = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const spec = await loadSpec({
+      specInputMethod: 'inline',
+      openApiSpec: JSON.stringify({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths: { '/x': { get: { parameters: [{ $ref: `${dead}/one.yaml#/P` }, { $ref: `${dead}/two.yaml#/P` }], responses: { 200: { description: 'ok' } } } } } }),
+    });
+    // Whichever is asked first.
+    const reasons = [...spec.unloaded!.values()].map((doc) => [doc.code, doc.reason]).sort();
+    expect(reasons).toEqual([['NETWORK_ERROR', 'ECONNREFUSED'], ['NETWORK_ERROR', `${dead} did not answer for another document (ECONNREFUSED)`]]);
+  });
+
+  test('what the description as a whole may cost stays an error, documents that failed counted: more than 100 of them, or a cancelled load', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'spec-many-'));
+    try {
+      const parameters = Array.from({ length: 101 }, (_, i) => ({ $ref: `./missing-${i}.yaml#/P` }));
+      const file = path.join(dir, 'main.json');
+      writeFileSync(file, JSON.stringify({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths: { '/x': { get: { parameters, responses: { 200: { description: 'ok' } } } } } }));
+      expect(await rejection(loadSpec({ openApiSpec: file }))).toMatchObject({ code: 'BAD_INPUT', message: `${file} references more than 100 external documents` });
+      writeFileSync(file, JSON.stringify({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths: { '/x': { get: { parameters: [{ $ref: `${base}/p.yaml#/p` }], responses: { 200: { description: 'ok' } } } } } }));
+      const cancelled = new AbortController();
+      cancelled.abort();
+      expect(await rejection(loadSpec({ openApiSpec: file, signal: cancelled.signal }))).toMatchObject({ code: 'NETWORK_ERROR' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

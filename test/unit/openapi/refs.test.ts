@@ -1,5 +1,5 @@
 import { buildEndpointTools } from '../../../workers/openapi/tools-manager';
-import { deref, DEREF_NODE_BUDGET, externalRefs, type Json, type JsonObject, type RefContext } from '../../../workers/openapi/refs';
+import { deref, DEREF_NODE_BUDGET, externalRefs, follow, shownUri, UnloadedRefError, type Json, type JsonObject, type RefContext } from '../../../workers/openapi/refs';
 import { MAX_SCHEMA_CHARS } from '../../../workers/openapi/schema-budget';
 
 /**
@@ -103,5 +103,62 @@ describe('deref', () => {
     const cut = warnings.filter((message) => /too large to list whole/.test(message));
     expect(cut).toHaveLength(1);
     expect(cut[0]).toMatch(/^8 input schema\(s\) too large to list whole/);
+  });
+});
+
+describe('a $ref into a document that could not be loaded', () => {
+  /** A description in /spec whose other.yaml loaded and whose gone.yaml did not. */
+  const ctx = (): RefContext => ({
+    root: { openapi: '3.0.3', paths: {}, components: { schemas: { Local: { $ref: 'other.yaml#/Chain' } } } },
+    rootUri: 'file:///spec/api.yaml',
+    external: new Map<string, Json>([['file:///spec/other.yaml', { Chain: { type: 'object', properties: { g: { $ref: './gone.yaml#/G' } } }, Fine: { type: 'string' } }]]),
+    unloaded: new Map([['file:///spec/gone.yaml', { code: 'NOT_FOUND' as const, reason: 'file not found', shown: '/spec/gone.yaml', from: '/spec/other.yaml' }]]),
+  });
+  const thrown = (run: () => unknown): unknown => {
+    try {
+      run();
+    } catch (error) {
+      return error;
+    }
+    throw new Error('expected a throw');
+  };
+
+  test('throws where it is followed or written out, with the load\'s code, a message naming only the ref, and the where and why for the log', () => {
+    for (const run of [() => follow({ $ref: 'gone.yaml#/G' }, ctx()), () => deref({ type: 'array', items: { $ref: 'gone.yaml#/G' } }, ctx())]) {
+      const error = thrown(run);
+      expect(error).toBeInstanceOf(UnloadedRefError);
+      expect(error).toMatchObject({
+        code: 'NOT_FOUND',
+        ref: 'gone.yaml#/G',
+        message: "$ref 'gone.yaml#/G' names a document that could not be loaded",
+        logDetail: "$ref 'gone.yaml#/G' in /spec/api.yaml: /spec/gone.yaml could not be loaded (file not found)",
+      });
+    }
+  });
+
+  test('names the document the ref is written in when it is reached through another one', () => {
+    expect(thrown(() => deref({ $ref: '#/components/schemas/Local' }, ctx()))).toMatchObject({ logDetail: "$ref './gone.yaml#/G' in /spec/other.yaml: /spec/gone.yaml could not be loaded (file not found)" });
+  });
+
+  test('throws even where the node budget would leave the ref unwritten, so what a schema needs does not hang on its size', () => {
+    expect(thrown(() => deref({ type: 'object', properties: { a: { $ref: 'other.yaml#/Chain' } } }, ctx(), undefined, 'file:///spec/api.yaml', 2))).toBeInstanceOf(UnloadedRefError);
+  });
+
+  test('is no concern of refs into documents that loaded: a missing pointer there stays an unresolved reference', () => {
+    const problems: string[] = [];
+    expect(deref({ $ref: 'other.yaml#/Nope' }, ctx(), (problem) => problems.push(problem))).toEqual({ description: 'unresolved reference other.yaml#/Nope' });
+    expect(problems).toEqual(['unresolved reference other.yaml#/Nope']);
+    expect(deref({ $ref: 'other.yaml#/Fine' }, ctx())).toEqual({ type: 'string' });
+  });
+});
+
+describe('shownUri', () => {
+  test.each([
+    ['file:///spec/a%20b/x.yaml', '/spec/a b/x.yaml'],
+    ['https://user:secret@example.com/x.yaml', 'https://example.com/x.yaml'],
+    ['https://example.com/x.yaml?v=1', 'https://example.com/x.yaml?v=1'],
+    ['urn:example:x', 'urn:example:x'],
+  ])('shows %s as %s', (given, want) => {
+    expect(shownUri(given)).toBe(want);
   });
 });

@@ -1,5 +1,10 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { loadSpec } from '../../../workers/openapi/load-spec';
 import { ToolsManager } from '../../../workers/openapi/tools-manager';
+import { tempDir } from '../../helpers/temp';
 
 const ok = { 200: { description: 'ok' } };
 const body = (schema: unknown) => ({ content: { 'application/json': { schema } } });
@@ -78,3 +83,89 @@ describe('an operation the description makes unusable', () => {
   });
 });
 
+
+describe('an operation that needs an external document that could not be loaded', () => {
+  let server: Server;
+  let base: string;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      res.statusCode = 404;
+      res.end('no');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  /** The tools built from `files` (name → content) written into a fresh folder, main.json first. */
+  async function fromFiles(files: Record<string, unknown>) {
+    const dir = tempDir('spec-unloaded-');
+    for (const [name, content] of Object.entries(files)) writeFileSync(path.join(dir, name), typeof content === 'string' ? content : JSON.stringify(content));
+    const spec = await loadSpec({ openApiSpec: path.join(dir, 'main.json') });
+    const warnings: Array<{ message: string; fields?: Record<string, unknown> }> = [];
+    const tools = new ToolsManager({}, spec).generateTools(false, { warn: (message, fields) => warnings.push({ message, fields }) });
+    return { dir, tools, ids: tools.map((t) => t.toolId), messages: warnings.map((w) => w.message), warnings };
+  }
+  const described = (paths: Record<string, unknown>, components?: Record<string, unknown>) => ({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths, ...(components ? { components } : {}) });
+
+  test('is skipped when its arguments need it, naming the operation, the ref, where it is written and why; the others stay tools', async () => {
+    const { dir, ids, messages, warnings } = await fromFiles({
+      'main.json': described({
+        '/pets': { post: { requestBody: body({ $ref: './missing.yaml#/Pet' }), responses: ok }, get: { responses: ok } },
+        '/owners': { get: { parameters: [{ name: 'q', in: 'query', schema: { $ref: './a.yaml#/Q' } }], responses: ok } },
+        '/whole': { $ref: './paths.yaml#/Whole' },
+        '/health': { get: { responses: ok } },
+      }),
+      // A loads; B, which it references, does not exist.
+      'a.yaml': 'Q: {type: object, properties: {b: {$ref: "./b.yaml#/B"}}}\n',
+    });
+    expect(ids).toEqual(['GET::pets', 'GET::health']);
+    const at = (name: string) => path.join(dir, name);
+    expect(messages).toEqual(expect.arrayContaining([
+      `external document ${at('missing.yaml')}, referenced from ${at('main.json')}, could not be loaded: file not found; operations whose arguments need it are skipped`,
+      `external document ${at('b.yaml')}, referenced from ${at('a.yaml')}, could not be loaded: file not found; operations whose arguments need it are skipped`,
+      `operation skipped: POST /pets: $ref './missing.yaml#/Pet' in ${at('main.json')}: ${at('missing.yaml')} could not be loaded (file not found)`,
+      `operation skipped: GET /owners: $ref './b.yaml#/B' in ${at('a.yaml')}: ${at('b.yaml')} could not be loaded (file not found)`,
+      `operation skipped: /whole: $ref './paths.yaml#/Whole' in ${at('main.json')}: ${at('paths.yaml')} could not be loaded (file not found)`,
+    ]));
+    expect(warnings.find((w) => w.message.startsWith('operation skipped: POST /pets'))?.fields).toEqual({
+      operation: 'POST /pets',
+      reason: `$ref './missing.yaml#/Pet' in ${at('main.json')}: ${at('missing.yaml')} could not be loaded (file not found)`,
+      ref: './missing.yaml#/Pet',
+      document: at('missing.yaml'),
+      code: 'NOT_FOUND',
+    });
+  });
+
+  test('is skipped when only its request plan needs it (a multipart encoding), not its input schema', async () => {
+    const multipart = { content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string' } } }, encoding: { file: { headers: { 'X-Part': { $ref: './gone.yaml#/H' } } } } } } };
+    const { ids, messages } = await fromFiles({ 'main.json': described({ '/upload': { post: { requestBody: multipart, responses: ok } }, '/health': { get: { responses: ok } } }) });
+    expect(ids).toEqual(['GET::health']);
+    expect(messages).toEqual(expect.arrayContaining([expect.stringMatching(/^operation skipped: POST \/upload: \$ref '\.\/gone\.yaml#\/H' in .*main\.json: .*gone\.yaml could not be loaded \(file not found\)$/)]));
+  });
+
+  test('is kept when it needs it only in a response (a URL answering 404) or an unused component, with the document warned about', async () => {
+    const { tools, messages } = await fromFiles({
+      'main.json': described(
+        {
+          '/pets': {
+            get: {
+              parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer' } }],
+              responses: { 200: { description: 'ok', content: { 'application/json': { schema: { $ref: `${base}/gone.yaml#/Pets` } } } }, 404: { $ref: './responses.yaml#/NotFound' } },
+            },
+          },
+        },
+        { schemas: { Unused: { $ref: './unused.yaml#/U' } } },
+      ),
+    });
+    expect(tools.map((t) => [t.toolId, Object.keys(t.inputSchema.properties!)])).toEqual([['GET::pets', ['limit']]]);
+    // Its request plan is whole: the 2xx media types go to Accept.
+    expect(tools[0].planSpec).toMatchObject({ paths: { '/pets': { get: { responses: { 200: { content: { 'application/json': {} } } } } } } });
+    expect(messages.filter((m) => m.startsWith('operation skipped'))).toEqual([]);
+    expect(messages).toEqual(expect.arrayContaining([
+      expect.stringMatching(new RegExp(`^external document ${base}/gone\\.yaml, referenced from .*main\\.json, could not be loaded: HTTP 404;`)),
+      expect.stringMatching(/^external document .*responses\.yaml, referenced from .*main\.json, could not be loaded: file not found;/),
+      expect.stringMatching(/^external document .*unused\.yaml, referenced from .*main\.json, could not be loaded: file not found;/),
+    ]));
+  });
+});
