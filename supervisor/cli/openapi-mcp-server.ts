@@ -5,7 +5,7 @@ import { readSync } from 'node:fs';
 import { headerHint, type EnvSpec, type FlagSpec } from '../../config/load';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
 import { SPEC_CACHE_OFF } from '../../config/openapi';
-import { runProfile, SERVER_FLAGS, type Profile } from '../profile';
+import { runProfile, SERVER_ENV, SERVER_FLAGS, type Profile } from '../profile';
 import { isCommand } from './command';
 import { HEADER_NAME } from '../../protocol/http-headers';
 import { MAX_SPEC_BYTES } from '../../workers/openapi/spec-limits';
@@ -89,7 +89,10 @@ export function openapiProfile(): Profile {
     command: 'openapi-mcp-server',
     summary: 'serve the operations of an OpenAPI description as MCP tools',
     flags,
-    envVars,
+    // The server's own variables too (MCPVISOR_AUTH_TOKEN, MCPVISOR_PORT…), as every server
+    // command reads them: the refusal to serve a network address names MCPVISOR_AUTH_TOKEN.
+    envVars: [...envVars, ...SERVER_ENV],
+    envPrefix: 'MCPVISOR_',
     defaults: { name: 'openapi-mcp-server', version: '1.0.0', shell: { enabled: false }, web: { enabled: false } },
     mergeByIndex: ['apis'],
     finalize(config: Config): Config {

@@ -1,7 +1,9 @@
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { connectHttp, startHttp, connectStdio, type HttpServer } from '../../helpers/mcp';
-import { eventually, tempCacheEnv } from '../../helpers/processes';
+import { eventually, spawnBin, tempCacheEnv } from '../../helpers/processes';
 import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
 import { tempDir } from '../../helpers/temp';
 
@@ -60,6 +62,44 @@ describe('openapi-mcp-server over HTTP', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("openapi-mcp-server reads the server's MCPVISOR_* variables, as every server command does", () => {
+  const TOKEN = 'openapi-token-0123456789';
+  const PETSTORE = () => ['--api-base-url', upstream.url, '--openapi-spec', path.join(FIXTURES, 'petstore-3.0.yaml')];
+
+  test('MCPVISOR_AUTH_TOKEN, which its refusal to serve a network address without a token names, guards its endpoint', async () => {
+    const refused = spawnBin('openapi-mcp-server', [...PETSTORE(), '--transport', 'http', '--host', '0.0.0.0'], ENV);
+    expect(await refused.exited).toBe(2);
+    expect(refused.stderr()).toContain('set MCPVISOR_AUTH_TOKEN');
+    const server = await startHttp('openapi-mcp-server', PETSTORE(), { ...ENV, MCPVISOR_AUTH_TOKEN: TOKEN });
+    try {
+      const url = server.mcpUrl;
+      const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+      const none = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: init });
+      expect(none.status).toBe(401);
+      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } });
+      const client = new Client({ name: 'authorised', version: '1' });
+      await client.connect(transport);
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('show-pet-by-id');
+      await client.close();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('MCPVISOR_PATH sets its endpoint, and a mistyped MCPVISOR_ variable is refused naming the one meant', async () => {
+    const server = await startHttp('openapi-mcp-server', PETSTORE(), { ...ENV, MCPVISOR_PATH: '/api-mcp' });
+    try {
+      expect(new URL(server.mcpUrl).pathname).toBe('/api-mcp');
+    } finally {
+      await server.stop();
+    }
+    const typo = spawnBin('openapi-mcp-server', PETSTORE(), { ...ENV, MCPVISOR_AUTH_TOKN: TOKEN });
+    typo.child.stdin!.end();
+    expect(await typo.exited).toBe(2);
+    expect(typo.stderr()).toContain("unknown environment variable MCPVISOR_AUTH_TOKN (did you mean 'MCPVISOR_AUTH_TOKEN'?)");
   });
 });
 
