@@ -73,4 +73,18 @@ describe('mcpvisor with the shell toolset', () => {
       await server.close();
     }
   });
+
+  test('started in its own checkout, warns that the workspace is read-only and names the setting mcpvisor reads', async () => {
+    // No shell.workspace: the workspace is the current directory, this repository (jest's cwd).
+    const config = path.join(dir, 'no-workspace.json');
+    writeFileSync(config, JSON.stringify({ web: { enabled: false } }));
+    const server = spawnBin('mcpvisor', ['--config', config]);
+    try {
+      const warning = await server.waitForLog((entry) => String(entry.msg).includes("the workspace holds the server's own code or config"));
+      // mcpvisor reads no SHELL_WORKSPACE (only MCPVISOR_* variables): the hint must name the config key.
+      expect(warning.msg).toContain('point shell.workspace in the config, or SHELL_WORKSPACE with shell-mcp-server,');
+    } finally {
+      await server.stop();
+    }
+  });
 });
