@@ -1,0 +1,51 @@
+/**
+ * scripts/setup.sh, the README's first command, run for real with stand-ins for the commands that
+ * would change the machine (`npm`, `apt-get`, `sudo`) and, where a test needs one, for `node`:
+ * each stand-in records its arguments and does nothing else.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { tempDir } from '../../helpers/temp';
+
+const ROOT = path.join(__dirname, '..', '..', '..');
+const SETUP = path.join(ROOT, 'scripts', 'setup.sh');
+
+/** A directory of stand-ins put first on PATH; `calls` holds one line per stand-in run. */
+function standIns(nodeVersion?: string): { bin: string; calls: string } {
+  const bin = tempDir('setup-bin-');
+  const calls = path.join(bin, 'calls.log');
+  const record = (name: string, extra = '') => {
+    writeFileSync(path.join(bin, name), `#!/bin/sh\necho "${name} $*" >> '${calls}'\n${extra}exit 0\n`);
+    chmodSync(path.join(bin, name), 0o755);
+  };
+  for (const name of ['npm', 'apt-get', 'sudo']) record(name);
+  if (nodeVersion) record('node', `[ "$1" = --version ] && echo v${nodeVersion}\n`);
+  return { bin, calls };
+}
+
+function runSetup(bin: string): { status: number | null; stderr: string } {
+  const result = spawnSync('bash', [SETUP], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` }, encoding: 'utf8' });
+  return { status: result.status, stderr: result.stderr };
+}
+
+const npmCalls = (calls: string) => (existsSync(calls) ? readFileSync(calls, 'utf8').split('\n').filter((line) => line.startsWith('npm ')) : []);
+
+describe('scripts/setup.sh', () => {
+  test("stops at once, saying what to install, when Node is older than package.json's engines (Debian 12's 18)", () => {
+    const { bin, calls } = standIns('18.19.0');
+    const { status, stderr } = runSetup(bin);
+    const wanted = /^>=(.+)$/.exec((JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node)![1];
+    expect(status).toBe(1);
+    expect(stderr).toContain(`Node.js ${wanted} or later, with npm, is needed (found: node 18.19.0, npm present)`);
+    expect(stderr).toContain('Debian 12 ships Node 18');
+    expect(npmCalls(calls)).toEqual([]);
+  });
+
+  test('with the Node running these tests, goes on to npm ci and the build', () => {
+    const { bin, calls } = standIns();
+    const { status, stderr } = runSetup(bin);
+    expect({ status, stderr }).toEqual({ status: 0, stderr: expect.not.stringContaining('is needed') });
+    expect(npmCalls(calls)).toEqual(['npm ci --no-audit --no-fund', 'npm run build']);
+  });
+});
