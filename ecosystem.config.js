@@ -4,8 +4,10 @@
  * Fork mode, one instance per port, on purpose: MCP sessions live in one process, and pm2's
  * cluster mode spreads requests round-robin with no session affinity, so a session's requests
  * would reach processes that do not know it. Run several instances on different ports behind a
- * load balancer that hashes `Mcp-Session-Id` (deploy/nginx.conf) to scale out; `pm2 reload`
- * then restarts them one at a time while the others take new sessions.
+ * load balancer with session affinity to scale out: deploy/nginx.conf.template, rendered by
+ * deploy/render-nginx-conf.js, tags each session id with its instance (hashing `Mcp-Session-Id`
+ * cannot work: the id is made after nginx routed the initialize). Reload them one at a time
+ * (docs/production.md) while the others take new sessions.
  */
 const INSTANCES = Number(process.env.MCPVISOR_INSTANCES || 1);
 const BASE_PORT = Number(process.env.MCPVISOR_BASE_PORT || 3000);
