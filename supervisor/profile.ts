@@ -271,7 +271,9 @@ function helpText(profile: Profile, flags: FlagSpec[]): string {
     const left = `--${flag.name}${flag.kind === 'flag' ? '' : ` ${flag.arg ?? 'VALUE'}`}${flag.multiple ? ' (repeatable)' : ''}`;
     return `  ${left.padEnd(34)} ${flag.help}`;
   });
-  const env = profile.envVars.map((spec) => `  ${spec.name}`);
+  // Variables the footer describes (web-search-mcp's, shell-mcp-server's) are not listed twice.
+  const described = (name: string) => new RegExp(`\\b${name}\\b`).test(profile.helpFooter ?? '');
+  const env = profile.envVars.filter((spec) => !described(spec.name)).map((spec) => `  ${spec.name}`);
   return [
     `${profile.command} ${packageVersion()}: ${profile.summary}`,
     '',

@@ -30,6 +30,9 @@ describe('shell-mcp-server start-up', () => {
     server.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     expect(await server.exited).toBe(0);
     for (const name of ['SANDBOX_MODE', 'COMMAND_TIMEOUT', 'DEBUG', 'SHELL_WORKSPACE', 'bubblewrap']) expect(stdout).toContain(name);
+    // Each once: described in the footer, not also listed bare above it.
+    for (const name of ['SANDBOX_MODE', 'COMMAND_TIMEOUT', 'SHELL_WORKSPACE']) expect([name, stdout.split(name).length - 1]).toEqual([name, 1]);
+    expect(stdout.match(/^ {2}DEBUG\b/gm)).toHaveLength(1);
   });
 
   test('keeps the supervisor\'s secrets out of a command\'s environment', async () => {

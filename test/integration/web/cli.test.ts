@@ -55,6 +55,15 @@ describe('web-search', () => {
     expect(help).not.toContain('127.0.0.1');
   });
 
+  it('web-search-mcp --help names each of its variables once', async () => {
+    const help = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, [bin('web-search-mcp'), '--help'], (error, stdout) => (error ? reject(error) : resolve(stdout)));
+    });
+    for (const name of ['WEB_SEARCH_ENGINE', 'WEB_SEARCH_HEADLESS', 'WEB_FETCH_THREADS', 'CHROMIUM_PATH', 'PUPPETEER_EXECUTABLE_PATH', 'MCPVISOR_AUTH_TOKEN']) {
+      expect([name, help.match(new RegExp(`\\b${name}\\b`, 'g'))?.length]).toEqual([name, 1]);
+    }
+  });
+
   it('refuses an unknown command with a suggestion', async () => {
     const result = await run(['fecth', 'x']);
     expect(result.code).toBe(2);
