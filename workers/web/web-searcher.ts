@@ -123,7 +123,8 @@ export class WebSearcher {
    * A search that reports why it found nothing. Each engine of the chain is tried in turn while
    * the previous one blocks the search or answers an HTTP error status (>= 400 with no results
    * on the page); those are listed in `blocked` and `failed`. Rejects with McpvisorError: TIMEOUT past the
-   * budget, CANCELLED when `signal` aborts, NETWORK_ERROR when the page cannot be loaded,
+   * budget, CANCELLED when `signal` aborts, NETWORK_ERROR when a lone engine's page cannot be
+   * loaded (in a chain, an engine that cannot be reached is listed in `failed`),
    * INTERNAL when the browser cannot start. `engine` searches that one engine only (its base
    * URL from `engineUrls`, else its public one), on the same browser.
    */
@@ -143,18 +144,19 @@ export class WebSearcher {
       const blocked: SearchOutcome['blocked'] = [];
       const failed: SearchOutcome['failed'] = [];
       this.#stats.searches += 1;
-      for (const [index, engine] of engines.entries()) {
+      for (const engine of engines) {
         const url = engine.searchUrl(query.trim(), this.#baseUrl(engine, engine === primary));
         let outcome: PageOutcome;
         try {
           outcome = await this.#run(cluster, { url, engine, signal, deadline });
         } catch (error) {
-          // An engine that cannot be reached (refused, DNS, reset: Chromium's net::ERR_…), or whose
-          // tab crashed, is one more failure when another engine is left to try; the last one's
-          // error is the search's.
+          // In a chain, an engine that cannot be reached (refused, DNS, reset: Chromium's
+          // net::ERR_…), or whose tab crashed, is one more failure, the last one too: when no
+          // engine answered, the search names every engine and its reason (the last one's error
+          // alone hid that the first had blocked it). A lone engine's error is the search's.
           const crashed = ((error as McpvisorError).data as { crashed?: boolean } | undefined)?.crashed === true || /^Page crashed/.test((error as Error)?.message ?? '');
           const reason = crashed ? 'tab crashed' : /net::ERR_[A-Z_]+/.exec((error as Error)?.message ?? '')?.[0];
-          if (reason === undefined || signal.aborted || index === engines.length - 1) throw error;
+          if (reason === undefined || signal.aborted || engines.length === 1) throw error;
           outcome = { kind: 'failed', reason };
         }
         if (outcome.kind === 'results') return { results: outcome.results, engine: engine.name, blocked, failed };

@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { WebSearcher } from '../../../workers/web/web-searcher';
 import { getEngine } from '../../../workers/web/engines';
+import { formatSearch } from '../../../workers/web/search-tool';
+import { errorCodeOf } from '../../../protocol/results';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../../helpers/processes';
@@ -144,6 +146,28 @@ describe('WebSearcher when an engine cannot be reached', () => {
     } finally {
       await chain.close();
       await alone.close();
+    }
+  });
+
+  it('when the last engine of the chain cannot be reached either, names every engine and its reason', async () => {
+    const closed = await startSite({});
+    await closed.close();
+    // DuckDuckGo challenges `blocked…` queries; the Bing fallback refuses connections.
+    const chain = new WebSearcher(true, { engineUrl: `${site.origin}/router`, fallbackEngines: ['bing'], engineUrls: { bing: `${closed.origin}/nowhere` }, rateLimit: false, timeoutMs: 20_000, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+    try {
+      const outcome = await chain.searchDetailed('blocked then unreachable');
+      expect(outcome).toEqual({
+        results: [],
+        engine: 'bing',
+        blocked: [{ engine: 'duckduckgo', reason: expect.stringMatching(/DuckDuckGo/) }],
+        failed: [{ engine: 'bing', reason: 'net::ERR_CONNECTION_REFUSED' }],
+      });
+      // The MCP tool's answer: UPSTREAM_ERROR naming both, not the last engine's network error alone.
+      const answer = formatSearch('blocked then unreachable', outcome);
+      expect(errorCodeOf(answer)).toBe('UPSTREAM_ERROR');
+      expect((answer.content[0] as { text: string }).text).toMatch(/bing \(net::ERR_CONNECTION_REFUSED\), duckduckgo \(blocked: /);
+    } finally {
+      await chain.close();
     }
   });
 });
