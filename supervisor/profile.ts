@@ -266,10 +266,15 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
   await stop('stdin closed', 0);
 }
 
-function helpText(profile: Profile, flags: FlagSpec[]): string {
+/** Width of the flags' column in --help; a longer flag has its help on the next line. */
+const FLAG_COLUMN = 34;
+
+/** The text `--help` prints for `profile` with `flags`. */
+export function helpText(profile: Profile, flags: FlagSpec[]): string {
   const rows = flags.map((flag) => {
     const left = `--${flag.name}${flag.kind === 'flag' ? '' : ` ${flag.arg ?? 'VALUE'}`}${flag.multiple ? ' (repeatable)' : ''}`;
-    return `  ${left.padEnd(34)} ${flag.help}`;
+    if (left.length > FLAG_COLUMN) return `  ${left}\n  ${' '.repeat(FLAG_COLUMN)} ${flag.help}`;
+    return `  ${left.padEnd(FLAG_COLUMN)} ${flag.help}`;
   });
   // Variables the footer describes (web-search-mcp's, shell-mcp-server's) are not listed twice.
   const described = (name: string) => new RegExp(`\\b${name}\\b`).test(profile.helpFooter ?? '');
