@@ -4,7 +4,7 @@
  * each stand-in records its arguments and does nothing else.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../../helpers/temp';
 
@@ -47,5 +47,36 @@ describe('scripts/setup.sh', () => {
     const { status, stderr } = runSetup(bin);
     expect({ status, stderr }).toEqual({ status: 0, stderr: expect.not.stringContaining('is needed') });
     expect(npmCalls(calls)).toEqual(['npm ci --no-audit --no-fund', 'npm run build']);
+  });
+
+  describe('as a user other than root, with Debian packages missing', () => {
+    /** A PATH of only what the script needs (no chromium, bwrap…), `id -u` answering 1000, and `sudo` when asked for. */
+    function userPath(withSudo: boolean): { bin: string; calls: string } {
+      const { bin, calls } = standIns();
+      writeFileSync(path.join(bin, 'id'), '#!/bin/sh\necho 1000\n');
+      chmodSync(path.join(bin, 'id'), 0o755);
+      for (const tool of ['sed', 'sort', 'head', 'dirname', 'node']) {
+        const found = spawnSync('bash', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
+        symlinkSync(found, path.join(bin, tool));
+      }
+      if (!withSudo) unlinkSync(path.join(bin, 'sudo'));
+      return { bin, calls };
+    }
+    const run = (bin: string) => spawnSync('/bin/bash', [SETUP], { env: { ...process.env, PATH: bin }, encoding: 'utf8' });
+
+    test('without sudo, stops saying which packages to install as root, before npm', () => {
+      const { bin, calls } = userPath(false);
+      const result = run(bin);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(/setup: the Debian packages chromium bubblewrap .*are missing, and installing them needs root/);
+      expect(existsSync(calls) ? readFileSync(calls, 'utf8') : '').toBe('');
+    });
+
+    test('with sudo, installs them through sudo', () => {
+      const { bin, calls } = userPath(true);
+      const result = run(bin);
+      expect(result.status).toBe(0);
+      expect(readFileSync(calls, 'utf8')).toMatch(/^sudo apt-get install -y -qq --no-install-recommends chromium bubblewrap/m);
+    });
   });
 });
