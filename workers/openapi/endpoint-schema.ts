@@ -212,8 +212,10 @@ function argumentNames(head: JsonObject, input: JsonObject): JsonObject {
 /** The responses of an operation in the description's order (OpenAPI 3 and Swagger 2.0). */
 function responsesOf(entry: OperationEntry, ctx: RefContext): ResponseInfo[] {
   let all: Json | undefined;
+  let allUri: string | undefined;
   try {
-    all = follow(entry.operation.responses, ctx).value;
+    // The map may be a `$ref` into another file, whose own refs are relative to that file.
+    ({ value: all, uri: allUri } = follow(entry.operation.responses, ctx, entry.uri));
   } catch {
     return [];
   }
@@ -223,9 +225,9 @@ function responsesOf(entry: OperationEntry, ctx: RefContext): ResponseInfo[] {
     if (code.startsWith('x-')) continue;
     let found: { value: Json | undefined; uri: string | undefined };
     try {
-      found = follow(raw, ctx);
+      found = follow(raw, ctx, allUri);
     } catch (error) {
-      out.push({ code, description: error instanceof Error ? error.message : String(error), uri: ctx.rootUri });
+      out.push({ code, description: error instanceof Error ? error.message : String(error), uri: allUri });
       continue;
     }
     const response = isObject(found.value) ? found.value : {};

@@ -1,5 +1,5 @@
 import type { JsonObjectSchema } from '../../protocol/tool';
-import type { OperationEntry, RawParameter } from './operations';
+import type { LocatedParameter, OperationEntry, RawParameter } from './operations';
 import { deref, follow, isObject, type Json, type JsonObject, type RefContext } from './refs';
 import { asBase64Argument, isBinarySchema } from './binary';
 import { normalise } from './normalise';
@@ -71,22 +71,23 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
     for (let n = 2; ; n++) if (!Object.hasOwn(properties, `${base}_${n}`)) return `${base}_${n}`;
   };
 
-  const params = [...entry.parameters].sort((a, b) => LOCATION_ORDER.indexOf(a.in) - LOCATION_ORDER.indexOf(b.in));
+  const params = [...entry.parameters].sort((a, b) => LOCATION_ORDER.indexOf(a.param.in) - LOCATION_ORDER.indexOf(b.param.in));
   let body: BodyInfo | undefined;
-  let swaggerBody: RawParameter | undefined;
-  const formParams: RawParameter[] = [];
+  let swaggerBody: LocatedParameter | undefined;
+  const formParams: LocatedParameter[] = [];
 
-  for (const param of params) {
+  for (const located of params) {
+    const { param } = located;
     if (param.in === 'body') {
-      swaggerBody = param;
+      swaggerBody = located;
       continue;
     }
     if (param.in === 'formData') {
-      formParams.push(param);
+      formParams.push(located);
       continue;
     }
     const arg = claim(param.name, [`${param.in}_${param.name}`]);
-    const schema = nonEmpty(parameterSchema(param, ctx, onProblem), param);
+    const schema = nonEmpty(parameterSchema(located, ctx, onProblem), param);
     properties[arg] = describe(schema, param.description, `${param.in} parameter '${param.name}'`);
     // JSON Schema's own annotation, so a client can see that the parameter is on its way out.
     if (param.deprecated === true) (properties[arg] as JsonObject).deprecated = true;
@@ -103,27 +104,30 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
     const offered = Array.isArray(consumes) ? consumes : [];
     // Form before multipart, as for OpenAPI 3 bodies (pickContentType): multipart only when a
     // file needs it or it is all that `consumes` offers.
-    const multipart = formParams.some((p) => p.type === 'file') || (offered.includes('multipart/form-data') && !offered.includes('application/x-www-form-urlencoded'));
-    body = { contentType: multipart ? 'multipart/form-data' : 'application/x-www-form-urlencoded', required: formParams.some((p) => p.required), shape: 'object', swaggerForm: true };
+    const multipart = formParams.some(({ param }) => param.type === 'file') || (offered.includes('multipart/form-data') && !offered.includes('application/x-www-form-urlencoded'));
+    body = { contentType: multipart ? 'multipart/form-data' : 'application/x-www-form-urlencoded', required: formParams.some(({ param }) => param.required), shape: 'object', swaggerForm: true };
     bodySchema = {
       type: 'object',
-      properties: Object.fromEntries(formParams.map((p) => [p.name, describe(parameterSchema(p, ctx, onProblem), p.description, undefined)])),
-      required: formParams.filter((p) => p.required).map((p) => p.name),
+      properties: Object.fromEntries(formParams.map((p) => [p.param.name, describe(parameterSchema(p, ctx, onProblem), p.param.description, undefined)])),
+      required: formParams.filter(({ param }) => param.required).map(({ param }) => param.name),
     };
   } else if (swaggerBody) {
     const consumes = (entry.operation.consumes ?? (ctx.root.consumes as Json)) as Json;
     const contentType = Array.isArray(consumes) && typeof consumes[0] === 'string' ? pickContentType(consumes as string[]) : 'application/json';
-    bodySchema = deref(swaggerBody.schema, ctx, onProblem);
-    bodyDescription = swaggerBody.description;
-    body = { contentType, required: swaggerBody.required === true, shape: 'object', swaggerBodyName: swaggerBody.name };
+    const { param, uri } = swaggerBody;
+    bodySchema = deref(param.schema, ctx, onProblem, uri);
+    bodyDescription = param.description;
+    body = { contentType, required: param.required === true, shape: 'object', swaggerBodyName: param.name };
   } else if (entry.operation.requestBody !== undefined) {
-    const requestBody = follow(entry.operation.requestBody, ctx).value as JsonObject | undefined;
+    // Its schema's relative refs are written in the body's document, which may be another file.
+    const { value, uri } = follow(entry.operation.requestBody, ctx, entry.uri);
+    const requestBody = value as JsonObject | undefined;
     const content = (requestBody?.content ?? {}) as JsonObject;
     const types = Object.keys(content);
     if (types.length > 0) {
       const contentType = pickContentType(types);
       const given = (content[contentType] as JsonObject | undefined)?.schema;
-      bodySchema = deref(given, ctx, onProblem) ?? {};
+      bodySchema = deref(given, ctx, onProblem, uri) ?? {};
       // OAS 3.1 `application/octet-stream: {}`: content of any kind, so bytes (binary.ts).
       untypedBytes = carriesBytes(contentType) && (given === undefined || (isObject(bodySchema) && Object.keys(bodySchema).length === 0));
       bodyDescription = typeof requestBody?.description === 'string' ? requestBody.description : undefined;
@@ -242,16 +246,17 @@ function nonEmpty(schema: Json, param: RawParameter): Json {
   return isString ? { ...schema, minLength: 1 } : schema;
 }
 
-function parameterSchema(param: RawParameter, ctx: RefContext, onProblem?: (message: string) => void): Json {
-  if (param.schema !== undefined) return normalise(deref(param.schema, ctx, onProblem) ?? {});
+/** The parameter's schema, its refs resolved against the document the parameter is written in. */
+function parameterSchema({ param, uri }: LocatedParameter, ctx: RefContext, onProblem?: (message: string) => void): Json {
+  if (param.schema !== undefined) return normalise(deref(param.schema, ctx, onProblem, uri) ?? {});
   if (param.content && typeof param.content === 'object' && !Array.isArray(param.content)) {
     const first = Object.values(param.content)[0] as JsonObject | undefined;
-    return normalise(deref(first?.schema, ctx, onProblem) ?? {});
+    return normalise(deref(first?.schema, ctx, onProblem, uri) ?? {});
   }
   // Swagger 2.0: the schema keywords sit on the parameter itself.
   const out: JsonObject = {};
   for (const key of ['type', 'format', 'items', 'enum', 'default', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'uniqueItems', 'multipleOf']) {
-    if (param[key] !== undefined) out[key] = deref(param[key], ctx, onProblem) as Json;
+    if (param[key] !== undefined) out[key] = deref(param[key], ctx, onProblem, uri) as Json;
   }
   // A file upload: bytes, given as base64 (binary.ts).
   if (out.type === 'file') Object.assign(out, { type: 'string', format: 'binary' });

@@ -25,26 +25,27 @@ export function isMediaRange(type: string): boolean {
  * that its properties are arguments and the request says what it carries: `Content-Type: *\/*`
  * is no media type, and a JSON object under it was a schemaless string the model had to write.
  * Only when the range is the body's chosen type (no JSON, form or multipart type beside it) and
- * its schema is an object or array. A body in another document (a `$ref` into another file) is
- * left as it is: its schema's own `$ref`s are relative to that file, not to the operation's.
+ * its schema is an object or array. `operationUri` is the document the operation is written in.
+ * A body in another document (a `$ref` into another file) is left as it is: copied into the
+ * operation, its schema's own `$ref`s would resolve against the operation's file, not its own.
  */
-export function withJsonForMediaRange(operation: JsonObject, ctx: RefContext): JsonObject {
+export function withJsonForMediaRange(operation: JsonObject, ctx: RefContext, operationUri = ctx.rootUri): JsonObject {
   if (operation.requestBody === undefined) return operation;
   let requestBody: Json | undefined;
   let uri: string | undefined;
   try {
-    ({ value: requestBody, uri } = follow(operation.requestBody, ctx));
+    ({ value: requestBody, uri } = follow(operation.requestBody, ctx, operationUri));
   } catch {
     return operation; // reported where the body is read (input-schema.ts)
   }
-  if (uri !== ctx.rootUri || !isObject(requestBody) || !isObject(requestBody.content)) return operation;
+  if (uri !== operationUri || !isObject(requestBody) || !isObject(requestBody.content)) return operation;
   const types = Object.keys(requestBody.content);
   const chosen = types.length > 0 ? pickContentType(types) : undefined;
   if (chosen === undefined || !isMediaRange(chosen)) return operation;
   const media = requestBody.content[chosen];
   let schema: Json | undefined;
   try {
-    schema = follow(isObject(media) ? media.schema : undefined, ctx).value;
+    schema = follow(isObject(media) ? media.schema : undefined, ctx, uri).value;
   } catch {
     return operation;
   }

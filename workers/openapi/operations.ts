@@ -15,6 +15,17 @@ export interface RawParameter {
   [key: string]: Json | undefined;
 }
 
+/**
+ * A parameter and the absolute URI of the document it is written in, against which the
+ * relative `$ref`s inside it (its schema's) resolve: a parameter in `parameters/id.yaml` whose
+ * schema names `../schemas/id.yaml` means the file beside `parameters/`, not beside the root.
+ */
+export interface LocatedParameter {
+  param: RawParameter;
+  /** undefined: the root of a description read from no location (inline, stdin). */
+  uri: string | undefined;
+}
+
 /** One operation of the description, as read from it (spec 000's IOperation plus where it lives). */
 export interface OperationEntry {
   toolId: string;
@@ -22,8 +33,13 @@ export interface OperationEntry {
   method: string;
   path: string;
   operation: JsonObject;
+  /**
+   * Absolute URI of the document the operation is written in (its path item's, which a `$ref`
+   * may put in another file): relative `$ref`s in it (request body, responses) resolve against it.
+   */
+  uri: string | undefined;
   /** Path-level and operation-level parameters merged (the operation's win), refs followed. */
-  parameters: RawParameter[];
+  parameters: LocatedParameter[];
   tags: string[];
   resourceName?: string;
 }
@@ -47,13 +63,15 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
       continue;
     }
     let item: JsonObject;
+    let itemUri: string | undefined;
     try {
-      const followed = follow(rawItem, ctx).value;
-      if (followed === null || typeof followed !== 'object' || Array.isArray(followed)) {
-        onSkip(path, `the path item is ${kindOf(followed)}, not an object`);
+      const followed = follow(rawItem, ctx);
+      if (followed.value === null || typeof followed.value !== 'object' || Array.isArray(followed.value)) {
+        onSkip(path, `the path item is ${kindOf(followed.value)}, not an object`);
         continue;
       }
-      item = followed;
+      item = followed.value;
+      itemUri = followed.uri;
     } catch (error) {
       onSkip(path, skipReason(error), skipFields(error));
       continue;
@@ -73,12 +91,13 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
         continue;
       }
       try {
-        const parameters = mergeParameters(item.parameters, operation.parameters, ctx, (problem) => onProblem(where, problem));
+        const parameters = mergeParameters(item.parameters, operation.parameters, ctx, itemUri, (problem) => onProblem(where, problem));
         out.push({
           toolId: generateToolId(method, path),
           method: method.toUpperCase(),
           path,
-          operation: withJsonForMediaRange(operation, ctx),
+          operation: withJsonForMediaRange(operation, ctx, itemUri),
+          uri: itemUri,
           parameters,
           tags: Array.isArray(operation.tags) ? operation.tags.filter((tag): tag is string => typeof tag === 'string') : [],
           resourceName: extractResourceName(path),
@@ -91,12 +110,13 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
   return out;
 }
 
-function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined, ctx: RefContext, onProblem: (problem: string) => void): RawParameter[] {
-  const merged = new Map<string, RawParameter>();
+/** Both lists are written in the path item's document, `itemUri`; each parameter keeps its own. */
+function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined, ctx: RefContext, itemUri: string | undefined, onProblem: (problem: string) => void): LocatedParameter[] {
+  const merged = new Map<string, LocatedParameter>();
   for (const list of [pathLevel, opLevel]) {
     if (!Array.isArray(list)) continue;
     for (const raw of list) {
-      const param = follow(raw, ctx).value;
+      const { value: param, uri } = follow(raw, ctx, itemUri);
       if (param === null || typeof param !== 'object' || Array.isArray(param)) throw new Error('a parameter is not an object');
       if (typeof param.name !== 'string' || typeof param.in !== 'string') throw new Error(`a parameter lacks 'name' or 'in'`);
       if (!['path', 'query', 'header', 'cookie', 'body', 'formData'].includes(param.in)) throw new Error(`parameter '${param.name}' has an unknown location '${param.in}'`);
@@ -107,7 +127,7 @@ function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined,
         onProblem(`parameter left out: ${why}`);
         continue;
       }
-      merged.set(`${param.in}\u0000${param.name}`, param as RawParameter);
+      merged.set(`${param.in}\u0000${param.name}`, { param: param as RawParameter, uri });
     }
   }
   return [...merged.values()];

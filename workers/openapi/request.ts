@@ -1,7 +1,7 @@
 import { McpvisorError } from '../../protocol/errors';
 import type { ArgumentTarget, BodyInfo } from './input-schema';
 import type { OperationEntry } from './operations';
-import { deref, follow, type Json, type JsonObject, type RefContext } from './refs';
+import { deref, follow, isObject, type Json, type JsonObject, type RefContext } from './refs';
 import { swaggerBuildRequest } from './lazy';
 import { HEADER_VALUE } from '../../protocol/http-headers';
 import { serializeQuery } from './serialize';
@@ -40,35 +40,36 @@ export function requestPlan(entry: OperationEntry, ctx: RefContext, targets: Map
  * parameters whole (style, explode, schema type, default), the request body's media types and
  * their `encoding`, Swagger 2.0 `consumes`/`produces`, and of `responses` only the media types of
  * 2xx responses, which the builder joins into the `accept` header. Body and response schemas,
- * descriptions and examples are left out: GitHub's plans are ~10x smaller for it.
+ * descriptions and examples are left out: GitHub's plans are ~10x smaller for it. Each `$ref`
+ * resolves against the document it is written in (entry.uri, a parameter's, a body's, …).
  */
 export function planSpec(entry: OperationEntry, ctx: RefContext): JsonObject {
   const op = entry.operation;
-  const parameters = entry.parameters.map((p) => {
-    const { description: _unused, ...rest } = deref(p as unknown as Json, ctx) as JsonObject;
+  const parameters = entry.parameters.map(({ param, uri }) => {
+    const { description: _unused, ...rest } = deref(param as unknown as Json, ctx, undefined, uri) as JsonObject;
     return rest;
   });
   const operation: JsonObject = { operationId: 'op', parameters };
-  if (op.consumes !== undefined) operation.consumes = deref(op.consumes, ctx) as Json;
-  if (op.produces !== undefined) operation.produces = deref(op.produces, ctx) as Json;
-  const requestBody = followObject(op.requestBody, ctx);
-  const content = requestBody?.content;
+  if (op.consumes !== undefined) operation.consumes = deref(op.consumes, ctx, undefined, entry.uri) as Json;
+  if (op.produces !== undefined) operation.produces = deref(op.produces, ctx, undefined, entry.uri) as Json;
+  const requestBody = followObject(op.requestBody, ctx, entry.uri);
+  const content = requestBody?.value.content;
   if (content && typeof content === 'object' && !Array.isArray(content)) {
     const types: JsonObject = {};
     for (const [type, media] of Object.entries(content)) {
-      const followed = followObject(media, ctx);
-      const given = followed?.encoding === undefined ? undefined : (deref(followed.encoding, ctx) as JsonObject);
-      const encoding = /^(application\/x-www-form-urlencoded|multipart\/form-data)\b/i.test(type) ? formEncoding(followed?.schema, given, ctx) : given;
+      const followed = followObject(media, ctx, requestBody.uri);
+      const given = followed?.value.encoding === undefined ? undefined : (deref(followed.value.encoding, ctx, undefined, followed.uri) as JsonObject);
+      const encoding = followed && /^(application\/x-www-form-urlencoded|multipart\/form-data)\b/i.test(type) ? formEncoding(followed.value.schema, given, ctx, followed.uri) : given;
       types[type] = encoding === undefined ? {} : { encoding };
     }
     operation.requestBody = { content: types };
   }
-  const responses = followObject(op.responses, ctx);
+  const responses = followObject(op.responses, ctx, entry.uri);
   if (responses) {
     const kept: JsonObject = {};
-    for (const [code, raw] of Object.entries(responses)) {
+    for (const [code, raw] of Object.entries(responses.value)) {
       const status = parseInt(code, 10);
-      const media = status >= 200 && status < 300 ? followObject(raw, ctx)?.content : undefined;
+      const media = status >= 200 && status < 300 ? followObject(raw, ctx, responses.uri)?.value.content : undefined;
       if (media && typeof media === 'object' && !Array.isArray(media)) kept[code] = { content: Object.fromEntries(Object.keys(media).map((type) => [type, {}])) };
     }
     operation.responses = kept;
@@ -87,27 +88,32 @@ export function planSpec(entry: OperationEntry, ctx: RefContext): JsonObject {
  * commas (`tags=a,b`), which is explode false. Explicit encodings are kept as written, with
  * explode defaulting to true for style form, as the specification says. For multipart bodies the
  * same setting makes the builder send one part per item (RFC 7578 4.3), not one joined part.
+ * `uri` is the document of the media type object, which `schema` is written in; `given` has no refs.
  */
-function formEncoding(schema: Json | undefined, given: JsonObject | undefined, ctx: RefContext): JsonObject | undefined {
-  const properties = followObject(followObject(schema, ctx)?.properties, ctx);
+function formEncoding(schema: Json | undefined, given: JsonObject | undefined, ctx: RefContext, uri: string | undefined): JsonObject | undefined {
+  const object = followObject(schema, ctx, uri);
+  const properties = object && followObject(object.value.properties, ctx, object.uri);
   if (!properties) return given;
   // Keyed by property names, which may be `__proto__` or `constructor`.
   const out: JsonObject = Object.assign(Object.create(null) as JsonObject, given);
-  for (const [name, property] of Object.entries(properties)) {
-    const own = followObject(out[name], ctx);
+  for (const [name, property] of Object.entries(properties.value)) {
+    const own = followObject(out[name], ctx, uri)?.value;
     const style = typeof own?.style === 'string' ? own.style : 'form';
     // An explicit contentType (a JSON-encoded part) only applies while style and explode are unset.
     if (own?.explode !== undefined || style !== 'form' || (own?.contentType !== undefined && own.style === undefined)) continue;
-    if (own !== undefined || followObject(property, ctx)?.type === 'array') out[name] = { ...own, style, explode: true };
+    if (own !== undefined || followObject(property, ctx, properties.uri)?.value.type === 'array') out[name] = { ...own, style, explode: true };
   }
   return Object.keys(out).length > 0 ? out : given;
 }
 
-/** The object a node or its `$ref` chain leads to; undefined for anything else or a broken ref. */
-function followObject(node: Json | undefined, ctx: RefContext): JsonObject | undefined {
+/**
+ * The object a node (written in `uri`) or its `$ref` chain leads to, with the document it is in;
+ * undefined for anything else or a broken ref.
+ */
+function followObject(node: Json | undefined, ctx: RefContext, uri: string | undefined): { value: JsonObject; uri: string | undefined } | undefined {
   try {
-    const value = follow(node, ctx).value;
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
+    const found = follow(node, ctx, uri);
+    return isObject(found.value) ? { value: found.value, uri: found.uri } : undefined;
   } catch {
     return undefined;
   }

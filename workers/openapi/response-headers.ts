@@ -27,10 +27,11 @@ const MAX_RETRY_AFTER_CHARS = 64;
 export function declaredResponseHeaders(entry: OperationEntry, ctx: RefContext): string[] | undefined {
   const names = new Set<string>();
   try {
-    const responses = follow(entry.operation.responses, ctx).value;
+    // Each ref against its own document: the operation's, then the responses map's (another file's, maybe).
+    const { value: responses, uri } = follow(entry.operation.responses, ctx, entry.uri);
     if (!isObject(responses)) return undefined;
     for (const raw of Object.values(responses)) {
-      const response = follow(raw, ctx).value;
+      const response = follow(raw, ctx, uri).value;
       if (!isObject(response) || !isObject(response.headers)) continue;
       for (const name of Object.keys(response.headers)) if (!NEVER_SHOWN.has(name.toLowerCase())) names.add(name.toLowerCase());
     }

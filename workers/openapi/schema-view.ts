@@ -75,8 +75,15 @@ export function viewSchema(schema: Json | undefined, ctx: RefContext, options: V
       }
       stack.set(key, path);
       const siblings = Object.fromEntries(Object.entries(node).filter(([name]) => name !== '$ref'));
-      const merged = Object.keys(siblings).length > 0 && isObject(target.value) ? { ...target.value, ...siblings } : target.value;
-      const out = show(merged, target.uri, level, path);
+      let out: Json | undefined;
+      if (Object.keys(siblings).length > 0 && isObject(target.value)) {
+        // Sibling keywords (3.1) win over the target's, and are written where the $ref is: each
+        // part is shown against its own document, as a $ref inside either is relative to it.
+        const own = Object.fromEntries(Object.entries(target.value).filter(([name]) => !Object.hasOwn(siblings, name)));
+        out = { ...(show(own, target.uri, level, path) as JsonObject), ...(show(siblings, at, level, path) as JsonObject) };
+      } else {
+        out = show(target.value, target.uri, level, path);
+      }
       stack.delete(key);
       return out;
     }

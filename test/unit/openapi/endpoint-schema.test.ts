@@ -170,3 +170,37 @@ describe('get-api-endpoint-schema of a description with external documents that 
     await s.close();
   });
 });
+
+describe('get-api-endpoint-schema of a description split over several files', () => {
+  const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'openapi');
+  const pet = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1 }, tags: { type: 'array', items: { type: 'string' } }, owner: { type: 'object', properties: { email: { type: 'string', format: 'email' }, address: { type: 'object', properties: { city: { type: 'string' } } } } } } };
+
+  test('shows the input and response schemas each resolved in the terms of the file it is written in', async () => {
+    const s = await start(path.join(FIXTURES, 'split', 'openapi.yaml'));
+    // A path item in paths/: its parameter in parameters/, the schema via ids.yaml in schemas/; its response in responses/.
+    const summary = (await ask(s, { toolId: 'GET::pets__---petId' })).structuredContent as Record<string, any>;
+    expect(summary.inputSchema.properties.petId).toEqual({ type: 'integer', minimum: 1, description: "the pet's number (path parameter 'petId')" });
+    expect(summary.responses['200']).toMatchObject({ description: 'the pet', contentType: 'application/json', headers: ['ETag'] });
+    expect(summary.responses['200'].schema.properties.owner.properties.email).toEqual({ type: 'string', format: 'email' });
+    expect((await ask(s, { toolId: 'GET::pets__---petId', response: '200' })).structuredContent).toMatchObject({ schema: pet });
+    expect((await ask(s, { toolId: 'GET::pets__---petId', response: '200', at: 'owner.address' })).structuredContent).toMatchObject({ schema: { type: 'object', properties: { city: { type: 'string' } } } });
+    // A body in requests/ whose schema is in schemas/.
+    const put = (await ask(s, { toolId: 'PUT::pets__---petId' })).structuredContent as Record<string, any>;
+    expect(put.inputSchema.properties.owner).toEqual(pet.properties.owner);
+    expect(put.inputSchema.required).toEqual(['petId', 'name']);
+    const owner = (await ask(s, { toolId: 'PUT::owners__---ownerId' })).structuredContent as Record<string, any>;
+    expect(owner.inputSchema.properties.email).toEqual({ type: 'string', format: 'email' });
+    expect(owner.responses['200'].schema).toEqual(pet.properties.owner);
+    await s.close();
+  });
+
+  test('shows a split Swagger 2.0 description\'s parameters and response schemas resolved', async () => {
+    const s = await start(path.join(FIXTURES, 'split-2.0', 'swagger.yaml'));
+    const get = (await ask(s, { toolId: 'GET::pets__---petId' })).structuredContent as Record<string, any>;
+    expect(get.inputSchema.properties.petId).toMatchObject({ type: 'integer', minimum: 1 });
+    expect(get.responses['200'].schema.allOf[1]).toEqual({ type: 'object', properties: { id: { type: 'integer', minimum: 1 } } });
+    const put = (await ask(s, { toolId: 'PUT::pets__---petId' })).structuredContent as Record<string, any>;
+    expect(put.inputSchema.properties.owner).toEqual({ type: 'object', properties: { email: { type: 'string', format: 'email' } } });
+    await s.close();
+  });
+});

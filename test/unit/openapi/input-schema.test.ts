@@ -4,6 +4,7 @@ import { loadSpec } from '../../../workers/openapi/load-spec';
 import { ApiToolService } from '../../../workers/openapi/service';
 import { ToolsManager, type EndpointTool } from '../../../workers/openapi/tools-manager';
 import { ArgumentValidator } from '../../../workers/openapi/validate-args';
+import { serveFixtures } from '../../helpers/fixture-server';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'openapi');
@@ -113,6 +114,71 @@ describe('input schemas', () => {
       }
       await service.close();
     }
+  });
+});
+
+describe('input schemas of a description split over several files', () => {
+  /** The tools of a description by ID and the warnings of their build; `source` a path or URL. */
+  async function splitTools(source: string) {
+    const spec = await loadSpec({ openApiSpec: source });
+    const warnings: string[] = [];
+    const tools = new ToolsManager({}, spec).generateTools(false, { warn: (message) => warnings.push(message) });
+    return { tools: new Map(tools.map((t) => [t.toolId, t])), warnings };
+  }
+
+  test('resolve each $ref against the file it is written in, whether the files are read from disk or from URLs', async () => {
+    const served = await serveFixtures();
+    try {
+      for (const source of [path.join(FIXTURES, 'split', 'openapi.yaml'), `${served.url}/split/openapi.yaml`]) {
+        const { tools, warnings } = await splitTools(source);
+        expect(warnings).toEqual([]);
+        // A parameter in parameters/ whose schema is in its sibling ids.yaml, which goes on into schemas/.
+        const petId = { type: 'integer', minimum: 1, description: "the pet's number (path parameter 'petId')" };
+        // A path item in paths/ naming that parameter and a schema of schemas/.
+        const get = tools.get('GET::pets__---petId')!;
+        expect(get.inputSchema).toEqual({
+          type: 'object',
+          properties: { petId, fields: { type: 'array', items: { type: 'string', enum: ['name', 'tags', 'owner'] }, description: "(query parameter 'fields')" } },
+          required: ['petId'],
+        });
+        // A body in requests/ whose schema is in schemas/, with refs internal to schemas/pet.yaml
+        // (#/TagList) and to schemas/owner.yaml (#/Address), not to the root.
+        const put = tools.get('PUT::pets__---petId')!;
+        expect(put.body).toEqual({ contentType: 'application/json', required: true, shape: 'object' });
+        expect(put.inputSchema).toEqual({
+          type: 'object',
+          properties: {
+            petId,
+            name: { type: 'string', minLength: 1 },
+            tags: { type: 'array', items: { type: 'string' } },
+            owner: { type: 'object', properties: { email: { type: 'string', format: 'email' }, address: { type: 'object', properties: { city: { type: 'string' } } } } },
+          },
+          required: ['petId', 'name'],
+        });
+        // The root's own path item: a parameter and a body in other folders, the body's schema internal to its file.
+        const owner = tools.get('PUT::owners__---ownerId')!;
+        expect(props(owner).ownerId).toEqual({ type: 'string', pattern: '^[a-z]+$', minLength: 1, description: "(path parameter 'ownerId')" });
+        expect(props(owner).email).toEqual({ type: 'string', format: 'email' });
+        expect(owner.inputSchema.required).toEqual(['ownerId', 'email']);
+        const tags = tools.get('POST::pets__---petId__tags')!;
+        expect(tags.body?.contentType).toBe('multipart/form-data');
+        expect(props(tags).tags).toEqual({ type: 'array', items: { type: 'string' } });
+      }
+    } finally {
+      await served.close();
+    }
+  });
+
+  test('read a split Swagger 2.0 description: parameter files, body parameters and definitions in other folders', async () => {
+    const { tools, warnings } = await splitTools(path.join(FIXTURES, 'split-2.0', 'swagger.yaml'));
+    expect(warnings).toEqual([]);
+    const pet = { name: { type: 'string' }, owner: { type: 'object', properties: { email: { type: 'string', format: 'email' } } } };
+    const add = tools.get('POST::pets')!;
+    expect(add.body).toEqual({ contentType: 'application/json', required: true, shape: 'object', swaggerBodyName: 'pet' });
+    expect(add.inputSchema).toEqual({ type: 'object', properties: pet, required: ['name'] });
+    const put = tools.get('PUT::pets__---petId')!;
+    expect(put.inputSchema).toEqual({ type: 'object', properties: { petId: { type: 'integer', minimum: 1, description: "(path parameter 'petId')" }, ...pet }, required: ['petId', 'name'] });
+    expect(props(tools.get('GET::pets__---petId')!).petId).toMatchObject({ type: 'integer', minimum: 1 });
   });
 });
 

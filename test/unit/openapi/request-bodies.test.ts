@@ -114,4 +114,31 @@ describe('request bodies', () => {
     expect(tool('POST::avatar').body?.contentType).toBe('multipart/form-data');
     expect(tool('POST::notes').body?.contentType).toBe('multipart/form-data');
   });
+
+  test('a body of a description split over several files is planned and sent in the terms of the files it is written in', async () => {
+    const { tool, check, build } = await api('split/openapi.yaml');
+    const pet = build('PUT::pets__---petId', { petId: 7, name: 'Rex', tags: ['old'], owner: { email: 'a@b.co', address: { city: 'Oslo' } } });
+    expect(pet).toMatchObject({ method: 'PUT', url: `${BASE}/pets/7`, headers: { 'content-type': 'application/json' } });
+    expect(JSON.parse(pet.body as string)).toEqual({ name: 'Rex', tags: ['old'], owner: { email: 'a@b.co', address: { city: 'Oslo' } } });
+    expect(check('PUT::pets__---petId', { petId: 0, name: 'Rex' })).toBe("invalid arguments: 'petId' must be >= 1");
+    expect(check('PUT::pets__---petId', { petId: 7 })).toBe("invalid arguments: 'name' is required");
+    // The multipart form's schema is paths/tags.yaml's #/TagForm, its array in schemas/: one part per item.
+    const plan = tool('POST::pets__---petId__tags').planSpec!.paths as Record<string, any>;
+    expect(plan['/pets/{petId}/tags'].post.requestBody).toEqual({ content: { 'multipart/form-data': { encoding: { tags: { style: 'form', explode: true } } } } });
+    const form = build('POST::pets__---petId__tags', { petId: 3, tags: ['a', 'b'], note: 'n' });
+    expect(form.url).toBe(`${BASE}/pets/3/tags`);
+    expect((form.body as FormData).getAll('tags')).toEqual(['a', 'b']);
+    // Under */* in a path item file: JSON, as for a body in the root (media-types.ts).
+    const replaced = build('PUT::pets__---petId__tags', { petId: 3, tags: ['a'] });
+    expect(replaced.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(replaced.body as string)).toEqual({ tags: ['a'] });
+  });
+
+  test('a Swagger 2.0 body parameter in a file of its own, its schema in another folder, is sent as its object', async () => {
+    const { check, build } = await api('split-2.0/swagger.yaml');
+    const sent = build('PUT::pets__---petId', { petId: 7, name: 'Rex', owner: { email: 'a@b.co' } });
+    expect(sent).toMatchObject({ method: 'PUT', url: `${BASE}/pets/7`, headers: { 'content-type': 'application/json' } });
+    expect(JSON.parse(sent.body as string)).toEqual({ name: 'Rex', owner: { email: 'a@b.co' } });
+    expect(check('PUT::pets__---petId', { petId: 'x', name: 'Rex' })).toBe('invalid arguments: \'petId\' must be integer, got the string "x"');
+  });
 });

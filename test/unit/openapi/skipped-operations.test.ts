@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadSpec } from '../../../workers/openapi/load-spec';
 import { ToolsManager } from '../../../workers/openapi/tools-manager';
@@ -100,7 +100,10 @@ describe('an operation that needs an external document that could not be loaded'
   /** The tools built from `files` (name → content) written into a fresh folder, main.json first. */
   async function fromFiles(files: Record<string, unknown>) {
     const dir = tempDir('spec-unloaded-');
-    for (const [name, content] of Object.entries(files)) writeFileSync(path.join(dir, name), typeof content === 'string' ? content : JSON.stringify(content));
+    for (const [name, content] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      writeFileSync(path.join(dir, name), typeof content === 'string' ? content : JSON.stringify(content));
+    }
     const spec = await loadSpec({ openApiSpec: path.join(dir, 'main.json') });
     const warnings: Array<{ message: string; fields?: Record<string, unknown> }> = [];
     const tools = new ToolsManager({}, spec).generateTools(false, { warn: (message, fields) => warnings.push({ message, fields }) });
@@ -135,6 +138,29 @@ describe('an operation that needs an external document that could not be loaded'
       document: at('missing.yaml'),
       code: 'NOT_FOUND',
     });
+  });
+
+  test('is skipped naming the file its $ref is written in when that is a parameter, a body or a path item in another folder', async () => {
+    const { dir, ids, messages, warnings } = await fromFiles({
+      'main.json': described({
+        '/a': { get: { parameters: [{ $ref: './parameters/p.json#/P' }], responses: ok } },
+        '/b': { put: { requestBody: { $ref: './bodies/b.json#/B' }, responses: ok } },
+        '/c': { $ref: './paths/c.json#/C' },
+        '/health': { get: { responses: ok } },
+      }),
+      // Each names a file beside itself that does not exist.
+      'parameters/p.json': { P: { name: 'q', in: 'query', required: true, schema: { $ref: './gone.json#/Q' } } },
+      'bodies/b.json': { B: { content: { 'application/json': { schema: { $ref: './gone.json#/B' } } } } },
+      'paths/c.json': { C: { get: { parameters: [{ name: 'q', in: 'query', schema: { $ref: '../schemas/gone.json#/Q' } }], responses: ok } } },
+    });
+    expect(ids).toEqual(['GET::health']);
+    const at = (name: string) => path.join(dir, name);
+    expect(messages).toEqual(expect.arrayContaining([
+      `operation skipped: GET /a: $ref './gone.json#/Q' in ${at('parameters/p.json')}: ${at('parameters/gone.json')} could not be loaded (file not found)`,
+      `operation skipped: PUT /b: $ref './gone.json#/B' in ${at('bodies/b.json')}: ${at('bodies/gone.json')} could not be loaded (file not found)`,
+      `operation skipped: GET /c: $ref '../schemas/gone.json#/Q' in ${at('paths/c.json')}: ${at('schemas/gone.json')} could not be loaded (file not found)`,
+    ]));
+    expect(warnings.find((w) => w.message.startsWith('operation skipped: GET /a'))?.fields).toMatchObject({ ref: './gone.json#/Q', document: at('parameters/gone.json'), code: 'NOT_FOUND' });
   });
 
   test('is skipped when only its request plan needs it (a multipart encoding), not its input schema', async () => {
