@@ -168,7 +168,7 @@ function partAnswer(head: JsonObject, input: JsonObject, response: ResponseInfo 
       answer.schema = view.value;
     }
     if (response?.headers && at === undefined) {
-      answer.headers = Object.fromEntries(Object.entries(response.headers).map(([name, header]) => [name, isObject(header) && typeof header.description === 'string' ? header.description.slice(0, 200) : '']));
+      answer.headers = Object.fromEntries(Object.entries(response.headers).map(([name, header]) => [name, headerDescription(header, ctx, response.uri).slice(0, 200)]));
     }
     if (view && view.leftOut.length > 0) {
       const first = view.leftOut[0] === '(top)' ? at : [at, view.leftOut[0]].filter(Boolean).join('.');
@@ -249,6 +249,19 @@ function responsesOf(entry: OperationEntry, ctx: RefContext): ResponseInfo[] {
     out.push(info);
   }
   return out;
+}
+
+/**
+ * A response header's description, '' without one. A header may be a `$ref` (to
+ * `#/components/headers/…` or a headers file), followed from the response's document.
+ */
+function headerDescription(header: Json, ctx: RefContext, uri: string | undefined): string {
+  try {
+    const found = follow(header, ctx, uri).value;
+    return isObject(found) && typeof found.description === 'string' ? found.description : '';
+  } catch {
+    return ''; // a header that cannot be read is still named
+  }
 }
 
 function findResponse(responses: ResponseInfo[], asked: string, tool: EndpointTool): ResponseInfo {

@@ -194,6 +194,23 @@ describe('get-api-endpoint-schema of a description split over several files', ()
     await s.close();
   });
 
+  test('shows the description of a response header given as a $ref, to the root\'s components or to another file', async () => {
+    const split = await start(path.join(FIXTURES, 'split', 'openapi.yaml'));
+    // responses/pet.yaml's ETag is './headers.yaml#/ETag', beside it; Location is written inline.
+    expect((await ask(split, { toolId: 'GET::pets__---petId', response: '200' })).structuredContent?.headers).toEqual({ ETag: "the pet's version, for If-Match" });
+    expect((await ask(split, { toolId: 'PUT::owners__---ownerId', response: '200' })).structuredContent?.headers).toEqual({ Location: 'where the owner is' });
+    await split.close();
+    const spec = {
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: { '/r': { get: { responses: { 200: { description: 'ok', headers: { 'X-Page': { $ref: '#/components/headers/Page' }, 'X-Gone': { $ref: '#/components/headers/Nope' } } } } } } },
+      components: { headers: { Page: { description: 'the page number', schema: { type: 'integer' } } } },
+    };
+    const single = await start(JSON.stringify(spec), true);
+    expect((await ask(single, { toolId: 'GET::r', response: '200' })).structuredContent?.headers).toEqual({ 'X-Page': 'the page number', 'X-Gone': '' });
+    await single.close();
+  });
+
   test('shows a split Swagger 2.0 description\'s parameters and response schemas resolved', async () => {
     const s = await start(path.join(FIXTURES, 'split-2.0', 'swagger.yaml'));
     const get = (await ask(s, { toolId: 'GET::pets__---petId' })).structuredContent as Record<string, any>;
