@@ -66,6 +66,8 @@ export class ProcessPool implements Pool {
   #pendingRestarts = new Set<NodeJS.Timeout>();
   #state: PoolState = 'stopped';
   #lastError: string | undefined;
+  /** The last replacement was refused for announcing other tools: only a restart of the server helps. */
+  #refusedTools = false;
   #tools: AnnouncedTool[] = [];
   /** The tool list the pool's first worker announced, as text: every later worker must announce the same. */
   #announced: string | undefined;
@@ -112,9 +114,7 @@ export class ProcessPool implements Pool {
     const worker = this.#freeWorker();
     if (worker) return this.#run(worker, call, options.signal, deadlineAt, options.deadlineMs);
     if (this.#liveWorkers() === 0 && ['failed', 'degraded'].includes(this.#currentState())) {
-      return Promise.resolve(
-        errorResult(new McpvisorError('POOL_UNAVAILABLE', `the ${this.name} pool has no live worker (${this.#lastError ?? 'restarting'}); try again shortly`)),
-      );
+      return Promise.resolve(errorResult(this.#unavailable(this.#lastError ?? 'restarting')));
     }
     return this.#queue
       .wait(options.signal, deadlineAt, `the ${this.name} pool`)
@@ -136,7 +136,9 @@ export class ProcessPool implements Pool {
     return {
       name: this.name,
       kind: 'process',
-      state: this.#currentState(),
+      // A pool with no worker serves nothing, whatever its restarts: a monitor reading the state
+      // (an API with affectsHealth: false, docs/production.md) must not see `ready` then.
+      state: this.#currentState() === 'ready' && this.#liveWorkers() === 0 ? 'degraded' : this.#currentState(),
       workers: this.#options.size,
       alive: this.#liveWorkers(),
       busy,
@@ -177,6 +179,11 @@ export class ProcessPool implements Pool {
   #currentState(): PoolState {
     if (this.#state !== 'ready' && this.#state !== 'degraded') return this.#state;
     return this.#policy.isOverIntensity(Date.now()) ? 'degraded' : 'ready';
+  }
+
+  /** POOL_UNAVAILABLE for a call that finds no live worker; `reason`: why there is none. */
+  #unavailable(reason: string): McpvisorError {
+    return new McpvisorError('POOL_UNAVAILABLE', `the ${this.name} pool has no live worker (${reason})${this.#refusedTools ? '' : '; try again shortly'}`);
   }
 
   #liveWorkers(): number {
@@ -261,6 +268,7 @@ export class ProcessPool implements Pool {
         } else if (announcedText(tools) !== this.#announced) {
           // A replacement built from a description (or module) changed since the start: beside
           // the workers and the list clients have, the same call would reach two endpoints.
+          this.#refusedTools = true;
           fail(
             new McpvisorError(
               'POOL_UNAVAILABLE',
@@ -272,6 +280,7 @@ export class ProcessPool implements Pool {
         }
         settled = true;
         clearTimeout(startTimer);
+        this.#refusedTools = false;
         worker.ready = true;
         log.debug('worker ready');
         resolve();
@@ -341,7 +350,7 @@ export class ProcessPool implements Pool {
         // Calls waiting for a worker would wait out their deadline while restarts keep failing
         // (a changed description fails every one): they get the reason now.
         if (this.#liveWorkers() === 0) {
-          this.#queue.rejectAll(new McpvisorError('POOL_UNAVAILABLE', `the ${this.name} pool has no live worker (${(error as Error).message}); try again shortly`));
+          this.#queue.rejectAll(this.#unavailable((error as Error).message));
         }
       });
     }, decision.delayMs);
