@@ -20,6 +20,8 @@ export const webSchema = z.strictObject({
       rateLimit: z.number().positive().default(1),
       rateLimitIntervalMs: z.number().int().positive().default(2000),
       timeoutMs: z.number().int().positive().default(30_000),
+      /** Bound of one browser launch; a launch still hanging then is killed (workers/web/browser.ts, LAUNCH_TIMEOUT_MS). */
+      launchTimeoutMs: z.number().int().positive().default(20_000),
       maxResults: z.number().int().positive().max(100).default(10),
     })
     .prefault({}),

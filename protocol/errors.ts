@@ -17,6 +17,8 @@ export const ERROR_CODES = [
   'BLOCKED', // refused by a safety rule (blocked pattern, SSRF guard, sandbox)
   'NOT_FOUND', // a named file, path or resource does not exist
   'OUTPUT_TRUNCATED', // informational: a result was cut at its cap
+  'BROWSER_LAUNCH_TIMEOUT', // the search browser did not start within its launch timeout; it was killed
+  'BROWSER_PAGE_TIMEOUT', // the search browser opened no page in time, even once relaunched
   'INTERNAL', // a bug of ours; the message says what happened
 ] as const;
 

@@ -64,6 +64,7 @@ class Tools {
       fallbackEngines: search.fallbackEngines,
       executablePath: search.executablePath,
       timeoutMs: search.timeoutMs,
+      launchTimeoutMs: search.launchTimeoutMs,
       maxResults: search.maxResults,
       rateLimit: { limit: search.rateLimit, intervalMs: search.rateLimitIntervalMs },
       log: this.log,

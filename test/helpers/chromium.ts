@@ -1,7 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { findChromium } from '../../workers/web/browser';
 import { descendants } from './processes';
+import { tempDir } from './temp';
 
 /** Chromium processes this test process started: the browser itself, or its renderers. */
 export function chromium(kind: 'browser' | 'renderer'): number[] {
@@ -68,4 +70,74 @@ export async function resumeAndClose(searcher: { close(): Promise<void> }, hung:
     // Killed, as it should be.
   }
   await searcher.close();
+}
+
+/** How a launch of hangingLaunches' executable hangs. */
+export type LaunchHang =
+  /** A process that never answers on the DevTools pipe, with a child in its process group. */
+  | 'never-answers'
+  /** The real Chromium, stopped (SIGSTOP) as soon as it runs, before it has answered puppeteer. */
+  | 'stopped-while-launching';
+
+export interface HangingLaunches {
+  /** The executable to give the searcher. */
+  executable: string;
+  /** Makes the next `count` launches hang (default 1); the ones after start Chromium. */
+  hangNext(count?: number): void;
+  /** The launches that hung so far: their first process (a process group leader) and profile. */
+  hung(): Array<{ pid: number; profile: string }>;
+}
+
+/**
+ * A browser executable whose launches hang `how` while asked to (hangNext), and start the real
+ * Chromium otherwise. A script in a fresh folder, removed after the file's tests.
+ */
+export function hangingLaunches(how: LaunchHang): HangingLaunches {
+  const dir = tempDir('mcpvisor-hanging-launch-');
+  const executable = path.join(dir, 'chromium');
+  const hang =
+    how === 'never-answers'
+      ? ['sleep 1000 </dev/null >/dev/null 2>&1 &', 'exec sleep 1000']
+      : [
+          // `$$` is this shell, which exec turns into Chromium: stopped once its image is Chromium's
+          // (Debian's /usr/bin/chromium is itself a script that execs the binary).
+          '( while :; do case "$(readlink /proc/$$/exe)" in *chrom*) kill -STOP $$; exit;; esac; done ) </dev/null >/dev/null 2>&1 3>&- 4>&- &',
+          `exec '${findChromium()}' "$@"`,
+        ];
+  writeFileSync(
+    executable,
+    [
+      '#!/bin/sh',
+      'for arg; do case "$arg" in --user-data-dir=*) profile="${arg#--user-data-dir=}";; esac; done',
+      `left=$(cat '${dir}/hang' 2>/dev/null || echo 0)`,
+      `if [ "$left" -le 0 ]; then exec '${findChromium()}' "$@"; fi`,
+      `echo $((left - 1)) > '${dir}/hang'`,
+      `echo "$$ $profile" >> '${dir}/hung'`,
+      ...hang,
+      '',
+    ].join('\n'),
+  );
+  chmodSync(executable, 0o755);
+  return {
+    executable,
+    hangNext: (count = 1) => writeFileSync(path.join(dir, 'hang'), String(count)),
+    hung: () => {
+      if (!existsSync(path.join(dir, 'hung'))) return [];
+      return readFileSync(path.join(dir, 'hung'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => ({ pid: Number(line.split(' ')[0]), profile: line.slice(line.indexOf(' ') + 1) }));
+    },
+  };
+}
+
+/** Kills what is left of launches that hung (the old code left them running), in the tests' cleanup. */
+export function killHung(launches: HangingLaunches): void {
+  for (const { pid } of launches.hung()) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // Killed, as it should be.
+    }
+  }
 }

@@ -111,3 +111,29 @@ function descendants(root: number): number[] {
   }
   return found;
 }
+
+/**
+ * The children of `parent` (default: this process) whose command line holds `arg` exactly, read
+ * from /proc; none where there is no /proc. A launch that hangs gives us no handle on the process
+ * it spawned (puppeteer returns one only with the browser), but we chose the arguments it got.
+ */
+export function childrenWithArg(arg: string, parent = process.pid): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const found: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== parent) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(arg)) found.push(Number(entry));
+    } catch {
+      // Ended while we looked.
+    }
+  }
+  return found;
+}

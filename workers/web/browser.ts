@@ -3,8 +3,10 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, LaunchOptions } from 'puppeteer-core';
-import { killGroup, killTree } from '../common/kill-tree';
+import { McpvisorError } from '../../protocol/errors';
+import { childrenWithArg, killGroup, killTree } from '../common/kill-tree';
 import { freshProcessDir } from '../common/process-dirs';
+import { beforeTime, raceSignal } from './waiting';
 
 /** Where Chromium is looked for when no path is configured, in order. We never download one. */
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome-stable', '/usr/bin/google-chrome'];
@@ -61,6 +63,31 @@ export function chromiumEnv(profileDir: string): NodeJS.ProcessEnv {
   return { ...process.env, TMPDIR: path.join(profileDir, 'tmp') };
 }
 
+/**
+ * How long one launch may take (spawn, the DevTools pipe answering, the first page target) before
+ * it counts as hung: puppeteer alone bounds it only by its protocolTimeout (180 s by default), and
+ * a browser that never answered its pipe held every search for 3 minutes and was left running.
+ * Measured on this 2-core machine: 0.55-1.2 s idle, up to 2 s with both cores busy, up to 5.3 s
+ * with the cores three times oversubscribed and four launches at once. Decision: 20 s, about four
+ * times the worst seen, and under the 30 s search budget so the search can say what timed out.
+ */
+export const LAUNCH_TIMEOUT_MS = 20_000;
+
+/**
+ * Added to the search budget to give puppeteer's protocolTimeout (the bound on each DevTools call).
+ * Not less than the budget: Page.navigate answers only once the page's response has come (measured:
+ * a 6 s answer under a 3 s protocolTimeout failed the navigation at 3 s), so a shorter bound would
+ * cut a slow engine before the search's own deadline, which already ends every wait of a search.
+ * What the bound is for is the calls nobody waits for any more (those of a search that has ended,
+ * of a hung browser): they are dropped after budget + 5 s instead of 180 s.
+ */
+const PROTOCOL_SLACK_MS = 5_000;
+
+/** puppeteer's `protocolTimeout` for searches of `searchTimeoutMs` (see PROTOCOL_SLACK_MS). */
+export function protocolTimeoutMs(searchTimeoutMs: number): number {
+  return searchTimeoutMs + PROTOCOL_SLACK_MS;
+}
+
 /** What puppeteer-cluster needs of `puppeteer`: its launcher. */
 interface Launcher {
   launch(options: LaunchOptions): Promise<Browser>;
@@ -71,27 +98,39 @@ interface Launched {
   profile: ReturnType<typeof freshProfileDir>;
 }
 
+export interface RelaunchingLauncherOptions {
+  /** Bound of one launch in ms (default LAUNCH_TIMEOUT_MS); past it the launch fails with BROWSER_LAUNCH_TIMEOUT. */
+  launchTimeoutMs?: number;
+  /** Hears of each launch; `replaced`: not the first. */
+  onLaunch?: (replaced: boolean) => void;
+  /** Hears of each launch that failed or timed out (not of one ended by `dispose`); `replacing`: not the first. */
+  onLaunchError?: (error: Error, replacing: boolean) => void;
+}
+
 /**
  * A `puppeteer` for puppeteer-cluster that gives each browser a fresh profile and, before it
  * launches the next one, kills the last one's process tree and removes its profile.
  * PageConcurrency relaunches the browser when it died or a page cannot be opened or closed
  * within 5 s; with the same options a hung Chromium (stopped, swapping) kept its profile's lock,
- * the new one handed itself over to it and exited, and every later search failed. `onLaunch`
- * hears of each launch (`replaced`: not the first), `onLaunchError` of each that failed
- * (`replacing`: likewise). `dispose` (after the cluster's close, or instead of it) kills and
- * removes the current browser, waiting for a launch in flight; a launch asked for after it never
- * completes, as the cluster is being dropped.
+ * the new one handed itself over to it and exited, and every later search failed.
+ * A launch that has not given a browser within `launchTimeoutMs` fails with McpvisorError
+ * BROWSER_LAUNCH_TIMEOUT; it is killed with its process tree and group and its profile removed
+ * first, so the next launch (the next search's) starts afresh. `stopLaunching` ends a launch in
+ * flight the same way, at once, and makes later ones never complete (the cluster is being
+ * dropped); `dispose` (after the cluster's close, or instead of it) does that, waits for the
+ * launch, then kills and removes the current browser. `launchingSince` is when the launch in
+ * flight began (epoch ms), if there is one.
  */
 export function relaunchingLauncher(
   base: Launcher,
-  onLaunch: (replaced: boolean) => void = () => {},
-  onLaunchError: (error: Error, replacing: boolean) => void = () => {},
-): Launcher & { dispose(): Promise<void> } {
+  { launchTimeoutMs = LAUNCH_TIMEOUT_MS, onLaunch = () => {}, onLaunchError = () => {} }: RelaunchingLauncherOptions = {},
+): Launcher & { stopLaunching(): void; dispose(): Promise<void>; readonly launchingSince: number | undefined } {
   let current: Launched | undefined;
   // Not `current !== undefined`: a relaunch after one that failed replaces a browser too.
   let launchedBefore = false;
   let disposed = false;
   let inFlight: Promise<unknown> = Promise.resolve();
+  let launching: { controller: AbortController; since: number } | undefined;
   const retire = async () => {
     const last = current;
     current = undefined;
@@ -102,13 +141,25 @@ export function relaunchingLauncher(
     const replaced = launchedBefore;
     await retire();
     const profile = freshProfileDir();
-    let browser: Browser;
+    // Aborted, puppeteer kills the process group it spawned, at once; the signal stays attached
+    // to a browser that launched, so it is aborted only while launching.
+    const controller = new AbortController();
+    launching = { controller, since: Date.now() };
+    let browser: Browser | undefined;
     try {
-      browser = await base.launch({ ...options, userDataDir: profile.dir, env: chromiumEnv(profile.dir) });
+      const starting = base.launch({ ...options, timeout: launchTimeoutMs, userDataDir: profile.dir, env: chromiumEnv(profile.dir), signal: controller.signal });
+      browser = await beforeTime(raceSignal(starting, controller.signal), Date.now() + launchTimeoutMs);
+      if (browser === undefined) {
+        throw new McpvisorError('BROWSER_LAUNCH_TIMEOUT', `the browser launch did not finish within ${launchTimeoutMs} ms and was killed; the next search launches a new one`);
+      }
     } catch (error) {
+      controller.abort(error);
+      await killLaunch(profile.dir);
       await profile.remove();
-      onLaunchError(error as Error, replaced);
+      if (!disposed) onLaunchError(error as Error, replaced);
       throw error;
+    } finally {
+      launching = undefined;
     }
     if (disposed) {
       await kill({ browser, profile });
@@ -125,12 +176,28 @@ export function relaunchingLauncher(
       inFlight = starting.catch(() => {});
       return starting.then((browser) => browser ?? new Promise<never>(() => {}));
     },
-    async dispose() {
+    stopLaunching() {
       disposed = true;
+      launching?.controller.abort(new McpvisorError('SHUTTING_DOWN', 'the searcher closed while its browser was launching'));
+    },
+    async dispose() {
+      this.stopLaunching();
       await inFlight;
       await retire();
     },
+    get launchingSince() {
+      return launching?.since;
+    },
   };
+}
+
+/**
+ * Kills what a failed or hung launch left running, found by its profile directory (each launch has
+ * its own): puppeteer, aborted, kills the group it spawned only while its first process lives, and
+ * a browser stopped mid-launch kept its children and its profile otherwise.
+ */
+async function killLaunch(profileDir: string): Promise<void> {
+  for (const pid of childrenWithArg(`--user-data-dir=${profileDir}`)) await killTree(pid, 'SIGKILL');
 }
 
 async function kill({ browser, profile }: Launched): Promise<void> {

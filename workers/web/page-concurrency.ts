@@ -37,6 +37,9 @@ interface Generation {
  *   launcher (browser.ts) kills the last one's tree, which ends the searches still on it;
  * - a job that finds no usable browser tries once more on a fresh one, then gets a NoPage saying
  *   why; a failed launch is forgotten, so the next job launches again;
+ * - a launch is bounded by the launcher's own timeout (browser.ts, LAUNCH_TIMEOUT_MS), not by a
+ *   job's: the page rules' 5 s start once a browser is up, so a slow launch is never taken for a
+ *   hung browser, and a search whose deadline comes first leaves the launch to the next search;
  * - `jobInstance` and its `close` never throw, so the cluster's Worker never calls `repair` and
  *   never gives up on a job (its give-up rejects outside any caller and loses the worker).
  * `puppeteer` is the launcher (relaunchingLauncher); `options` are its launch options.
@@ -68,6 +71,7 @@ export class PageConcurrency extends ConcurrencyImplementation {
 
   async #jobInstance(): Promise<JobInstance> {
     let failure = '';
+    let timedOut = false;
     // The second try is on a fresh browser: the first one was dead or hung, and was retired.
     for (let attempt = 0; attempt < 2; attempt++) {
       if (this.#closed) return noPage(new McpvisorError('SHUTTING_DOWN', 'the searcher is closed'));
@@ -75,21 +79,25 @@ export class PageConcurrency extends ConcurrencyImplementation {
       try {
         browser = await this.#browser();
       } catch (error) {
-        return noPage(new McpvisorError('INTERNAL', `the browser could not be (re)launched: ${(error as Error).message}`));
+        // A launch that timed out keeps its code (BROWSER_LAUNCH_TIMEOUT); one that failed is INTERNAL.
+        const code = error instanceof McpvisorError ? error.code : 'INTERNAL';
+        return noPage(new McpvisorError(code, `the browser could not be (re)launched: ${(error as Error).message}`));
       }
       const opening = browser.newPage();
       let page: Page | undefined;
       try {
         page = await beforeTime(opening, Date.now() + PAGE_OPEN_MS);
         failure = `no page opened within ${PAGE_OPEN_MS} ms`;
+        timedOut = true;
       } catch (error) {
         failure = (error as Error).message;
+        timedOut = false;
       }
       if (page) return { resources: { page }, close: () => this.#closePage(browser, page) };
       // A page that opens after all is closed with its browser.
       this.#retire(browser);
     }
-    return noPage(new McpvisorError('INTERNAL', `the browser opens no page, even relaunched: ${failure}`));
+    return noPage(new McpvisorError(timedOut ? 'BROWSER_PAGE_TIMEOUT' : 'INTERNAL', `the browser opens no page, even relaunched: ${failure}`));
   }
 
   /** Never throws: a page that cannot be closed in time retires its browser instead. */

@@ -13,6 +13,7 @@ interface SearchWorkerConfig {
   executablePath?: string;
   concurrency?: number;
   timeoutMs?: number;
+  launchTimeoutMs?: number;
   maxResults?: number;
 }
 
@@ -31,6 +32,7 @@ runWorker(async (raw, log) => {
     executablePath: config.executablePath,
     concurrency: config.concurrency,
     timeoutMs: config.timeoutMs,
+    launchTimeoutMs: config.launchTimeoutMs,
     maxResults: config.maxResults,
     rateLimit: false,
     log,

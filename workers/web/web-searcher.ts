@@ -1,12 +1,12 @@
-import { Cluster } from 'puppeteer-cluster';
-import puppeteer from 'puppeteer-core';
+import type { Cluster } from 'puppeteer-cluster';
 import type { HTTPRequest, Page } from 'puppeteer-core';
 import { McpvisorError } from '../../protocol/errors';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
-import { CHROMIUM_ARGS, findChromium, relaunchingLauncher } from './browser';
+import { LAUNCH_TIMEOUT_MS } from './browser';
 import { getEngine, type EngineOutcome, type SearchEngine, type SearchResult } from './engines';
 import { libraryLogger } from './library-logger';
-import { NoPage, PageConcurrency } from './page-concurrency';
+import { NoPage } from './page-concurrency';
+import { launchSearchCluster, type SearchLauncher } from './search-cluster';
 import { RateLimiter } from './rate-limiter';
 import { MAX_RESULT_PAGE_BYTES, watchDocumentSize } from './page-size';
 import { beforeTime, raceSignal } from './waiting';
@@ -25,6 +25,11 @@ export interface WebSearcherOptions {
   concurrency?: number;
   /** Budget of one search in ms, engines of the fallback chain included. Default 30000. */
   timeoutMs?: number;
+  /**
+   * Bound of one browser launch in ms (default 20000, LAUNCH_TIMEOUT_MS): a launch still hanging
+   * then is killed and fails its searches with BROWSER_LAUNCH_TIMEOUT; the next search launches again.
+   */
+  launchTimeoutMs?: number;
   /** Default 10. */
   maxResults?: number;
   /** The library's own limit (spec 001: 1 search per 2 s); `false` when the caller limits. */
@@ -80,8 +85,9 @@ function isValidQuery(query: unknown): query is string {
  * `headless: false` the page is left open for a person to solve the challenge until the timeout.
  * If Chromium dies or hangs, the next search relaunches it on a fresh profile (a hung one gets
  * 5 s to open a page), the old one killed with the searches still on it (browser.ts,
- * page-concurrency.ts); a browser that cannot be relaunched fails searches with INTERNAL, and
- * the next search tries again.
+ * page-concurrency.ts); a browser that cannot be relaunched fails searches with INTERNAL, one
+ * whose launch hangs past `launchTimeoutMs` is killed and fails them with BROWSER_LAUNCH_TIMEOUT,
+ * and the next search tries again.
  */
 export class WebSearcher {
   readonly #headless: boolean;
@@ -89,7 +95,7 @@ export class WebSearcher {
   readonly #log: WorkerLogger;
   readonly #limiter: RateLimiter | undefined;
   #cluster: Promise<Cluster<Task, PageOutcome>> | undefined;
-  #launcher: ReturnType<typeof relaunchingLauncher> | undefined;
+  #launcher: SearchLauncher | undefined;
   #userAgent: string | undefined;
   #stats = { searches: 0, blocked: 0, httpErrors: 0, failures: 0, launches: 0, launchMs: 0 };
   #closed = false;
@@ -123,9 +129,11 @@ export class WebSearcher {
    * A search that reports why it found nothing. Each engine of the chain is tried in turn while
    * the previous one blocks the search or answers an HTTP error status (>= 400 with no results
    * on the page); those are listed in `blocked` and `failed`. Rejects with McpvisorError: TIMEOUT past the
-   * budget, CANCELLED when `signal` aborts, NETWORK_ERROR when a lone engine's page cannot be
-   * loaded (in a chain, an engine that cannot be reached is listed in `failed`),
-   * INTERNAL when the browser cannot start. `engine` searches that one engine only (its base
+   * budget (saying so when the browser was still launching), CANCELLED when `signal` aborts,
+   * NETWORK_ERROR when a lone engine's page cannot be loaded (in a chain, an engine that cannot
+   * be reached is listed in `failed`), INTERNAL when the browser cannot start,
+   * BROWSER_LAUNCH_TIMEOUT when its launch hung, BROWSER_PAGE_TIMEOUT when it opens no page even
+   * relaunched. `engine` searches that one engine only (its base
    * URL from `engineUrls`, else its public one), on the same browser.
    */
   async searchDetailed(query: string, options: { signal?: AbortSignal; timeoutMs?: number; engine?: string } = {}): Promise<SearchOutcome> {
@@ -173,7 +181,8 @@ export class WebSearcher {
       return { results: [], engine: engines[engines.length - 1].name, blocked, failed };
     } catch (error) {
       this.#stats.failures += 1;
-      if (signal.aborted) throw signal.reason instanceof McpvisorError ? signal.reason : new McpvisorError('CANCELLED', 'the search was cancelled');
+      if (signal.aborted) throw this.#abortReason(signal);
+      if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the searcher was closed during the search');
       if (error instanceof McpvisorError) throw error;
       throw new McpvisorError('NETWORK_ERROR', `the search failed: ${(error as Error).message}`);
     } finally {
@@ -189,6 +198,8 @@ export class WebSearcher {
     this.#closed = true;
     const cluster = this.#cluster;
     this.#cluster = undefined;
+    // A launch in flight would hold the cluster's close until the launch timeout.
+    this.#launcher?.stopLaunching();
     if (cluster) {
       const closing = (async () => (await cluster).close())().then(
         () => true,
@@ -215,51 +226,47 @@ export class WebSearcher {
   #launch(): Promise<Cluster<Task, PageOutcome>> {
     if (this.#cluster) return this.#cluster;
     const started = Date.now();
-    const launcher = relaunchingLauncher(
-      puppeteer,
-      (replaced) => {
+    const { cluster, launcher } = launchSearchCluster<Task, PageOutcome>({
+      executablePath: this.#options.executablePath,
+      headless: this.#headless,
+      concurrency: this.#options.concurrency ?? 4,
+      searchTimeoutMs: this.#options.timeoutMs ?? 30_000,
+      launchTimeoutMs: this.#launchTimeoutMs,
+      onLaunch: (replaced) => {
         if (!replaced) return;
         this.#stats.launches += 1;
         this.#log.warn('browser relaunched: the last one did not answer or had died', {});
       },
-      (error, replacing) => {
+      onLaunchError: (error, replacing) => {
         if (replacing) this.#log.error('the browser could not be relaunched; the next search tries again', { error: error.message });
       },
-    );
+    });
     this.#launcher = launcher;
-    const launching = Cluster.launch({
-      concurrency: PageConcurrency,
-      maxConcurrency: this.#options.concurrency ?? 4,
-      puppeteer: launcher,
-      puppeteerOptions: {
-        executablePath: findChromium(this.#options.executablePath),
-        headless: this.#headless,
-        // A pipe, not a WebSocket: Chromium exits when this process dies, even by kill -9.
-        pipe: true,
-        args: CHROMIUM_ARGS,
-        // The worker runtime owns signals and shutdown.
-        handleSIGINT: false,
-        handleSIGTERM: false,
-        handleSIGHUP: false,
-      } as never,
-      timeout: 24 * 3600_000, // our own deadline cuts a search; the cluster's must never fire first
-      retryLimit: 0,
-      monitor: false,
-    }) as Promise<Cluster<Task, PageOutcome>>;
-    this.#cluster = launching.then(
-      (cluster) => {
+    this.#cluster = cluster.then(
+      (launched) => {
         this.#stats.launches += 1;
         this.#stats.launchMs = Date.now() - started;
         this.#log.info('browser launched', { ms: this.#stats.launchMs });
-        return cluster;
+        return launched;
       },
       (error) => {
         this.#cluster = undefined;
-        void launcher.dispose();
-        throw new McpvisorError('INTERNAL', `the browser could not start: ${(error as Error).message}`);
+        throw error;
       },
     );
     return this.#cluster;
+  }
+
+  get #launchTimeoutMs(): number {
+    return this.#options.launchTimeoutMs ?? LAUNCH_TIMEOUT_MS;
+  }
+
+  /** Why an aborted search ended; a timeout says so when the browser was still launching then. */
+  #abortReason(signal: AbortSignal): McpvisorError {
+    const reason = signal.reason instanceof McpvisorError ? signal.reason : new McpvisorError('CANCELLED', 'the search was cancelled');
+    const since = this.#launcher?.launchingSince;
+    if (reason.code !== 'TIMEOUT' || since === undefined) return reason;
+    return new McpvisorError('TIMEOUT', `${reason.message}: the browser was still launching (for ${Date.now() - since} ms; a launch gets ${this.#launchTimeoutMs} ms)`);
   }
 
   /**
