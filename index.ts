@@ -5,6 +5,6 @@
 export { configSchema, ConfigError, DEFAULT_CONFIG, loadConfig, validateConfig } from './config';
 export type { Config, ConfigInput } from './config';
 export { ERROR_CODES, McpvisorError, errorCodeOf, errorResult, runWorker, textResult, threadWorker } from './protocol';
-export type { ErrorCode, Pool, PoolStats, ToolCall, ToolDescriptor, ToolResult, WorkerService } from './protocol';
+export type { ErrorCode, Pool, PoolStats, ToolCall, ToolDescriptor, ToolResult, WorkerHealth, WorkerService } from './protocol';
 export { runProfile, startServer } from './supervisor/profile';
 export type { Profile, RunningServer } from './supervisor/profile';

@@ -10,7 +10,7 @@ export { runWorker } from './worker-runtime';
 export type { CallContext, WorkerInit, WorkerLogger, WorkerService } from './worker-runtime';
 export { threadWorker } from './thread-runtime';
 export type { ThreadAnswer, ThreadTask } from './thread-runtime';
-export type { Pool, PoolCallOptions, PoolState, PoolStats } from './pool';
+export type { DegradedReason, Pool, PoolCallOptions, PoolState, PoolStats, WorkerHealth } from './pool';
 export { textResult } from './tool';
 export type { ContentItem, JsonObjectSchema, ToolCall, ToolDescriptor, ToolResult } from './tool';
 export { ERROR_META_KEY, errorCodeOf, errorResult } from './results';

@@ -1,4 +1,5 @@
 import type { ErrorInfo } from './errors';
+import type { WorkerHealth } from './pool';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
 import type { BulkToolTexts } from './bulk-text';
 import type { ToolTexts } from './tool-text';
@@ -22,10 +23,11 @@ export type WorkerMessage =
   | { type: 'result'; id: number; result: ToolResult }
   | { type: 'error'; id: number; error: ErrorInfo }
   | { type: 'log'; level: LogLevel; msg: string; fields?: Record<string, unknown> }
-  | { type: 'stats'; id: number; stats: Record<string, unknown> };
+  | { type: 'stats'; id: number; stats: Record<string, unknown> }
+  | { type: 'health'; health: WorkerHealth };
 
 const SUPERVISOR_TYPES = new Set(['init', 'call', 'cancel', 'stats', 'shutdown']);
-const WORKER_TYPES = new Set(['ready', 'fatal', 'result', 'error', 'log', 'stats']);
+const WORKER_TYPES = new Set(['ready', 'fatal', 'result', 'error', 'log', 'stats', 'health']);
 
 function hasType(value: unknown, types: Set<string>): boolean {
   return (

@@ -1,9 +1,11 @@
+import type { ErrorCode } from './errors';
 import type { ToolCall, ToolResult } from './tool';
 import type { AnnouncedTool } from './tool-text';
 
 /**
- * Pool states. `degraded`: restarts exceeded the intensity limit, retries continue slowly.
- * `failed`: no worker could be started at all; its tools answer POOL_UNAVAILABLE.
+ * Pool states. `degraded`: restarts exceeded the intensity limit, retries continue slowly; or a
+ * live worker reports that it cannot do its work (WorkerHealth). `failed`: no worker could be
+ * started at all; its tools answer POOL_UNAVAILABLE.
  */
 export type PoolState = 'starting' | 'ready' | 'degraded' | 'failed' | 'stopping' | 'stopped';
 
@@ -18,6 +20,27 @@ export interface PoolStats {
   queued: number;
   restarts: number;
   lastError?: string;
+  /** While a live worker reports itself degraded (WorkerHealth): why, and since when. */
+  degradedBy?: DegradedReason;
+}
+
+/** Why a worker cannot do its work: a stable code, a message for people, since when (ISO 8601). */
+export interface DegradedReason {
+  code: ErrorCode;
+  message: string;
+  since: string;
+}
+
+/**
+ * What a worker says of itself, sent (worker → supervisor, message `health`) when it changes:
+ * `degraded` while it is alive and answers but cannot do its work (the search worker: its browser
+ * cannot be launched), `ok` again once it can. The pool shows it in /health; it is not a crash,
+ * so nothing is restarted for it.
+ */
+export interface WorkerHealth {
+  status: 'ok' | 'degraded';
+  /** Set when `degraded`. */
+  reason?: DegradedReason;
 }
 
 export interface PoolCallOptions {

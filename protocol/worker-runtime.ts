@@ -3,6 +3,7 @@ import { claimBulkPipe, viaBulkPipe } from './bulk-text';
 import { McpvisorError, toErrorInfo } from './errors';
 import { restoreExtraCaCerts } from './extra-ca-certs';
 import { isSupervisorMessage, type LogLevel, type SupervisorMessage, type WorkerMessage } from './messages';
+import type { WorkerHealth } from './pool';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
 import type { ToolTexts } from './tool-text';
 
@@ -28,8 +29,12 @@ export interface WorkerService {
   info?: Record<string, unknown>;
 }
 
-/** Builds the service from the toolset's config section (sent by the supervisor as `init`). */
-export type WorkerInit = (config: unknown, log: WorkerLogger) => Promise<WorkerService>;
+/**
+ * Builds the service from the toolset's config section (sent by the supervisor as `init`).
+ * `reportHealth` tells the pool, whenever it changes, that the service cannot do its work though
+ * its process is fine (WorkerHealth), for /health; cheap, send it on each change only.
+ */
+export type WorkerInit = (config: unknown, log: WorkerLogger, reportHealth: (health: WorkerHealth) => void) => Promise<WorkerService>;
 
 /**
  * Runs a worker process: waits for the supervisor's `init`, initialises the service, announces `ready` with its tools, then serves
@@ -120,7 +125,8 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
   process.on('SIGINT', () => undefined);
   process.on('SIGTERM', () => undefined);
 
-  const start = (config: unknown) => init(config, log).then(
+  const reportHealth = (health: WorkerHealth) => ch.send({ type: 'health', health });
+  const start = (config: unknown) => init(config, log, reportHealth).then(
     (ready) => {
       service = ready;
       ch.send({ type: 'ready', tools: viaBulkPipe(ready.tools), info: ready.info });

@@ -5,7 +5,7 @@ import type { RestartConfig } from '../../config/schema';
 import { childProcessChannel } from '../../protocol/channel';
 import { McpvisorError, toErrorInfo } from '../../protocol/errors';
 import type { SupervisorMessage, WorkerMessage } from '../../protocol/messages';
-import type { Pool, PoolCallOptions, PoolState, PoolStats } from '../../protocol/pool';
+import type { DegradedReason, Pool, PoolCallOptions, PoolState, PoolStats } from '../../protocol/pool';
 import { errorResult } from '../../protocol/results';
 import { isDeadlineError, RpcClient } from '../../protocol/rpc';
 import type { ToolCall, ToolDescriptor, ToolResult } from '../../protocol/tool';
@@ -46,6 +46,8 @@ interface Worker {
   exited: Promise<void>;
   /** Why the pool killed it, when it did (a failed liveness check). */
   killedFor?: string;
+  /** Set while it reports itself degraded (a `health` message): alive, but it cannot do its work. */
+  degradedBy?: DegradedReason;
 }
 
 /**
@@ -132,19 +134,27 @@ export class ProcessPool implements Pool {
 
   stats(): PoolStats {
     let busy = 0;
-    for (const worker of this.#workers.values()) busy += worker.rpc.inFlight;
+    let degradedBy: DegradedReason | undefined;
+    for (const worker of this.#workers.values()) {
+      busy += worker.rpc.inFlight;
+      if (worker.ready && !worker.rpc.closed) degradedBy ??= worker.degradedBy;
+    }
+    const state = this.#currentState();
     return {
       name: this.name,
       kind: 'process',
-      // A pool with no worker serves nothing, whatever its restarts: a monitor reading the state
-      // (an API with affectsHealth: false, docs/production.md) must not see `ready` then.
-      state: this.#currentState() === 'ready' && this.#liveWorkers() === 0 ? 'degraded' : this.#currentState(),
+      // A pool with no live worker serves nothing, whatever its restarts: a monitor reading the
+      // state (an API with affectsHealth: false, docs/production.md) must not see `ready` then.
+      // Decision: one degraded worker degrades the pool too; its calls still go to it (each one
+      // tries again), as it is alive: not POOL_UNAVAILABLE, and not restarted, which would not help.
+      state: state === 'ready' && (degradedBy || this.#liveWorkers() === 0) ? 'degraded' : state,
       workers: this.#options.size,
       alive: this.#liveWorkers(),
       busy,
       queued: this.#queue.length,
       restarts: this.#restarts,
       ...(this.#lastError ? { lastError: this.#lastError } : {}),
+      ...(degradedBy ? { degradedBy } : {}),
     };
   }
 
@@ -308,6 +318,11 @@ export class ProcessPool implements Pool {
             return;
           case 'log':
             log[message.level]({ ...message.fields }, message.msg);
+            return;
+          case 'health':
+            worker.degradedBy = message.health.status === 'degraded' ? message.health.reason : undefined;
+            if (worker.degradedBy) log.error({ ...worker.degradedBy }, 'worker reports itself degraded');
+            else log.info('worker reports itself ok again');
             return;
           default:
             return;

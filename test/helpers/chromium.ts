@@ -72,68 +72,70 @@ export async function resumeAndClose(searcher: { close(): Promise<void> }, hung:
   await searcher.close();
 }
 
-/** How a launch of hangingLaunches' executable hangs. */
-export type LaunchHang =
+/** How a launch of faultyLaunches' executable fails. */
+export type LaunchFault =
   /** A process that never answers on the DevTools pipe, with a child in its process group. */
   | 'never-answers'
   /** The real Chromium, stopped (SIGSTOP) as soon as it runs, before it has answered puppeteer. */
-  | 'stopped-while-launching';
+  | 'stopped-while-launching'
+  /** Exits at once with status 1. */
+  | 'exits-at-once';
 
-export interface HangingLaunches {
+export interface FaultyLaunches {
   /** The executable to give the searcher. */
   executable: string;
-  /** Makes the next `count` launches hang (default 1); the ones after start Chromium. */
-  hangNext(count?: number): void;
-  /** The launches that hung so far: their first process (a process group leader) and profile. */
-  hung(): Array<{ pid: number; profile: string }>;
+  /** Makes the next `count` launches fail (default 1); the ones after start Chromium. */
+  failNext(count?: number): void;
+  /** The launches that failed so far: their first process (a process group leader) and profile. */
+  failed(): Array<{ pid: number; profile: string }>;
+  /** How many launches there were, failed or not. */
+  launches(): number;
 }
 
 /**
- * A browser executable whose launches hang `how` while asked to (hangNext), and start the real
+ * A browser executable whose launches fail `how` while asked to (failNext), and start the real
  * Chromium otherwise. A script in a fresh folder, removed after the file's tests.
  */
-export function hangingLaunches(how: LaunchHang): HangingLaunches {
-  const dir = tempDir('mcpvisor-hanging-launch-');
+export function faultyLaunches(how: LaunchFault): FaultyLaunches {
+  const dir = tempDir('mcpvisor-faulty-launch-');
   const executable = path.join(dir, 'chromium');
-  const hang =
-    how === 'never-answers'
-      ? ['sleep 1000 </dev/null >/dev/null 2>&1 &', 'exec sleep 1000']
-      : [
-          // `$$` is this shell, which exec turns into Chromium: stopped once its image is Chromium's
-          // (Debian's /usr/bin/chromium is itself a script that execs the binary).
-          '( while :; do case "$(readlink /proc/$$/exe)" in *chrom*) kill -STOP $$; exit;; esac; done ) </dev/null >/dev/null 2>&1 3>&- 4>&- &',
-          `exec '${findChromium()}' "$@"`,
-        ];
+  const fault = {
+    'never-answers': ['sleep 1000 </dev/null >/dev/null 2>&1 &', 'exec sleep 1000'],
+    'stopped-while-launching': [
+      // `$$` is this shell, which exec turns into Chromium: stopped once its image is Chromium's
+      // (Debian's /usr/bin/chromium is itself a script that execs the binary).
+      '( while :; do case "$(readlink /proc/$$/exe)" in *chrom*) kill -STOP $$; exit;; esac; done ) </dev/null >/dev/null 2>&1 3>&- 4>&- &',
+      `exec '${findChromium()}' "$@"`,
+    ],
+    'exits-at-once': ['exit 1'],
+  }[how];
   writeFileSync(
     executable,
     [
       '#!/bin/sh',
       'for arg; do case "$arg" in --user-data-dir=*) profile="${arg#--user-data-dir=}";; esac; done',
-      `left=$(cat '${dir}/hang' 2>/dev/null || echo 0)`,
+      `echo "$$" >> '${dir}/launches'`,
+      `left=$(cat '${dir}/fail' 2>/dev/null || echo 0)`,
       `if [ "$left" -le 0 ]; then exec '${findChromium()}' "$@"; fi`,
-      `echo $((left - 1)) > '${dir}/hang'`,
-      `echo "$$ $profile" >> '${dir}/hung'`,
-      ...hang,
+      `echo $((left - 1)) > '${dir}/fail'`,
+      `echo "$$ $profile" >> '${dir}/failed'`,
+      ...fault,
       '',
     ].join('\n'),
   );
   chmodSync(executable, 0o755);
+  const lines = (file: string) => (existsSync(path.join(dir, file)) ? readFileSync(path.join(dir, file), 'utf8').trim().split('\n') : []);
   return {
     executable,
-    hangNext: (count = 1) => writeFileSync(path.join(dir, 'hang'), String(count)),
-    hung: () => {
-      if (!existsSync(path.join(dir, 'hung'))) return [];
-      return readFileSync(path.join(dir, 'hung'), 'utf8')
-        .trim()
-        .split('\n')
-        .map((line) => ({ pid: Number(line.split(' ')[0]), profile: line.slice(line.indexOf(' ') + 1) }));
-    },
+    failNext: (count = 1) => writeFileSync(path.join(dir, 'fail'), String(count)),
+    failed: () => lines('failed').map((line) => ({ pid: Number(line.split(' ')[0]), profile: line.slice(line.indexOf(' ') + 1) })),
+    launches: () => lines('launches').length,
   };
 }
 
-/** Kills what is left of launches that hung (the old code left them running), in the tests' cleanup. */
-export function killHung(launches: HangingLaunches): void {
-  for (const { pid } of launches.hung()) {
+/** Kills what is left of launches that failed (the old code left hung ones running), in the tests' cleanup. */
+export function killFailed(launches: FaultyLaunches): void {
+  for (const { pid } of launches.failed()) {
     try {
       process.kill(-pid, 'SIGKILL');
     } catch {

@@ -1,10 +1,17 @@
 import { Cluster } from 'puppeteer-cluster';
 import puppeteer from 'puppeteer-core';
 import { McpvisorError } from '../../protocol/errors';
-import { CHROMIUM_ARGS, findChromium, protocolTimeoutMs, relaunchingLauncher, type RelaunchingLauncherOptions } from './browser';
-import { PageConcurrency } from './page-concurrency';
+import type { WorkerHealth } from '../../protocol/pool';
+import type { WorkerLogger } from '../../protocol/worker-runtime';
+import { CHROMIUM_ARGS, findChromium, LAUNCH_TIMEOUT_MS, protocolTimeoutMs, relaunchingLauncher } from './browser';
+import { LaunchHealth } from './launch-health';
+import { NoPage, PageConcurrency } from './page-concurrency';
+import { beforeTime } from './waiting';
 
-export interface SearchClusterOptions extends RelaunchingLauncherOptions {
+/** How long `close` waits for the browser to close before it kills it. */
+const CLOSE_WAIT_MS = 5_000;
+
+export interface SearchClusterOptions {
   /** The browser executable (findChromium's rules when unset). */
   executablePath?: string;
   headless: boolean;
@@ -12,64 +19,162 @@ export interface SearchClusterOptions extends RelaunchingLauncherOptions {
   concurrency: number;
   /** Budget of one search in ms: each DevTools call is bounded by it plus a slack (protocolTimeoutMs). */
   searchTimeoutMs: number;
+  /** Bound of one launch in ms (default LAUNCH_TIMEOUT_MS). */
+  launchTimeoutMs?: number;
+  /** Hears when the browser becomes unlaunchable and launchable again (LaunchHealth). */
+  onHealth?: (health: WorkerHealth) => void;
+  /** While degraded, the pause before the searcher's own launch (default RETRY_WHILE_DEGRADED_MS). */
+  retryWhileDegradedMs?: number;
+  log: WorkerLogger;
 }
-
-export type SearchLauncher = ReturnType<typeof relaunchingLauncher>;
 
 /**
- * Launches the searcher's puppeteer-cluster: one Chromium, a page per job (PageConcurrency),
- * through a relaunchingLauncher, so every launch, the first and each relaunch, is bounded by
- * `launchTimeoutMs` and reported to `onLaunch` / `onLaunchError`. `cluster` rejects with
- * McpvisorError: the launch's own code (BROWSER_LAUNCH_TIMEOUT), else INTERNAL naming the cause
- * (no executable, a browser that exits at once); the launcher is disposed then.
+ * The searcher's browser: a puppeteer-cluster over one Chromium, a page per job (PageConcurrency),
+ * launched on first use through a relaunchingLauncher, so that every launch, the first and each
+ * relaunch, is bounded by `launchTimeoutMs` and counted by a LaunchHealth. While launches keep
+ * failing it reports itself degraded (`onHealth`) and tries a launch by itself now and then.
  */
-export function launchSearchCluster<Data, Result>(options: SearchClusterOptions): { cluster: Promise<Cluster<Data, Result>>; launcher: SearchLauncher } {
-  // puppeteer-cluster rethrows a failed first launch as a plain Error ("Unable to launch browser,
-  // error message: …"): the launch's own error keeps its code.
-  let launchError: unknown;
-  const launcher = relaunchingLauncher(puppeteer, {
-    ...options,
-    onLaunchError: (error, replacing) => {
-      launchError = error;
-      options.onLaunchError?.(error, replacing);
-    },
-  });
-  let executablePath: string;
-  try {
-    executablePath = findChromium(options.executablePath);
-  } catch (error) {
-    // Not a launch of the launcher's, but a launch that failed all the same.
-    options.onLaunchError?.(error as Error, false);
-    return { cluster: Promise.reject(couldNotStart(error)), launcher };
-  }
-  const launching = Cluster.launch({
-    concurrency: PageConcurrency,
-    maxConcurrency: options.concurrency,
-    puppeteer: launcher,
-    puppeteerOptions: {
-      executablePath,
-      headless: options.headless,
-      // A pipe, not a WebSocket: Chromium exits when this process dies, even by kill -9.
-      pipe: true,
-      args: CHROMIUM_ARGS,
-      protocolTimeout: protocolTimeoutMs(options.searchTimeoutMs),
-      // The worker runtime owns signals and shutdown.
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
-    } as never,
-    timeout: 24 * 3600_000, // our own deadline cuts a search; the cluster's must never fire first
-    retryLimit: 0,
-    monitor: false,
-  }) as Promise<Cluster<Data, Result>>;
-  const cluster = launching.catch((error: unknown) => {
-    void launcher.dispose();
-    throw couldNotStart(error, launchError);
-  });
-  return { cluster, launcher };
-}
+export class SearchCluster<Data, Result> {
+  readonly #options: SearchClusterOptions;
+  readonly #health: LaunchHealth;
+  #cluster: Promise<Cluster<Data, Result>> | undefined;
+  #launcher: ReturnType<typeof relaunchingLauncher> | undefined;
+  #stats = { launches: 0, launchMs: 0 };
+  #closed = false;
 
-function couldNotStart(error: unknown, cause: unknown = error): McpvisorError {
-  if (cause instanceof McpvisorError) return new McpvisorError(cause.code, `the browser could not start: ${cause.message}`);
-  return new McpvisorError('INTERNAL', `the browser could not start: ${(error as Error).message}`);
+  constructor(options: SearchClusterOptions) {
+    this.#options = options;
+    this.#health = new LaunchHealth({ onChange: options.onHealth, retry: () => void this.#retry(), retryWhileDegradedMs: options.retryWhileDegradedMs });
+  }
+
+  /**
+   * The cluster, launched if it is not. Rejects with McpvisorError: the launch's own code
+   * (BROWSER_LAUNCH_TIMEOUT), else INTERNAL naming the cause (no executable, a browser that
+   * exits at once); the next call launches again.
+   */
+  cluster(): Promise<Cluster<Data, Result>> {
+    if (this.#cluster) return this.#cluster;
+    const started = Date.now();
+    // puppeteer-cluster rethrows a failed first launch as a plain Error ("Unable to launch
+    // browser, error message: …"): the launch's own error keeps its code.
+    let launchError: unknown;
+    const launcher = relaunchingLauncher(puppeteer, {
+      launchTimeoutMs: this.launchTimeoutMs,
+      onLaunch: (replaced) => {
+        this.#health.launched();
+        if (!replaced) return;
+        this.#stats.launches += 1;
+        this.#options.log.warn('browser relaunched: the last one did not answer or had died', {});
+      },
+      onLaunchError: (error, replacing) => {
+        launchError = error;
+        this.#health.failed(error);
+        if (replacing) this.#options.log.error('the browser could not be relaunched; the next search tries again', { error: error.message });
+      },
+    });
+    this.#launcher = launcher;
+    this.#cluster = this.#launchCluster(launcher).then(
+      (launched) => {
+        this.#stats.launches += 1;
+        this.#stats.launchMs = Date.now() - started;
+        this.#options.log.info('browser launched', { ms: this.#stats.launchMs });
+        return launched;
+      },
+      (error: unknown) => {
+        this.#cluster = undefined;
+        void launcher.dispose();
+        if (launchError === undefined) {
+          // Not a launch of the launcher's (no executable found), but a launch that failed all the same.
+          launchError = error;
+          if (!this.#closed) this.#health.failed(error as Error);
+        }
+        if (launchError instanceof McpvisorError) throw new McpvisorError(launchError.code, `the browser could not start: ${launchError.message}`);
+        throw new McpvisorError('INTERNAL', `the browser could not start: ${(error as Error).message}`);
+      },
+    );
+    return this.#cluster;
+  }
+
+  get launchTimeoutMs(): number {
+    return this.#options.launchTimeoutMs ?? LAUNCH_TIMEOUT_MS;
+  }
+
+  /** When the launch in flight began (epoch ms), if one is. */
+  get launchingSince(): number | undefined {
+    return this.#launcher?.launchingSince;
+  }
+
+  stats(): Record<string, unknown> {
+    return { ...this.#stats, browser: this.#cluster ? 'launched' : 'not launched', failedLaunchesInARow: this.#health.failedInARow, health: this.#health.current };
+  }
+
+  /** Closes the browser and deletes its profile; one that does not close within CLOSE_WAIT_MS (hung) is killed. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#health.close();
+    const cluster = this.#cluster;
+    this.#cluster = undefined;
+    // A launch in flight would hold the cluster's close until the launch timeout.
+    this.#launcher?.stopLaunching();
+    if (cluster) {
+      const closing = (async () => (await cluster).close())().then(
+        () => true,
+        (error) => {
+          this.#options.log.warn('closing the browser failed', { error: (error as Error).message });
+          return true;
+        },
+      );
+      if ((await beforeTime(closing, Date.now() + CLOSE_WAIT_MS)) === undefined) {
+        this.#options.log.warn('the browser did not close; it is killed', { waitedMs: CLOSE_WAIT_MS });
+      }
+    }
+    await this.#launcher?.dispose();
+  }
+
+  #launchCluster(launcher: ReturnType<typeof relaunchingLauncher>): Promise<Cluster<Data, Result>> {
+    let executablePath: string;
+    try {
+      executablePath = findChromium(this.#options.executablePath);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return Cluster.launch({
+      concurrency: PageConcurrency,
+      maxConcurrency: this.#options.concurrency,
+      puppeteer: launcher,
+      puppeteerOptions: {
+        executablePath,
+        headless: this.#options.headless,
+        // A pipe, not a WebSocket: Chromium exits when this process dies, even by kill -9.
+        pipe: true,
+        args: CHROMIUM_ARGS,
+        protocolTimeout: protocolTimeoutMs(this.#options.searchTimeoutMs),
+        // The worker runtime owns signals and shutdown.
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+      } as never,
+      timeout: 24 * 3600_000, // our own deadline cuts a search; the cluster's must never fire first
+      retryLimit: 0,
+      monitor: false,
+    }) as Promise<Cluster<Data, Result>>;
+  }
+
+  /**
+   * The searcher's own launch while degraded: the cluster if it never started, else a job that
+   * only opens a page, which launches the browser the last failure left out. Its outcome reaches
+   * the LaunchHealth through the launcher, as a search's would; nothing else is done with it.
+   */
+  async #retry(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      const cluster = await this.cluster();
+      await cluster.execute(undefined as Data, async ({ page }) => {
+        if (page instanceof NoPage) throw page.error;
+        return undefined as Result;
+      });
+    } catch (error) {
+      this.#options.log.debug('the browser still cannot be launched', { error: (error as Error).message });
+    }
+  }
 }

@@ -22,7 +22,7 @@ interface SearchWorkerConfig {
  * serving `search`. The rate limit is the supervisor's (beforeCall), so the worker's own is off.
  * An empty query answers at once with no results, without the browser.
  */
-runWorker(async (raw, log) => {
+runWorker(async (raw, log, reportHealth) => {
   const config = (raw ?? {}) as SearchWorkerConfig;
   const searcher = new WebSearcher(config.headless ?? true, {
     engine: config.engine,
@@ -36,6 +36,8 @@ runWorker(async (raw, log) => {
     maxResults: config.maxResults,
     rateLimit: false,
     log,
+    // /health shows the search pool degraded while the browser cannot be launched.
+    onHealth: reportHealth,
   });
   return {
     tools: [SEARCH_TOOL],

@@ -1,12 +1,12 @@
 import type { Cluster } from 'puppeteer-cluster';
 import type { HTTPRequest, Page } from 'puppeteer-core';
 import { McpvisorError } from '../../protocol/errors';
+import type { WorkerHealth } from '../../protocol/pool';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
-import { LAUNCH_TIMEOUT_MS } from './browser';
 import { getEngine, type EngineOutcome, type SearchEngine, type SearchResult } from './engines';
 import { libraryLogger } from './library-logger';
 import { NoPage } from './page-concurrency';
-import { launchSearchCluster, type SearchLauncher } from './search-cluster';
+import { SearchCluster } from './search-cluster';
 import { RateLimiter } from './rate-limiter';
 import { MAX_RESULT_PAGE_BYTES, watchDocumentSize } from './page-size';
 import { beforeTime, raceSignal } from './waiting';
@@ -36,6 +36,13 @@ export interface WebSearcherOptions {
   rateLimit?: { limit: number; intervalMs: number } | false;
   /** Where failures and blocks are logged. Default: warnings and errors as pino JSON on stderr. */
   log?: WorkerLogger;
+  /**
+   * Hears when the browser cannot be launched any more (`degraded`: 3 launches in a row failed,
+   * with the last one's error) and when it can again (`ok`). Also in `stats().health`.
+   */
+  onHealth?: (health: WorkerHealth) => void;
+  /** While degraded, the pause before the searcher tries a launch by itself. Default 30000. */
+  retryWhileDegradedMs?: number;
 }
 
 /** A search with the details the MCP tool reports. */
@@ -64,8 +71,6 @@ const CAPTCHA_POLL_MS = 1_000;
 /** How long before the deadline the captcha wait gives up, to report the block in time. */
 const CAPTCHA_MARGIN_MS = 500;
 const TOO_LARGE = Symbol('too large');
-/** How long `close` waits for the browser to close before it kills it. */
-const CLOSE_WAIT_MS = 5_000;
 
 /**
  * The longest query sent to an engine. Decision: 2,048 characters, the common safe length of a
@@ -87,17 +92,18 @@ function isValidQuery(query: unknown): query is string {
  * 5 s to open a page), the old one killed with the searches still on it (browser.ts,
  * page-concurrency.ts); a browser that cannot be relaunched fails searches with INTERNAL, one
  * whose launch hangs past `launchTimeoutMs` is killed and fails them with BROWSER_LAUNCH_TIMEOUT,
- * and the next search tries again.
+ * and the next search tries again. After 3 failed launches in a row the searcher reports itself
+ * degraded (`onHealth`, `stats().health`) and tries a launch by itself every 30 s until one works
+ * (search-cluster.ts, launch-health.ts).
  */
 export class WebSearcher {
   readonly #headless: boolean;
   readonly #options: WebSearcherOptions;
   readonly #log: WorkerLogger;
   readonly #limiter: RateLimiter | undefined;
-  #cluster: Promise<Cluster<Task, PageOutcome>> | undefined;
-  #launcher: SearchLauncher | undefined;
+  readonly #browser: SearchCluster<Task, PageOutcome>;
   #userAgent: string | undefined;
-  #stats = { searches: 0, blocked: 0, httpErrors: 0, failures: 0, launches: 0, launchMs: 0 };
+  #stats = { searches: 0, blocked: 0, httpErrors: 0, failures: 0 };
   #closed = false;
 
   constructor(headless = true, options: WebSearcherOptions = {}) {
@@ -108,6 +114,16 @@ export class WebSearcher {
     this.#limiter = limit === false ? undefined : new RateLimiter(limit.limit, limit.intervalMs);
     getEngine(options.engine ?? 'duckduckgo');
     for (const name of options.fallbackEngines ?? []) getEngine(name);
+    this.#browser = new SearchCluster({
+      executablePath: options.executablePath,
+      headless,
+      concurrency: options.concurrency ?? 4,
+      searchTimeoutMs: options.timeoutMs ?? 30_000,
+      launchTimeoutMs: options.launchTimeoutMs,
+      onHealth: options.onHealth,
+      retryWhileDegradedMs: options.retryWhileDegradedMs,
+      log: this.#log,
+    });
   }
 
   /**
@@ -148,7 +164,7 @@ export class WebSearcher {
     const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
     try {
       await this.#limiter?.acquire({ signal });
-      const cluster = await raceSignal(this.#launch(), signal);
+      const cluster = await raceSignal(this.#browser.cluster(), signal);
       const blocked: SearchOutcome['blocked'] = [];
       const failed: SearchOutcome['failed'] = [];
       this.#stats.searches += 1;
@@ -192,81 +208,27 @@ export class WebSearcher {
 
   /**
    * Closes the browser and deletes its profile. Later searches fail with SHUTTING_DOWN. A browser
-   * that does not close within CLOSE_WAIT_MS (hung) is killed.
+   * that does not close within 5 s (hung) is killed, as is a launch in flight.
    */
   async close(): Promise<void> {
     this.#closed = true;
-    const cluster = this.#cluster;
-    this.#cluster = undefined;
-    // A launch in flight would hold the cluster's close until the launch timeout.
-    this.#launcher?.stopLaunching();
-    if (cluster) {
-      const closing = (async () => (await cluster).close())().then(
-        () => true,
-        (error) => {
-          this.#log.warn('closing the browser failed', { error: (error as Error).message });
-          return true;
-        },
-      );
-      if ((await beforeTime(closing, Date.now() + CLOSE_WAIT_MS)) === undefined) {
-        this.#log.warn('the browser did not close; it is killed', { waitedMs: CLOSE_WAIT_MS });
-      }
-    }
-    await this.#launcher?.dispose();
+    await this.#browser.close();
   }
 
   stats(): Record<string, unknown> {
-    return { ...this.#stats, browser: this.#cluster ? 'launched' : 'not launched', rateLimit: this.#limiter?.getStatus() };
+    return { ...this.#stats, ...this.#browser.stats(), rateLimit: this.#limiter?.getStatus() };
   }
 
   #baseUrl(engine: SearchEngine, primary: boolean): string {
     return (primary ? this.#options.engineUrl : undefined) ?? this.#options.engineUrls?.[engine.name] ?? engine.defaultBaseUrl;
   }
 
-  #launch(): Promise<Cluster<Task, PageOutcome>> {
-    if (this.#cluster) return this.#cluster;
-    const started = Date.now();
-    const { cluster, launcher } = launchSearchCluster<Task, PageOutcome>({
-      executablePath: this.#options.executablePath,
-      headless: this.#headless,
-      concurrency: this.#options.concurrency ?? 4,
-      searchTimeoutMs: this.#options.timeoutMs ?? 30_000,
-      launchTimeoutMs: this.#launchTimeoutMs,
-      onLaunch: (replaced) => {
-        if (!replaced) return;
-        this.#stats.launches += 1;
-        this.#log.warn('browser relaunched: the last one did not answer or had died', {});
-      },
-      onLaunchError: (error, replacing) => {
-        if (replacing) this.#log.error('the browser could not be relaunched; the next search tries again', { error: error.message });
-      },
-    });
-    this.#launcher = launcher;
-    this.#cluster = cluster.then(
-      (launched) => {
-        this.#stats.launches += 1;
-        this.#stats.launchMs = Date.now() - started;
-        this.#log.info('browser launched', { ms: this.#stats.launchMs });
-        return launched;
-      },
-      (error) => {
-        this.#cluster = undefined;
-        throw error;
-      },
-    );
-    return this.#cluster;
-  }
-
-  get #launchTimeoutMs(): number {
-    return this.#options.launchTimeoutMs ?? LAUNCH_TIMEOUT_MS;
-  }
-
   /** Why an aborted search ended; a timeout says so when the browser was still launching then. */
   #abortReason(signal: AbortSignal): McpvisorError {
     const reason = signal.reason instanceof McpvisorError ? signal.reason : new McpvisorError('CANCELLED', 'the search was cancelled');
-    const since = this.#launcher?.launchingSince;
+    const since = this.#browser.launchingSince;
     if (reason.code !== 'TIMEOUT' || since === undefined) return reason;
-    return new McpvisorError('TIMEOUT', `${reason.message}: the browser was still launching (for ${Date.now() - since} ms; a launch gets ${this.#launchTimeoutMs} ms)`);
+    return new McpvisorError('TIMEOUT', `${reason.message}: the browser was still launching (for ${Date.now() - since} ms; a launch gets ${this.#browser.launchTimeoutMs} ms)`);
   }
 
   /**
