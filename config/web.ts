@@ -23,6 +23,13 @@ export const webSchema = z.strictObject({
       /** Bound of one browser launch; a launch still hanging then is killed (workers/web/browser.ts, LAUNCH_TIMEOUT_MS). */
       launchTimeoutMs: z.number().int().positive().default(20_000),
       maxResults: z.number().int().positive().max(100).default(10),
+      /**
+       * false: a search pool that cannot do its work (the browser does not launch, no live
+       * worker) does not turn /health 503; it is still listed there with its state. On an
+       * instance that also serves APIs or a shell, a broken Chromium then does not take those
+       * out of a balancer's rotation (config/openapi.ts has the same switch per API).
+       */
+      affectsHealth: z.boolean().default(true),
     })
     .prefault({}),
   fetch: z
@@ -41,6 +48,8 @@ export const webSchema = z.strictObject({
        */
       concurrency: z.number().int().min(1).max(64).default(4),
       maxOutputChars: z.number().int().positive().default(10_000),
+      /** false: the fetch pool's state does not turn /health 503 (see search.affectsHealth). */
+      affectsHealth: z.boolean().default(true),
     })
     .prefault({}),
 });

@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'OUTPUT_TRUNCATED', // informational: a result was cut at its cap
   'BROWSER_LAUNCH_TIMEOUT', // the search browser did not start within its launch timeout; it was killed
   'BROWSER_PAGE_TIMEOUT', // the search browser opened no page in time, even once relaunched
+  'BROWSER_LAUNCH_FAILED', // the search browser could not start: no executable, or it exited or failed while starting
   'INTERNAL', // a bug of ours; the message says what happened
 ] as const;
 

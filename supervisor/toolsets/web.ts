@@ -66,6 +66,7 @@ export const webToolsets: ToolsetFactory = (config, logger) => {
           workerConfig: web.search,
           callTimeoutMs: web.search.timeoutMs + SEARCH_LAUNCH_SLACK_MS,
           beforeCall: limited(searchLimiter, (args) => typeof args.query === 'string' && args.query.trim() !== '', 'web-search'),
+          required: web.search.affectsHealth,
         },
         {
           kind: 'thread',
@@ -76,6 +77,7 @@ export const webToolsets: ToolsetFactory = (config, logger) => {
           workerConfig: web.fetch,
           callTimeoutMs: web.fetch.timeoutMs + FETCH_CONVERT_SLACK_MS,
           beforeCall: limited(fetchLimiter, (args) => typeof args.url === 'string' && isHttpUrl(args.url), 'web-fetch'),
+          required: web.fetch.affectsHealth,
         },
       ],
     },

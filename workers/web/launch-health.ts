@@ -66,8 +66,8 @@ export class LaunchHealth {
     this.#failedInARow += 1;
     if (this.#failedInARow < DEGRADED_AFTER_FAILED_LAUNCHES || this.#closed) return;
     this.#reason = {
-      code: error instanceof McpvisorError ? error.code : 'INTERNAL',
-      message: `${this.#failedInARow} browser launches in a row failed; the last: ${summary(error.message)}`,
+      code: error instanceof McpvisorError ? error.code : 'BROWSER_LAUNCH_FAILED',
+      message: `${this.#failedInARow} browser launches in a row failed; the last: ${summary(launchFailure(error))}`,
       since: this.#reason?.since ?? new Date().toISOString(),
     };
     this.#options.onChange?.(this.current);
@@ -88,4 +88,13 @@ export class LaunchHealth {
 function summary(message: string): string {
   const line = message.replace(/TROUBLESHOOTING: \S+/g, '').replace(/\s+/g, ' ').trim();
   return line.length <= MAX_REASON_CHARS ? line : `${line.slice(0, MAX_REASON_CHARS - 1)}…`;
+}
+
+/**
+ * A failed launch's message for people. Puppeteer reports a browser that exits while it is being
+ * connected to as "Protocol error (…): Target closed" or "Connection closed", which names neither.
+ */
+export function launchFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return /\b(Target|Connection) closed\b/.test(message) ? `${message} (the browser process exited while starting)` : message;
 }

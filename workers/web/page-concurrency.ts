@@ -79,8 +79,8 @@ export class PageConcurrency extends ConcurrencyImplementation {
       try {
         browser = await this.#browser();
       } catch (error) {
-        // A launch that timed out keeps its code (BROWSER_LAUNCH_TIMEOUT); one that failed is INTERNAL.
-        const code = error instanceof McpvisorError ? error.code : 'INTERNAL';
+        // A launch that timed out keeps its code (BROWSER_LAUNCH_TIMEOUT); one that failed is BROWSER_LAUNCH_FAILED.
+        const code = error instanceof McpvisorError ? error.code : 'BROWSER_LAUNCH_FAILED';
         return noPage(new McpvisorError(code, `the browser could not be (re)launched: ${(error as Error).message}`));
       }
       const opening = browser.newPage();

@@ -4,7 +4,7 @@ import { McpvisorError } from '../../protocol/errors';
 import type { WorkerHealth } from '../../protocol/pool';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
 import { CHROMIUM_ARGS, findChromium, LAUNCH_TIMEOUT_MS, protocolTimeoutMs, relaunchingLauncher } from './browser';
-import { LaunchHealth } from './launch-health';
+import { LaunchHealth, launchFailure } from './launch-health';
 import { NoPage, PageConcurrency } from './page-concurrency';
 import { beforeTime } from './waiting';
 
@@ -49,8 +49,8 @@ export class SearchCluster<Data, Result> {
 
   /**
    * The cluster, launched if it is not. Rejects with McpvisorError: the launch's own code
-   * (BROWSER_LAUNCH_TIMEOUT), else INTERNAL naming the cause (no executable, a browser that
-   * exits at once); the next call launches again.
+   * (BROWSER_LAUNCH_TIMEOUT), else BROWSER_LAUNCH_FAILED naming the cause (no executable, a
+   * browser that exits at once); the next call launches again.
    */
   cluster(): Promise<Cluster<Data, Result>> {
     if (this.#cluster) return this.#cluster;
@@ -89,7 +89,7 @@ export class SearchCluster<Data, Result> {
           if (!this.#closed) this.#health.failed(error as Error);
         }
         if (launchError instanceof McpvisorError) throw new McpvisorError(launchError.code, `the browser could not start: ${launchError.message}`);
-        throw new McpvisorError('INTERNAL', `the browser could not start: ${(error as Error).message}`);
+        throw new McpvisorError('BROWSER_LAUNCH_FAILED', `the browser could not start: ${launchFailure(error)}`);
       },
     );
     return this.#cluster;
@@ -178,3 +178,4 @@ export class SearchCluster<Data, Result> {
     }
   }
 }
+

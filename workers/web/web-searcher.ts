@@ -90,7 +90,7 @@ function isValidQuery(query: unknown): query is string {
  * `headless: false` the page is left open for a person to solve the challenge until the timeout.
  * If Chromium dies or hangs, the next search relaunches it on a fresh profile (a hung one gets
  * 5 s to open a page), the old one killed with the searches still on it (browser.ts,
- * page-concurrency.ts); a browser that cannot be relaunched fails searches with INTERNAL, one
+ * page-concurrency.ts); a browser that cannot be relaunched fails searches with BROWSER_LAUNCH_FAILED, one
  * whose launch hangs past `launchTimeoutMs` is killed and fails them with BROWSER_LAUNCH_TIMEOUT,
  * and the next search tries again. After 3 failed launches in a row the searcher reports itself
  * degraded (`onHealth`, `stats().health`) and tries a launch by itself every 30 s until one works
@@ -147,7 +147,7 @@ export class WebSearcher {
    * on the page); those are listed in `blocked` and `failed`. Rejects with McpvisorError: TIMEOUT past the
    * budget (saying so when the browser was still launching), CANCELLED when `signal` aborts,
    * NETWORK_ERROR when a lone engine's page cannot be loaded (in a chain, an engine that cannot
-   * be reached is listed in `failed`), INTERNAL when the browser cannot start,
+   * be reached is listed in `failed`), BROWSER_LAUNCH_FAILED when the browser cannot start,
    * BROWSER_LAUNCH_TIMEOUT when its launch hung, BROWSER_PAGE_TIMEOUT when it opens no page even
    * relaunched. `engine` searches that one engine only (its base
    * URL from `engineUrls`, else its public one), on the same browser.

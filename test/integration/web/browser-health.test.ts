@@ -47,19 +47,19 @@ describe('/health while the search browser cannot be launched', () => {
 
     for (const attempt of [1, 2]) {
       const failed = await search(`broken ${attempt}`);
-      expect(errorCodeOf(failed)).toBe('INTERNAL');
-      expect(textOf(failed)).toMatch(/^INTERNAL: the browser could not start: /);
+      expect(errorCodeOf(failed)).toBe('BROWSER_LAUNCH_FAILED');
+      expect(textOf(failed)).toMatch(/^BROWSER_LAUNCH_FAILED: the browser could not start: /);
       // One or two failures may be transient: /health does not flap for them.
       expect(await health(server)).toMatchObject({ httpStatus: 200, body: { status: 'ok' }, search: { state: 'ready' } });
       expect((await health(server)).search.degradedBy).toBeUndefined();
     }
-    expect(errorCodeOf(await search('broken 3'))).toBe('INTERNAL');
+    expect(errorCodeOf(await search('broken 3'))).toBe('BROWSER_LAUNCH_FAILED');
     expect(await eventually(async () => (await health(server!)).httpStatus === 503, 10_000)).toBe(true);
     const degraded = await health(server);
     expect(degraded.body.status).toBe('degraded');
     expect(degraded.search).toMatchObject({
       state: 'degraded',
-      degradedBy: { code: 'INTERNAL', message: expect.stringMatching(/^3 browser launches in a row failed; the last: ./) },
+      degradedBy: { code: 'BROWSER_LAUNCH_FAILED', message: expect.stringMatching(/^3 browser launches in a row failed; the last: ./) },
     });
     expect(Date.parse(degraded.search.degradedBy!.since)).toBeGreaterThan(Date.now() - 120_000);
     // Reading /health is cheap: it launches no browser.
@@ -74,6 +74,24 @@ describe('/health while the search browser cannot be launched', () => {
     const recovered = await health(server);
     expect(recovered).toMatchObject({ httpStatus: 200, body: { status: 'ok' }, search: { state: 'ready' } });
     expect(recovered.search.degradedBy).toBeUndefined();
+  }, 90_000);
+
+  it('with web.search.affectsHealth false, stays 200 ok while listing the search pool degraded with its reason', async () => {
+    const launches = faultyLaunches('exits-at-once');
+    launches.failNext(1000);
+    const config = writeConfig({
+      web: { search: { engineUrl: `${site.origin}/ddg1`, executablePath: launches.executable, rateLimitIntervalMs: 100, timeoutMs: 20_000, affectsHealth: false } },
+    });
+    server = await startHttp('web-search-mcp', ['--config', config]);
+    ({ client } = await connectHttp(server.mcpUrl));
+    for (const attempt of [1, 2, 3]) {
+      const failed = (await client.callTool({ name: 'search', arguments: { query: `broken ${attempt}` } })) as ToolResult;
+      expect(errorCodeOf(failed)).toBe('BROWSER_LAUNCH_FAILED');
+    }
+    // The pool's own state turns degraded; the instance's status does not.
+    expect(await eventually(async () => (await health(server!)).search.state === 'degraded', 10_000)).toBe(true);
+    const shown = await health(server);
+    expect(shown).toMatchObject({ httpStatus: 200, body: { status: 'ok' }, search: { state: 'degraded', degradedBy: { code: 'BROWSER_LAUNCH_FAILED' } } });
   }, 90_000);
 });
 
@@ -92,8 +110,8 @@ describe('WebSearcher while its browser cannot be launched', () => {
       log: quiet,
     });
     try {
-      for (const attempt of [1, 2, 3]) await expect(searcher.searchDetailed(`broken ${attempt}`)).rejects.toMatchObject({ code: 'INTERNAL' });
-      expect(reports).toEqual([{ status: 'degraded', reason: { code: 'INTERNAL', message: expect.stringMatching(/^3 browser launches in a row failed/), since: expect.any(String) } }]);
+      for (const attempt of [1, 2, 3]) await expect(searcher.searchDetailed(`broken ${attempt}`)).rejects.toMatchObject({ code: 'BROWSER_LAUNCH_FAILED' });
+      expect(reports).toEqual([{ status: 'degraded', reason: { code: 'BROWSER_LAUNCH_FAILED', message: expect.stringMatching(/^3 browser launches in a row failed/), since: expect.any(String) } }]);
       expect(searcher.stats()).toMatchObject({ failedLaunchesInARow: 3, health: { status: 'degraded' } });
       // Its own retries keep failing, each reported with the count so far.
       expect(await eventually(() => reports.length >= 2, 15_000)).toBe(true);

@@ -83,7 +83,7 @@ describe('WebSearcher when its browser must be relaunched', () => {
     }
   }, 60_000);
 
-  it('fails searches with INTERNAL naming the cause while the browser cannot be relaunched, and relaunches it on a later search', async () => {
+  it('fails searches with BROWSER_LAUNCH_FAILED naming the cause while the browser cannot be relaunched, and relaunches it on a later search', async () => {
     // The executable vanishes and comes back: a relaunch that fails for real.
     const executable = path.join(tempDir('mcpvisor-browser-link-'), 'chromium');
     symlinkSync(findChromium(), executable);
@@ -94,7 +94,7 @@ describe('WebSearcher when its browser must be relaunched', () => {
       await killBrowser();
       // Each search tries again, and says why it cannot.
       for (const query of ['while the browser cannot start', 'and again']) {
-        await expect(searcher.searchDetailed(query)).rejects.toMatchObject({ code: 'INTERNAL', message: expect.stringContaining(executable) });
+        await expect(searcher.searchDetailed(query)).rejects.toMatchObject({ code: 'BROWSER_LAUNCH_FAILED', message: expect.stringContaining(executable) });
       }
       symlinkSync(findChromium(), executable);
       expect((await searcher.searchDetailed('once it can start again')).results.length).toBeGreaterThan(0);
@@ -124,7 +124,7 @@ describe('WebSearcher when its browser must be relaunched', () => {
         for (const pid of chromium('browser')) process.kill(pid, 'SIGKILL');
         await during.then(
           () => {},
-          (error) => expect(['INTERNAL', 'NETWORK_ERROR']).toContain(error.code),
+          (error) => expect(['INTERNAL', 'BROWSER_LAUNCH_FAILED', 'NETWORK_ERROR']).toContain(error.code),
         );
         for (let search = 0; search < 2; search++) {
           expect((await searcher.searchDetailed(`round ${round} search ${search}`)).results.length).toBeGreaterThan(0);
