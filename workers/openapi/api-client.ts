@@ -8,6 +8,7 @@ import type { BuiltRequest } from './request';
 import { checkUrl } from './request';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
 import { networkReason } from './network-reason';
+import { decodedQueryPart, queryCredentials, type SentCredential } from './redact';
 
 /** Most bytes of response headers read; past it the call fails naming undici's UND_ERR_HEADERS_OVERFLOW. */
 const MAX_RESPONSE_HEADER_BYTES = 64 * 1024;
@@ -23,6 +24,13 @@ export interface ApiClientOptions {
   maxRedirects?: number;
   /** Connections per upstream origin; default 128. */
   connections?: number;
+}
+
+/** Options of one request. */
+export interface SendOptions {
+  signal?: AbortSignal;
+  /** Filled with the configured headers and base query, and the provider's headers of each attempt (redact.ts). */
+  sent?: SentCredential[];
 }
 
 /** An upstream answer, body cut at the cap. */
@@ -57,6 +65,8 @@ export class ApiClient {
   #closed = false;
   /** Names of the base URL's own query parameters: their values are configuration, often a key. */
   readonly #baseQueryNames: Set<string>;
+  /** The configured headers and base URL query parameters, for SendOptions.sent. */
+  readonly #configured: SentCredential[];
 
   constructor(baseUrl: string, authProvider?: IAuthProvider, headers?: Record<string, string>, options: ApiClientOptions = {}) {
     const base = new URL(baseUrl);
@@ -74,6 +84,7 @@ export class ApiClient {
     this.#auth = authProvider;
     this.#headers = lowerKeys(headers ?? {});
     if (basic !== undefined) this.#headers.authorization ??= basic;
+    this.#configured = [...Object.entries(this.#headers).map(([name, value]): SentCredential => ({ name, value, in: 'header' })), ...queryCredentials(query)];
     this.#options = {
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       maxResponseBytes: options.maxResponseBytes ?? 10 * 1024 * 1024,
@@ -86,7 +97,7 @@ export class ApiClient {
    * spec 000's convenience form: `params` go to the query string for GET/HEAD/DELETE/OPTIONS and
    * into a JSON body otherwise. `path` is relative to the base URL.
    */
-  async request(method: string, path: string, params?: Record<string, unknown>, headers?: Record<string, string>, options: { signal?: AbortSignal } = {}): Promise<ApiResponse> {
+  async request(method: string, path: string, params?: Record<string, unknown>, headers?: Record<string, string>, options: SendOptions = {}): Promise<ApiResponse> {
     const url = this.#urlFor(path);
     const upper = method.toUpperCase();
     let body: string | undefined;
@@ -106,9 +117,10 @@ export class ApiClient {
   }
 
   /** Sends a built request with auth, timeout, size cap and redirects. */
-  async send(req: BuiltRequest, options: { signal?: AbortSignal } = {}): Promise<ApiResponse> {
+  async send(req: BuiltRequest, options: SendOptions = {}): Promise<ApiResponse> {
     checkUrl(req.url, this.baseUrl);
-    let response = await this.#once(req, options.signal);
+    options.sent?.push(...this.#configured);
+    let response = await this.#once(req, options.signal, options.sent);
     if (RETRYABLE_AUTH.has(response.status) && this.#auth) {
       let retry: boolean;
       try {
@@ -122,7 +134,7 @@ export class ApiClient {
       } catch (error) {
         throw new McpvisorError('UPSTREAM_ERROR', `authentication error (HTTP ${response.status}): ${(error as Error)?.message ?? String(error)}`, { data: { status: response.status, auth: true } });
       }
-      if (retry) response = await this.#once(req, options.signal);
+      if (retry) response = await this.#once(req, options.signal, options.sent);
     }
     return response;
   }
@@ -161,7 +173,7 @@ export class ApiClient {
     if (at < 0 || this.#baseQueryNames.size === 0) return url;
     const query = url.slice(at + 1).split('&').map((pair) => {
       const name = pair.split('=', 1)[0];
-      return this.#baseQueryNames.has(decoded(name.replace(/\+/g, ' '))) ? `${name}=…` : pair;
+      return this.#baseQueryNames.has(decodedQueryPart(name)) ? `${name}=…` : pair;
     });
     return `${url.slice(0, at)}?${query.join('&')}`;
   }
@@ -189,8 +201,9 @@ export class ApiClient {
    * add up (of one name, the later source's), and the body's own content type stays (a multipart
    * body's is written by undici, with its boundary).
    */
-  async #headersFor(req: BuiltRequest): Promise<Record<string, string>> {
+  async #headersFor(req: BuiltRequest, sent?: SentCredential[]): Promise<Record<string, string>> {
     const fromAuth = this.#auth ? lowerKeys(await this.#auth.getAuthHeaders()) : {};
+    if (sent) for (const [name, value] of Object.entries(fromAuth)) sent.push({ name, value, in: 'header' });
     const headers: Record<string, string> = { 'user-agent': userAgent(), ...req.headers, ...this.#headers, ...fromAuth };
     const cookie = joinCookies([req.headers.cookie, this.#headers.cookie, fromAuth.cookie]);
     if (cookie !== undefined) headers.cookie = cookie;
@@ -201,9 +214,9 @@ export class ApiClient {
     return headers;
   }
 
-  async #once(req: BuiltRequest, signal: AbortSignal | undefined): Promise<ApiResponse> {
+  async #once(req: BuiltRequest, signal: AbortSignal | undefined, sent?: SentCredential[]): Promise<ApiResponse> {
     if (signal?.aborted) throw signal.reason;
-    const headers = await this.#headersFor(req);
+    const headers = await this.#headersFor(req, sent);
     // The caller may have given up while the provider was asked for headers.
     if (signal?.aborted) throw signal.reason;
     // One abort for undici, one timer, one listener, all released in `finally`.
@@ -359,12 +372,12 @@ function joinCookies(headers: Array<string | undefined>): string | undefined {
   return joined.map(([, pair]) => pair).join('; ');
 }
 
-/** A percent-encoded part of a URL, decoded; as it is when its encoding is broken (`%zz`). */
 /** The decoded names of a query string's parameters (`?a=1&b` → a, b). */
 function queryNames(search: string): string[] {
-  return search.replace(/^\?/, '').split('&').filter((pair) => pair !== '').map((pair) => decoded(pair.split('=', 1)[0].replace(/\+/g, ' ')));
+  return search.replace(/^\?/, '').split('&').filter((pair) => pair !== '').map((pair) => decodedQueryPart(pair.split('=', 1)[0]));
 }
 
+/** A percent-encoded part of a URL (user info), decoded; as it is when its encoding is broken (`%zz`). */
 function decoded(part: string): string {
   try {
     return decodeURIComponent(part);

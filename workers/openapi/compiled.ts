@@ -6,6 +6,7 @@ import { cleanDisplayTexts, displayText, MAY_HOLD_UNSAFE } from './display-text'
 import type { ArgumentTarget, BodyInfo } from './input-schema';
 import type { LoadedSpec } from './load-spec';
 import type { JsonObject } from './refs';
+import { isCredentialName } from './redact';
 import { declaredResponseHeaders } from './response-headers';
 import { buildEndpointTools, type EndpointTool } from './tools-manager';
 
@@ -136,7 +137,9 @@ export function withBaseQuery<T extends Record<string, unknown>>(schema: T, targ
   let changed = false;
   for (const [arg, target] of targets) {
     if (target.kind !== 'parameter' || target.in !== 'query' || !base.has(target.name) || !properties[arg]) continue;
-    const note = `Optional: the base URL sets ${target.name}=${base.get(target.name)}; give it to send another value.`;
+    // A credential's value (redact.ts's rule: `api_key`, not `api-version`) would reach every model that lists the tools.
+    const set = isCredentialName(target.name) ? `${target.name} (its value is not shown)` : `${target.name}=${base.get(target.name)}`;
+    const note = `Optional: the base URL sets ${set}; give it to send another value.`;
     properties[arg] = { ...properties[arg], description: [properties[arg].description, note].filter(Boolean).join(' ') };
     required = required?.filter((name) => name !== arg);
     changed = true;

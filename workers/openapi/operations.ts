@@ -1,9 +1,8 @@
-import { follow, UnloadedRefError, type Json, type JsonObject, type RefContext } from './refs';
+import { follow, isObject, UnloadedRefError, type Json, type JsonObject, type RefContext } from './refs';
 import { extractResourceName, generateToolId } from './tool-id';
 import { HEADER_NAME } from '../../protocol/http-headers';
 import { withJsonForMediaRange } from './media-types';
-
-const METHOD_KEYS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
+import { kindOf, mergePathItem, METHOD_KEYS, pathItemLayers } from './path-item';
 
 /** A parameter with its `$ref` followed (schema still raw). */
 export interface RawParameter {
@@ -35,7 +34,8 @@ export interface OperationEntry {
   operation: JsonObject;
   /**
    * Absolute URI of the document the operation is written in (its path item's, which a `$ref`
-   * may put in another file): relative `$ref`s in it (request body, responses) resolve against it.
+   * may put in another file; beside such a `$ref`, the referring item's): relative `$ref`s in it
+   * (request body, responses) resolve against it.
    */
   uri: string | undefined;
   /** Path-level and operation-level parameters merged (the operation's win), refs followed. */
@@ -49,6 +49,8 @@ export interface OperationEntry {
  * `$ref`, one into a document that could not be loaded, a parameter without name or location) is
  * left out and reported through `onSkip` with the reason and skipFields' fields; nothing is
  * dropped silently. Methods outside the seven HTTP methods are reported too.
+ * A path item `$ref` with fields beside it is merged with what it names (path-item.ts); when it
+ * cannot be followed, the path and each operation beside it are reported through `onSkip`.
  * An optional parameter that cannot be sent (see unsendable) is left out of its operation and
  * reported through `onProblem`; a required one skips the operation.
  */
@@ -62,42 +64,40 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
       onSkip(path, 'a path must start with /');
       continue;
     }
-    let item: JsonObject;
-    let itemUri: string | undefined;
-    try {
-      const followed = follow(rawItem, ctx);
-      if (followed.value === null || typeof followed.value !== 'object' || Array.isArray(followed.value)) {
-        onSkip(path, `the path item is ${kindOf(followed.value)}, not an object`);
-        continue;
-      }
-      item = followed.value;
-      itemUri = followed.uri;
-    } catch (error) {
-      onSkip(path, skipReason(error), skipFields(error));
+    if (!isObject(rawItem)) {
+      onSkip(path, `the path item is ${kindOf(rawItem)}, not an object`);
       continue;
     }
-    for (const key of Object.keys(item)) {
-      if (!(METHOD_KEYS as readonly string[]).includes(key) && !['parameters', 'summary', 'description', 'servers', '$ref'].includes(key) && !key.startsWith('x-')) {
+    // A `$ref` that cannot be followed loses what it names (reported here), not what is beside it.
+    const { layers, broken } = pathItemLayers(rawItem, ctx);
+    if (broken !== undefined) onSkip(path, skipReason(broken), skipFields(broken));
+    const item = mergePathItem(layers, path, onProblem);
+    for (const key of item.keys) {
+      if (!(METHOD_KEYS as readonly string[]).includes(key) && !['parameters', 'summary', 'description', 'servers'].includes(key) && !key.startsWith('x-')) {
         // TRACE is a method of the Path Item Object, but spec 000's tool IDs and filters have seven.
         onSkip(`${key.toUpperCase()} ${path}`, key === 'trace' ? 'TRACE operations are not served (tool IDs take GET, POST, PUT, PATCH, DELETE, HEAD and OPTIONS)' : `'${key}' is not an HTTP method`);
       }
     }
     for (const method of METHOD_KEYS) {
-      const operation = item[method];
-      if (operation === undefined) continue;
+      const found = item.operations.get(method);
+      if (found === undefined) continue;
+      const { operation, uri } = found;
       const where = `${method.toUpperCase()} ${path}`;
-      if (operation === null || typeof operation !== 'object' || Array.isArray(operation)) {
+      if (!isObject(operation)) {
         onSkip(where, `the operation is ${kindOf(operation)}, not an object`);
         continue;
       }
       try {
-        const parameters = mergeParameters(item.parameters, operation.parameters, ctx, itemUri, (problem) => onProblem(where, problem));
+        // What the `$ref` names may declare path-level parameters, required ones among them: as
+        // for any operation that needs what could not be read, no tool rather than a partial one.
+        if (broken !== undefined) throw broken;
+        const parameters = mergeParameters([...item.parameters, { list: operation.parameters, uri }], ctx, (problem) => onProblem(where, problem));
         out.push({
           toolId: generateToolId(method, path),
           method: method.toUpperCase(),
           path,
-          operation: withJsonForMediaRange(operation, ctx, itemUri),
-          uri: itemUri,
+          operation: withJsonForMediaRange(operation, ctx, uri),
+          uri,
           parameters,
           tags: Array.isArray(operation.tags) ? operation.tags.filter((tag): tag is string => typeof tag === 'string') : [],
           resourceName: extractResourceName(path),
@@ -110,13 +110,17 @@ export function collectOperations(ctx: RefContext, onSkip: (where: string, reaso
   return out;
 }
 
-/** Both lists are written in the path item's document, `itemUri`; each parameter keeps its own. */
-function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined, ctx: RefContext, itemUri: string | undefined, onProblem: (problem: string) => void): LocatedParameter[] {
+/**
+ * Path-level parameter lists, the farthest path item layer first, then the operation's; a later
+ * one replaces an earlier of the same `in` and name. Each list is written in its own document
+ * (`uri`), and each parameter keeps the one it is in (a `$ref` may move it to another file).
+ */
+function mergeParameters(lists: Array<{ list: Json | undefined; uri: string | undefined }>, ctx: RefContext, onProblem: (problem: string) => void): LocatedParameter[] {
   const merged = new Map<string, LocatedParameter>();
-  for (const list of [pathLevel, opLevel]) {
+  for (const { list, uri: listUri } of lists) {
     if (!Array.isArray(list)) continue;
     for (const raw of list) {
-      const { value: param, uri } = follow(raw, ctx, itemUri);
+      const { value: param, uri } = follow(raw, ctx, listUri);
       if (param === null || typeof param !== 'object' || Array.isArray(param)) throw new Error('a parameter is not an object');
       if (typeof param.name !== 'string' || typeof param.in !== 'string') throw new Error(`a parameter lacks 'name' or 'in'`);
       if (!['path', 'query', 'header', 'cookie', 'body', 'formData'].includes(param.in)) throw new Error(`parameter '${param.name}' has an unknown location '${param.in}'`);
@@ -133,11 +137,6 @@ function mergeParameters(pathLevel: Json | undefined, opLevel: Json | undefined,
   return [...merged.values()];
 }
 
-/** What a JSON value is, for messages: `null`, `an array`, `a string`. */
-function kindOf(value: Json | undefined): string {
-  if (value === null || value === undefined) return 'null';
-  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
-}
 
 /**
  * Why reading an operation failed, in the description's terms (for `operation skipped: …`). For

@@ -127,26 +127,51 @@ function locate(ref: string, baseUri: string | undefined, ctx: RefContext): Loca
   return { value: doc === undefined ? undefined : resolvePointer(doc, pointer), uri: uri ?? ctx.rootUri };
 }
 
+/** Most `$ref`s one chain may take (follow, path-item.ts). */
+export const MAX_REF_HOPS = 32;
+
+/** Why a `$ref` chain was given up: the message follow() throws. */
+export const LOOPING_CHAIN = `a $ref chain loops (or is longer than ${MAX_REF_HOPS} hops)`;
+
 /**
- * Follows `$ref`s at the top of `node` only (a parameter, a request body), up to 32 hops.
- * Throws UnloadedRefError for a ref into an unloaded document, `Error` naming the ref when it
- * cannot be resolved otherwise or loops.
+ * The target of one `$ref` written in `baseUri`, with the document it is in. Throws
+ * UnloadedRefError for a ref into an unloaded document, `Error` naming the ref when it cannot be
+ * resolved otherwise.
+ */
+export function refTarget(ref: string, ctx: RefContext, baseUri: string | undefined): { value: Json; uri: string | undefined } {
+  const found = locate(ref, baseUri, ctx);
+  if (found.value === undefined) {
+    const unloaded = unloadedTarget(ref, baseUri, ctx);
+    throw unloaded ? new UnloadedRefError(ref, baseUri, unloaded) : new Error(`unresolvable $ref '${ref}'`);
+  }
+  return { value: found.value, uri: found.uri };
+}
+
+/**
+ * Follows `$ref`s at the top of `node` only (a parameter, a request body), up to MAX_REF_HOPS.
+ * Throws as refTarget does, and `Error` (LOOPING_CHAIN) when the chain loops.
  */
 export function follow(node: Json | undefined, ctx: RefContext, baseUri = ctx.rootUri): { value: Json | undefined; uri: string | undefined } {
   let current: Json | undefined = node;
   let uri = baseUri;
-  for (let hops = 0; hops < 32; hops++) {
+  for (let hops = 0; hops < MAX_REF_HOPS; hops++) {
     if (!isRef(current)) return { value: current, uri };
-    const ref = current.$ref as string;
-    const found = locate(ref, uri, ctx);
-    if (found.value === undefined) {
-      const unloaded = unloadedTarget(ref, uri, ctx);
-      throw unloaded ? new UnloadedRefError(ref, uri, unloaded) : new Error(`unresolvable $ref '${ref}'`);
-    }
-    current = found.value;
-    uri = found.uri;
+    ({ value: current, uri } = refTarget(current.$ref, ctx, uri));
   }
-  throw new Error('a $ref chain loops (or is longer than 32 hops)');
+  throw new Error(LOOPING_CHAIN);
+}
+
+/**
+ * The object a node (written in `uri`) or its `$ref` chain leads to, with the document it is in;
+ * undefined for anything else or a broken ref.
+ */
+export function followObject(node: Json | undefined, ctx: RefContext, uri: string | undefined): { value: JsonObject; uri: string | undefined } | undefined {
+  try {
+    const found = follow(node, ctx, uri);
+    return isObject(found.value) ? { value: found.value, uri: found.uri } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Objects one deref may write before it writes `$ref`s out to a limited depth only. */

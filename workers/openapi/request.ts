@@ -1,7 +1,7 @@
 import { McpvisorError } from '../../protocol/errors';
 import type { ArgumentTarget, BodyInfo } from './input-schema';
 import type { OperationEntry } from './operations';
-import { deref, follow, isObject, type Json, type JsonObject, type RefContext } from './refs';
+import { deref, followObject, type Json, type JsonObject, type RefContext } from './refs';
 import { swaggerBuildRequest } from './lazy';
 import { HEADER_VALUE } from '../../protocol/http-headers';
 import { serializeQuery } from './serialize';
@@ -9,6 +9,7 @@ import { acceptOf, builderPlan, parameterBuilders } from './builder-plan';
 import { fillTemplate } from './path-template';
 import { bytesOf, fileOf, partType } from './binary';
 import { bodyEncodings, formKind, formUrlEncoded, mediaType, multipartValues } from './form-body';
+import { formEncoding } from './form-encoding';
 
 /** A request ready for undici. */
 export interface BuiltRequest {
@@ -80,43 +81,6 @@ export function planSpec(entry: OperationEntry, ctx: RefContext): JsonObject {
   if (ctx.root.consumes != null) spec.consumes = ctx.root.consumes;
   if (ctx.root.produces != null) spec.produces = ctx.root.produces;
   return spec;
-}
-
-/**
- * A form body's `encoding` with OpenAPI's default for array properties made explicit: style
- * `form`, explode true (`tags=a&tags=b`). The builder joins an array without an encoding with
- * commas (`tags=a,b`), which is explode false. Explicit encodings are kept as written, with
- * explode defaulting to true for style form, as the specification says. For multipart bodies the
- * same setting makes the builder send one part per item (RFC 7578 4.3), not one joined part.
- * `uri` is the document of the media type object, which `schema` is written in; `given` has no refs.
- */
-function formEncoding(schema: Json | undefined, given: JsonObject | undefined, ctx: RefContext, uri: string | undefined): JsonObject | undefined {
-  const object = followObject(schema, ctx, uri);
-  const properties = object && followObject(object.value.properties, ctx, object.uri);
-  if (!properties) return given;
-  // Keyed by property names, which may be `__proto__` or `constructor`.
-  const out: JsonObject = Object.assign(Object.create(null) as JsonObject, given);
-  for (const [name, property] of Object.entries(properties.value)) {
-    const own = followObject(out[name], ctx, uri)?.value;
-    const style = typeof own?.style === 'string' ? own.style : 'form';
-    // An explicit contentType (a JSON-encoded part) only applies while style and explode are unset.
-    if (own?.explode !== undefined || style !== 'form' || (own?.contentType !== undefined && own.style === undefined)) continue;
-    if (own !== undefined || followObject(property, ctx, properties.uri)?.value.type === 'array') out[name] = { ...own, style, explode: true };
-  }
-  return Object.keys(out).length > 0 ? out : given;
-}
-
-/**
- * The object a node (written in `uri`) or its `$ref` chain leads to, with the document it is in;
- * undefined for anything else or a broken ref.
- */
-function followObject(node: Json | undefined, ctx: RefContext, uri: string | undefined): { value: JsonObject; uri: string | undefined } | undefined {
-  try {
-    const found = follow(node, ctx, uri);
-    return isObject(found.value) ? { value: found.value, uri: found.uri } : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -121,7 +121,7 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
     }
     return { content: [{ type: 'text', text: text + cut }] };
   }
-  if (type.startsWith('text/') || /xml|yaml|javascript|csv|x-www-form-urlencoded/.test(type) || (type === '' && looksLikeText(response.body))) {
+  if (isTextType(type) || (type === '' && looksLikeText(response.body))) {
     return { content: [{ type: 'text', text: decode(response.body, type) + cut }] };
   }
   const image = type.startsWith('image/') ? modelImageType(response.body) : undefined;
@@ -130,6 +130,21 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
   }
   const unlike = type.startsWith('image/') && image === undefined && !response.truncated ? ` (not a PNG, JPEG, GIF or WebP image by its first bytes)` : '';
   return { content: [{ type: 'text', text: `binary response: ${type || 'unknown type'}, ${response.body.length} bytes${response.truncated ? ' (cut)' : ''}${unlike}` }] };
+}
+
+/**
+ * Whether responseToResult may show the body as text: any but a 2xx answer of an image or other
+ * binary type, which it sends as an image or summarises (type and size). An untyped body counts,
+ * whatever it holds: telling would cost a UTF-8 check of it.
+ */
+export function bodyShownAsText(response: ApiResponse): boolean {
+  if (response.status < 200 || response.status >= 300) return true;
+  const type = (response.headers['content-type'] ?? '').toLowerCase();
+  return type === '' || /json/.test(type) || isTextType(type);
+}
+
+function isTextType(type: string): boolean {
+  return type.startsWith('text/') || /xml|yaml|javascript|csv|x-www-form-urlencoded/.test(type);
 }
 
 /**

@@ -3,7 +3,7 @@ import { errorResult } from '../../protocol/results';
 import type { ToolDescriptor, ToolResult } from '../../protocol/tool';
 import { asciiJson, ToolTextsBuilder, type ToolTexts } from '../../protocol/tool-text';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
-import { ApiClient } from './api-client';
+import { ApiClient, type ApiResponse } from './api-client';
 import type { IAuthProvider } from './auth';
 import { StoredTool } from './compiled';
 import { loadCompiled, type CompiledStart } from './compiled-source';
@@ -13,7 +13,8 @@ import { schemaAnswer } from './endpoint-schema';
 import { createMetaTools, listEndpoints, requireToolId, schemaQuestion } from './meta-tools';
 import { collectOperations, type OperationEntry } from './operations';
 import { buildUpstreamRequest } from './request';
-import { DEFAULT_MAX_RESULT_BYTES, responseToResult } from './results';
+import { Redaction, type SentCredential } from './redact';
+import { bodyShownAsText, DEFAULT_MAX_RESULT_BYTES, responseToResult } from './results';
 import { MAX_TOOL_NAME_LENGTH } from './tool-name';
 import { toolIdForms, unknownEndpointMessage } from './tool-lookup';
 import { ToolsManager, type EndpointTool } from './tools-manager';
@@ -101,6 +102,8 @@ export class ApiToolService {
   readonly #metaDescriptors: ToolDescriptor[];
   #descriptors?: ToolDescriptor[];
   readonly #byName = new Map<string, EndpointTool>();
+  /** Tools whose upstream has echoed a credential: the operator is told once per tool. */
+  readonly #echoing = new Set<string>();
 
   private constructor(start: CompiledStart, options: ApiServiceOptions, log: WorkerLogger) {
     this.#log = log;
@@ -219,11 +222,33 @@ export class ApiToolService {
     this.#validator.check(tool.toolId, tool.inputSchema, args);
     if (!tool.planSpec) throw new McpvisorError('INTERNAL', `tool ${tool.toolId} has no request plan`);
     const request = buildUpstreamRequest({ spec: tool.planSpec, targets: tool.targets, body: tool.body }, args, this.#client.baseUrl);
-    const response = await this.#client.send(request, options);
-    const result = responseToResult(response, this.#maxResultBytes, tool.responseHeaders);
+    const sent: SentCredential[] = [];
+    let response: ApiResponse;
+    try {
+      response = await this.#client.send(request, { signal: options.signal, sent });
+    } catch (error) {
+      // A provider's handleAuthError may name its token; a followed redirect's URL may hold one.
+      if (!(error instanceof McpvisorError)) throw error;
+      const redaction = new Redaction(sent);
+      const message = redaction.text(error.message);
+      if (message === error.message) throw error;
+      this.#noteEcho(tool, redaction);
+      throw new McpvisorError(error.code, message, { data: error.data });
+    }
+    const redaction = new Redaction(sent);
+    const result = responseToResult(redaction.response(response, bodyShownAsText(response)), this.#maxResultBytes, tool.responseHeaders);
+    this.#noteEcho(tool, redaction);
     // For the supervisor's mcpvisor_upstream_responses_total.
     result._meta = { ...result._meta, [UPSTREAM_STATUS_META_KEY]: response.status };
     return result;
+  }
+
+  /** Logs, once per tool, that its upstream echoed credentials: their names, never their values. */
+  #noteEcho(tool: EndpointTool, redaction: Redaction): void {
+    const names = redaction.names;
+    if (names.length === 0 || this.#echoing.has(tool.name)) return;
+    this.#echoing.add(tool.name);
+    this.#log.warn(`the upstream echoed a configured credential (${names.join(', ')}); it was redacted from the result of ${tool.name}, and will be from later ones`, { tool: tool.name, credentials: names });
   }
 
   async #meta(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolResult> {

@@ -155,3 +155,56 @@ describe('form media types with parameters, and other multipart types', () => {
     expect(build('mixed', {})).toMatchObject({ method: 'POST', body: undefined });
   });
 });
+
+describe('composed form bodies: the default encoding of an array property reaches properties in allOf, oneOf and anyOf', () => {
+  const list = { type: 'array', items: { type: 'string' } };
+  const schemas = {
+    Base: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, ids: { type: 'array', items: { type: 'integer' } } } },
+    // A $ref chain, an allOf inside allOf, and an array given as allOf of a $ref.
+    Alias: { $ref: '#/components/schemas/Upload' },
+    Upload: { allOf: [{ properties: { labels: list } }, { $ref: '#/components/schemas/Extra' }] },
+    Extra: { properties: { colours: { allOf: [{ $ref: '#/components/schemas/List' }], description: 'colours' } } },
+    List: list,
+    Cat: { type: 'object', properties: { kind: { type: 'string', enum: ['cat'] }, tags: list } },
+    Dog: { type: 'object', properties: { kind: { type: 'string', enum: ['dog'] }, ids: { type: 'array', items: { type: 'integer' } } } },
+  };
+  const composed = { allOf: [{ $ref: '#/components/schemas/Base' }, { properties: { tags: list, note: { type: 'string' } } }] };
+  const spec = {
+    ...oas3({
+      '/c/form': { post: { operationId: 'form', requestBody: body('application/x-www-form-urlencoded', composed), responses: OK } },
+      '/c/kept': { post: { operationId: 'kept', requestBody: body('application/x-www-form-urlencoded', composed, { ids: { style: 'form', explode: false } }), responses: OK } },
+      '/c/parts': { post: { operationId: 'parts', requestBody: body('multipart/form-data', { allOf: [{ $ref: '#/components/schemas/Alias' }, ...composed.allOf] }), responses: OK } },
+      '/c/one': { post: { operationId: 'one', requestBody: body('multipart/form-data', { oneOf: [{ $ref: '#/components/schemas/Cat' }, { $ref: '#/components/schemas/Dog' }] }), responses: OK } },
+      '/c/any': { post: { operationId: 'any', requestBody: body('application/x-www-form-urlencoded', { anyOf: [{ $ref: '#/components/schemas/Cat' }, { $ref: '#/components/schemas/Dog' }] }), responses: OK } },
+    }),
+    components: { schemas },
+  };
+  let build: BuildCall;
+  beforeAll(async () => {
+    build = await requestBuilder(spec);
+  });
+
+  test('form-urlencoded: one pair per item for arrays of every allOf part, an explicit explode: false kept', () => {
+    expect(build('form', { name: 'n', ids: [1, 2], tags: ['a', 'b'] }).body).toBe('name=n&ids=1&ids=2&tags=a&tags=b');
+    expect(build('kept', { name: 'n', ids: [1, 2], tags: ['a', 'b'] }).body).toBe('name=n&ids=1,2&tags=a&tags=b');
+  });
+
+  test('multipart: one part per item for arrays behind $ref chains and nested allOf', () => {
+    const form = build('parts', { name: 'n', labels: ['x', 'y'], colours: ['red', 'blue'], ids: [1, 2], tags: ['a', 'b'], note: 'n' }).body as FormData;
+    expect([form.getAll('labels'), form.getAll('colours'), form.getAll('ids'), form.getAll('tags'), form.getAll('note')]).toEqual([['x', 'y'], ['red', 'blue'], ['1', '2'], ['a', 'b'], ['n']]);
+  });
+
+  test('oneOf and anyOf: the body is one argument, each array property of any branch sent item by item', () => {
+    const cat = build('one', { body: { kind: 'cat', tags: ['a', 'b'] } }).body as FormData;
+    expect([cat.getAll('kind'), cat.getAll('tags')]).toEqual([['cat'], ['a', 'b']]);
+    const dog = build('one', { body: { kind: 'dog', ids: [1, 2] } }).body as FormData;
+    expect(dog.getAll('ids')).toEqual(['1', '2']);
+    expect(build('any', { body: { kind: 'dog', ids: [1, 2] } }).body).toBe('kind=dog&ids=1&ids=2');
+  });
+
+  test('an OpenAPI 3.1 array that may be null (a type list) is sent one part per item too', async () => {
+    const nullable = { allOf: [{ properties: { tags: { type: ['array', 'null'], items: { type: 'string' } } } }] };
+    const build31 = await requestBuilder(oas3({ '/c/31': { post: { operationId: 'nullable', requestBody: body('multipart/form-data', nullable), responses: OK } } }, '3.1.0'));
+    expect((build31('nullable', { tags: ['a', 'b'] }).body as FormData).getAll('tags')).toEqual(['a', 'b']);
+  });
+});

@@ -8,6 +8,7 @@ import {
   OpenAPIServer,
   StaticAuthProvider,
   validateConfig,
+  type IAuthProvider,
 } from '../../../workers/openapi';
 import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
 
@@ -49,7 +50,9 @@ describe('OpenAPIServer', () => {
     expect(server.getStats().tools).toEqual({ total: 8, endpointTools: 5, metaTools: 3 });
     expect(server.listTools().map((t) => t.name)).toContain('pets-lst-pets');
     const result = await server.callTool('pets-lst-pets', { limit: 1 });
-    expect((result.structuredContent as { echo: { headers: Record<string, string> } }).echo.headers.authorization).toBe('Bearer good');
+    expect(upstream.requests.at(-1)!.headers.authorization).toBe('Bearer good');
+    // The upstream echoes the provider's header: the result shows a marker (redact.ts).
+    expect((result.structuredContent as { echo: { headers: Record<string, string> } }).echo.headers.authorization).toBe('[redacted: Authorization]');
     expect(await server.testConnection()).toBe(true);
     await server.stop();
   });
@@ -100,6 +103,55 @@ describe('OpenAPIServer', () => {
   test('rejects start() when the description cannot be loaded', async () => {
     const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: '/missing.yaml', specCache: false });
     await expect(server.start()).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'OpenAPI spec file not found: /missing.yaml' });
+  });
+});
+
+describe('an IAuthProvider\'s headers echoed by the upstream', () => {
+  /** Hands out `Bearer rotating-token-<n>`, a new one after each 401. */
+  class RotatingProvider implements IAuthProvider {
+    issued = 0;
+    constructor(readonly refuse: boolean) {}
+    async getAuthHeaders(): Promise<Record<string, string>> {
+      return { Authorization: `Bearer rotating-token-${this.issued}` };
+    }
+    async handleAuthError(): Promise<boolean> {
+      if (this.refuse) throw new Error(`rotating-token-${this.issued} was refused`);
+      this.issued += 1;
+      return this.issued < 2;
+    }
+  }
+
+  test('never reach a result: each token sent on the call, the retried one\'s too, is a marker', async () => {
+    const provider = new RotatingProvider(false);
+    // `/debug/401/…`: a 401 HTML page listing the request headers.
+    const server = new OpenAPIServer({ apiBaseUrl: `${upstream.url}/debug/401`, openApiSpec: PETSTORE, specCache: false, authProvider: provider });
+    await server.start();
+    try {
+      const before = upstream.requests.length;
+      const result = await server.callTool('lst-pets', { limit: 1 });
+      expect(upstream.requests.slice(before).map((r) => r.headers.authorization)).toEqual(['Bearer rotating-token-0', 'Bearer rotating-token-1']);
+      expect(result.isError).toBe(true);
+      expect(JSON.stringify(result)).not.toMatch(/rotating-token/);
+      expect(JSON.stringify(result)).toContain('[redacted: Authorization]');
+      const echoed = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: PETSTORE, specCache: false, authProvider: provider });
+      await echoed.start();
+      const ok = await echoed.callTool('lst-pets', { limit: 1 });
+      await echoed.stop();
+      expect((ok.structuredContent as { echo: { headers: Record<string, string> } }).echo.headers.authorization).toBe('[redacted: Authorization]');
+      expect(JSON.stringify(ok)).not.toMatch(/rotating-token/);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('never reach an error a throwing handleAuthError raises', async () => {
+    const server = new OpenAPIServer({ apiBaseUrl: `${upstream.url}/debug/401`, openApiSpec: PETSTORE, specCache: false, authProvider: new RotatingProvider(true) });
+    await server.start();
+    try {
+      await expect(server.callTool('lst-pets', {})).rejects.toMatchObject({ code: 'UPSTREAM_ERROR', message: 'authentication error (HTTP 401): [redacted: Authorization] was refused' });
+    } finally {
+      await server.stop();
+    }
   });
 });
 

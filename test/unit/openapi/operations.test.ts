@@ -12,12 +12,13 @@ beforeAll(async () => {
 });
 afterAll(() => served.close());
 
-/** The operations of a description, by tool ID, and the skips reported. */
+/** The operations of a description, by tool ID, and the skips and problems reported. */
 async function operationsOf(source: string) {
   const spec = await loadSpec({ openApiSpec: source });
   const skipped: string[] = [];
-  const entries = collectOperations(spec, (where, reason) => skipped.push(`${where}: ${reason}`));
-  return { byId: new Map(entries.map((entry): [string, OperationEntry] => [entry.toolId, entry])), skipped };
+  const problems: string[] = [];
+  const entries = collectOperations(spec, (where, reason) => skipped.push(`${where}: ${reason}`), (where, problem) => problems.push(`${where}: ${problem}`));
+  return { byId: new Map(entries.map((entry): [string, OperationEntry] => [entry.toolId, entry])), skipped, problems };
 }
 
 /** Where each parameter of an entry is written: `name → document`. */
@@ -61,5 +62,75 @@ describe('collectOperations on a description split over several files', () => {
     expect([...byId.keys()]).toEqual(['POST::pets', 'GET::pets__---petId', 'PUT::pets__---petId']);
     expect(whereWritten(byId.get('PUT::pets__---petId'))).toEqual([`petId → ${base}/parameters/pet-id.yaml`, `pet → ${base}/parameters/pet-body.yaml`]);
     expect(whereWritten(byId.get('POST::pets'))).toEqual([`pet → ${base}/parameters/pet-body.yaml`]);
+  });
+});
+
+describe('collectOperations on a path item $ref with fields beside it', () => {
+  const sources = () => [
+    { source: path.join(FIXTURES, 'split', 'siblings.yaml'), base: pathToFileURL(path.join(FIXTURES, 'split')).href },
+    { source: `${served.url}/split/siblings.yaml`, base: `${served.url}/split` },
+  ];
+
+  test('keeps the operations beside the $ref and those of the item it names, each in the document it is written in', async () => {
+    for (const { source, base } of sources()) {
+      const { byId, skipped } = await operationsOf(source);
+      expect(skipped).toEqual([]);
+      expect([...byId.keys()]).toEqual(['GET::pets', 'POST::pets', 'DELETE::pets', 'GET::owners__---ownerId__pets', 'PUT::owners__---ownerId__pets', 'POST::owners__---ownerId__pets']);
+      expect([byId.get('GET::pets')?.operation.operationId, byId.get('GET::pets')?.uri]).toEqual(['getPets', `${base}/paths/pets.yaml`]);
+      // The post written beside the $ref: its './requests/pet.yaml' is beside the root.
+      expect([byId.get('POST::pets')?.operation.operationId, byId.get('POST::pets')?.uri]).toEqual(['addPet', `${base}/siblings.yaml`]);
+    }
+  });
+
+  test('merges the path-level parameters of both, the ones beside the $ref winning by in and name, then the operation\'s', async () => {
+    for (const { source, base } of sources()) {
+      const { byId } = await operationsOf(source);
+      expect(whereWritten(byId.get('GET::pets'))).toEqual([`limit → ${base}/siblings.yaml`, `sort → ${base}/paths/pets.yaml`, `X-Shop → ${base}/siblings.yaml`, `fields → ${base}/paths/pets.yaml`]);
+      expect(byId.get('GET::pets')?.parameters[0].param).toMatchObject({ description: 'at most this many', schema: { $ref: './schemas/common.yaml#/PositiveInteger' } });
+      expect(whereWritten(byId.get('POST::pets'))).toEqual([`limit → ${base}/siblings.yaml`, `sort → ${base}/paths/pets.yaml`, `X-Shop → ${base}/siblings.yaml`]);
+    }
+  });
+
+  test('reads a chain of such items layer by layer, the nearest layer winning', async () => {
+    for (const { source, base } of sources()) {
+      const { byId } = await operationsOf(source);
+      const get = byId.get('GET::owners__---ownerId__pets');
+      expect([get?.operation.operationId, get?.uri]).toEqual(['getOwnerPets', `${base}/paths/owner-pets.yaml`]);
+      expect(whereWritten(get)).toEqual([`limit → ${base}/paths/owner-pets.yaml`, `ownerId → ${base}/parameters/owner-id.yaml`, `fields → ${base}/paths/owner-pets.yaml`]);
+      expect(byId.get('PUT::owners__---ownerId__pets')?.uri).toBe(`${base}/paths/owner-pets.yaml`);
+      const post = byId.get('POST::owners__---ownerId__pets');
+      expect([post?.operation.operationId, post?.uri]).toEqual(['addOwnerPet', `${base}/siblings.yaml`]);
+      expect(whereWritten(post)).toEqual([`limit → ${base}/paths/owner-pets.yaml`, `ownerId → ${base}/parameters/owner-id.yaml`]);
+    }
+  });
+
+  test('reports each field given in both layers, naming the path, the method and the $ref, not silently', async () => {
+    const { problems } = await operationsOf(path.join(FIXTURES, 'split', 'siblings.yaml'));
+    expect(problems).toEqual([
+      "/pets: 'summary' is given both beside a $ref and in the path item './paths/pets.yaml' names (OpenAPI leaves which undefined); the one beside the $ref is kept",
+      "DELETE /pets: defined both beside a $ref and in the path item './paths/pets.yaml' names (OpenAPI leaves which undefined); the one beside the $ref is used",
+      "GET /owners/{ownerId}/pets: defined both beside a $ref and in the path item '#/Shared' names (OpenAPI leaves which undefined); the one beside the $ref is used",
+    ]);
+  });
+
+  test('bounds a chain that loops, and reports the path and each operation on it as skipped', async () => {
+    const spec = await loadSpec({
+      specInputMethod: 'inline',
+      openApiSpec: JSON.stringify({
+        openapi: '3.0.3',
+        info: { title: 't', version: '1' },
+        paths: {
+          '/a': { $ref: '#/components/x-items/A', post: { responses: { 200: { description: 'ok' } } } },
+        },
+        components: { 'x-items': { A: { $ref: '#/components/x-items/B', get: { responses: { 200: { description: 'ok' } } } }, B: { $ref: '#/components/x-items/A' } } },
+      }),
+    });
+    const skipped: string[] = [];
+    const problems: string[] = [];
+    const entries = collectOperations(spec, (where, reason) => skipped.push(`${where}: ${reason}`), (where, problem) => problems.push(`${where}: ${problem}`));
+    expect(entries).toEqual([]);
+    const loops = 'a $ref chain loops (or is longer than 32 hops)';
+    expect(skipped).toEqual([`/a: ${loops}`, `GET /a: ${loops}`, `POST /a: ${loops}`]);
+    expect(problems).toEqual([]);
   });
 });

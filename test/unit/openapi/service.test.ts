@@ -330,6 +330,26 @@ describe('a query parameter the base URL sets (Azure api-version)', () => {
     }
   });
 
+  test('a credential the base URL sets is named, never shown, in the tool and in get-api-endpoint-schema', async () => {
+    const KEY = 'qk-0a1b2c3d4e5f';
+    const spec = JSON.stringify({
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: { '/things': { get: { operationId: 'listThings', parameters: [{ name: 'api-version', in: 'query', schema: { type: 'string' } }, { name: 'api_key', in: 'query', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'ok' } } } } },
+    });
+    const { s } = await service({ apiBaseUrl: `${upstream.url}/v1?api-version=2023-01-01&api_key=${KEY}`, specInputMethod: 'inline', openApiSpec: spec });
+    try {
+      const schema = s.tools.find((t) => t.name === 'lst-things')!.inputSchema as { required?: string[]; properties: Record<string, { description?: string }> };
+      expect(schema.properties.api_key.description).toBe("(query parameter 'api_key') Optional: the base URL sets api_key (its value is not shown); give it to send another value.");
+      expect(schema.properties['api-version'].description).toContain('the base URL sets api-version=2023-01-01');
+      expect(schema.required ?? []).not.toContain('api_key');
+      const answer = await s.handle('get-api-endpoint-schema', { toolId: 'GET::things' });
+      for (const shown of [JSON.stringify(s.tools), JSON.stringify(s.toolTexts()), JSON.stringify(answer)]) expect(shown).not.toContain(KEY);
+    } finally {
+      await s.close();
+    }
+  });
+
   test('stays required without a base URL query', async () => {
     const { s } = await service({ specInputMethod: 'inline', openApiSpec: SPEC });
     try {

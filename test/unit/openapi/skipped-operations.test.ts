@@ -163,6 +163,32 @@ describe('an operation that needs an external document that could not be loaded'
     expect(warnings.find((w) => w.message.startsWith('operation skipped: GET /a'))?.fields).toMatchObject({ ref: './gone.json#/Q', document: at('parameters/gone.json'), code: 'NOT_FOUND' });
   });
 
+  test('beside a path item $ref it needs: the operations written beside the $ref are skipped too, each named', async () => {
+    const header = { name: 'X-Shop', in: 'header', schema: { type: 'string' } };
+    const petId = { name: 'petId', in: 'path', required: true, schema: { type: 'integer' } };
+    const { dir, tools, messages, warnings } = await fromFiles({
+      'main.json': described({
+        '/pets': { $ref: './paths/gone.json', parameters: [header], post: { requestBody: body({ type: 'object', properties: { name: { type: 'string' } } }), responses: ok } },
+        '/pets/{petId}': { $ref: './paths/gone.json#/Pet', parameters: [petId], put: { responses: ok } },
+        '/tags': { $ref: '#/components/x-paths/Missing', get: { responses: ok } },
+        '/health': { get: { responses: ok } },
+      }),
+    });
+    // What the $ref names may declare parameters (required ones too): no tool rather than a partial one.
+    expect(tools.map((t) => t.toolId)).toEqual(['GET::health']);
+    const at = (name: string) => path.join(dir, name);
+    const gone = (ref: string) => `$ref '${ref}' in ${at('main.json')}: ${at('paths/gone.json')} could not be loaded (file not found)`;
+    expect(messages).toEqual(expect.arrayContaining([
+      `operation skipped: /pets: ${gone('./paths/gone.json')}`,
+      `operation skipped: POST /pets: ${gone('./paths/gone.json')}`,
+      `operation skipped: /pets/{petId}: ${gone('./paths/gone.json#/Pet')}`,
+      `operation skipped: PUT /pets/{petId}: ${gone('./paths/gone.json#/Pet')}`,
+      "operation skipped: /tags: unresolvable $ref '#/components/x-paths/Missing'",
+      "operation skipped: GET /tags: unresolvable $ref '#/components/x-paths/Missing'",
+    ]));
+    expect(warnings.find((w) => w.message.startsWith('operation skipped: POST /pets'))?.fields).toMatchObject({ ref: './paths/gone.json', document: at('paths/gone.json'), code: 'NOT_FOUND' });
+  });
+
   test('is skipped when only its request plan needs it (a multipart encoding), not its input schema', async () => {
     const multipart = { content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string' } } }, encoding: { file: { headers: { 'X-Part': { $ref: './gone.yaml#/H' } } } } } } };
     const { ids, messages } = await fromFiles({ 'main.json': described({ '/upload': { post: { requestBody: multipart, responses: ok } }, '/health': { get: { responses: ok } } }) });
