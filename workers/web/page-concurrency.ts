@@ -8,6 +8,11 @@ import { beforeTime } from './waiting';
 const PAGE_OPEN_MS = 5_000;
 /** A page that does not close within this means a hung browser (puppeteer-cluster's own limit). */
 const PAGE_CLOSE_MS = 5_000;
+/**
+ * A browser that dies is relaunched at once, not by the next search, at most once per this: a
+ * Chromium that keeps crashing is then relaunched by searches only, never in a loop of its own.
+ */
+export const RELAUNCH_ON_CRASH_EVERY_MS = 60_000;
 
 /**
  * What a job gets instead of a page when no browser could give it one: the task throws `error`
@@ -35,6 +40,9 @@ interface Generation {
  * - the browser is a single-flight launch, replaced when it has disconnected (died) or when it
  *   opened no page or closed none in time (hung); the next job launches the next one, and the
  *   launcher (browser.ts) kills the last one's tree, which ends the searches still on it;
+ * - a browser that dies (crash, OOM kill) is relaunched at once, so that the next search does not
+ *   wait for a launch (1-2 s here, more than a short search budget on a loaded machine); at most
+ *   once per RELAUNCH_ON_CRASH_EVERY_MS, and its failure counts as any failed launch does;
  * - a job that finds no usable browser tries once more on a fresh one, then gets a NoPage saying
  *   why; a failed launch is forgotten, so the next job launches again;
  * - a launch is bounded by the launcher's own timeout (browser.ts, LAUNCH_TIMEOUT_MS), not by a
@@ -47,6 +55,7 @@ interface Generation {
 export class PageConcurrency extends ConcurrencyImplementation {
   #generation: Generation | undefined;
   #closed = false;
+  #lastCrashRelaunch = -Infinity;
 
   async init(): Promise<void> {
     await this.#browser();
@@ -122,12 +131,23 @@ export class PageConcurrency extends ConcurrencyImplementation {
     next.ready.then(
       (browser) => {
         next.browser = browser;
+        browser.once('disconnected', () => this.#relaunchAfterCrash(next));
       },
       () => {
         if (this.#generation === next) this.#generation = undefined;
       },
     );
     return next.ready;
+  }
+
+  /** Launches the next browser if `dead` was the current one and died by itself (not retired, not closed). */
+  #relaunchAfterCrash(dead: Generation): void {
+    if (this.#closed || this.#generation !== dead) return;
+    const now = Date.now();
+    if (now - this.#lastCrashRelaunch < RELAUNCH_ON_CRASH_EVERY_MS) return;
+    this.#lastCrashRelaunch = now;
+    // The launcher reports a failure (LaunchHealth); the next job tries again.
+    this.#browser().catch(() => {});
   }
 
   /** The next job launches a new browser, unless `browser` was replaced already. */

@@ -90,7 +90,7 @@ function isValidQuery(query: unknown): query is string {
  * `headless: false` the page is left open for a person to solve the challenge until the timeout.
  * If Chromium dies or hangs, the next search relaunches it on a fresh profile (a hung one gets
  * 5 s to open a page), the old one killed with the searches still on it (browser.ts,
- * page-concurrency.ts); a browser that cannot be relaunched fails searches with BROWSER_LAUNCH_FAILED, one
+ * page-concurrency.ts); one that dies is relaunched at once, at most once a minute; a browser that cannot be relaunched fails searches with BROWSER_LAUNCH_FAILED, one
  * whose launch hangs past `launchTimeoutMs` is killed and fails them with BROWSER_LAUNCH_TIMEOUT,
  * and the next search tries again. After 3 failed launches in a row the searcher reports itself
  * degraded (`onHealth`, `stats().health`) and tries a launch by itself every 30 s until one works

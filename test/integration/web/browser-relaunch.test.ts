@@ -83,6 +83,31 @@ describe('WebSearcher when its browser must be relaunched', () => {
     }
   }, 60_000);
 
+  it('relaunches a browser that died by itself at once, with no search, and at most once a minute', async () => {
+    const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/ddg1`, rateLimit: false, timeoutMs: 20_000, log: quiet });
+    try {
+      expect((await searcher.searchDetailed('warm up')).results.length).toBeGreaterThan(0);
+      const first = await killBrowser();
+      // No search comes: the worker launches the next browser by itself.
+      expect(await eventually(() => searcher.stats().launches === 2, 20_000)).toBe(true);
+      expect(chromium('browser').filter((pid) => pid !== first)).toHaveLength(1);
+      expect((await searcher.searchDetailed('after the crash')).results.length).toBeGreaterThan(0);
+      expect(searcher.stats()).toMatchObject({ launches: 2 });
+      // A second crash within the minute is left to the next search: no loop of launches for a
+      // browser that keeps crashing.
+      await killBrowser();
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      expect(chromium('browser')).toEqual([]);
+      expect(searcher.stats()).toMatchObject({ launches: 2 });
+      expect((await searcher.searchDetailed('after the second crash')).results.length).toBeGreaterThan(0);
+      expect(searcher.stats()).toMatchObject({ launches: 3 });
+      expect(profileDirs()).toHaveLength(1);
+    } finally {
+      await searcher.close();
+    }
+    expect(profileDirs()).toEqual([]);
+  }, 90_000);
+
   it('fails searches with BROWSER_LAUNCH_FAILED naming the cause while the browser cannot be relaunched, and relaunches it on a later search', async () => {
     // The executable vanishes and comes back: a relaunch that fails for real.
     const executable = path.join(tempDir('mcpvisor-browser-link-'), 'chromium');

@@ -149,9 +149,15 @@ describe('web-search-mcp over Streamable HTTP with real Chromium', () => {
     const failed = await pending;
     expect(failed.isError).toBe(true);
     expect(errorCodeOf(failed)).toBe('NETWORK_ERROR');
-    const next = await call(c, 'search', { query: 'after the crash' });
-    expect(next.isError).toBeFalsy();
+    // The worker relaunches a browser that died at once; with this file's 4 s budget a search
+    // that comes while a slow relaunch is still going on (a loaded machine) may time out saying
+    // so, and is tried again. Any other failure, or a third timeout, fails the test.
+    let next = await call(c, 'search', { query: 'after the crash' });
+    for (let attempt = 0; attempt < 2 && errorCodeOf(next) === 'TIMEOUT' && /the browser was still launching/.test(textOf(next)); attempt++) {
+      next = await call(c, 'search', { query: 'after the crash' });
+    }
     expect(textOf(next)).toMatch(/^Found 10 results/);
+    expect(next.isError).toBeFalsy();
   });
 
   it('fetches a page as Markdown with metadata', async () => {
