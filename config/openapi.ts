@@ -44,6 +44,12 @@ export const apiSchema = z.strictObject({
       z.string().regex(HEADER_VALUE, 'a header value may not hold a line break, a control character or a character beyond Latin-1'),
     )
     .optional(),
+  /**
+   * Names (any case) of configured headers, base URL query parameters or auth provider headers
+   * that carry no credential (`X-Tenant`, `region`): the upstream's echo of their values is shown
+   * as it is instead of `[redacted: <Name>]` (workers/openapi/redact.ts).
+   */
+  notCredentials: z.array(z.string().trim().min(1, 'a notCredentials name may not be empty').max(256)).max(256).optional(),
   toolsMode: z.enum(['all', 'dynamic', 'explicit']).default('all'),
   includeTools: z.array(z.string()).optional(),
   includeTags: z.array(z.string()).optional(),

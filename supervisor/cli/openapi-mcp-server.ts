@@ -70,6 +70,7 @@ export function openapiProfile(): Profile {
     { name: 'spec-input-method', kind: 'string', arg: 'METHOD', apply: set('specInputMethod'), help: 'url, file, stdin or inline: how --openapi-spec is read (default: URL if http(s), else file)' },
     { name: 'headers', kind: 'headers', arg: 'NAME:VALUE,...', apply: mergeHeaders, help: 'headers sent upstream, comma-separated (API_HEADERS)' },
     { name: 'header', kind: 'string', multiple: true, arg: 'NAME=VALUE', apply: oneHeader, help: 'one header sent upstream' },
+    { name: 'not-credential', kind: 'string', multiple: true, arg: 'NAME', apply: add('notCredentials'), help: 'a configured header or base URL query parameter that holds no credential: where the upstream says its value back, it is shown, not redacted' },
     { name: 'tools', kind: 'string', arg: 'all|dynamic|explicit', apply: set('toolsMode'), help: 'tool loading mode (default all)' },
     { name: 'tool', kind: 'string', multiple: true, arg: 'ID|NAME', apply: add('includeTools'), help: 'include this tool (ID or name)' },
     { name: 'tag', kind: 'string', multiple: true, arg: 'TAG', apply: add('includeTags'), help: 'include operations with this tag (case-sensitive)' },

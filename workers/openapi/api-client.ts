@@ -24,6 +24,11 @@ export interface ApiClientOptions {
   maxRedirects?: number;
   /** Connections per upstream origin; default 128. */
   connections?: number;
+  /**
+   * Names (any case) of configured headers, base URL query parameters and provider headers that
+   * carry no credential: left out of SendOptions.sent, so their echoes are not redacted.
+   */
+  notCredentials?: readonly string[];
 }
 
 /** Options of one request. */
@@ -59,7 +64,9 @@ export class ApiClient {
   readonly baseUrl: string;
   readonly #auth?: IAuthProvider;
   readonly #headers: Record<string, string>;
-  readonly #options: Required<ApiClientOptions>;
+  readonly #options: Required<Omit<ApiClientOptions, 'notCredentials'>>;
+  /** ApiClientOptions.notCredentials, lower case. */
+  readonly #notCredentials: Set<string>;
   /** Made on the first request: loading undici would cost a worker's start ~40 ms otherwise. */
   #dispatcher?: Dispatcher;
   #closed = false;
@@ -84,7 +91,10 @@ export class ApiClient {
     this.#auth = authProvider;
     this.#headers = lowerKeys(headers ?? {});
     if (basic !== undefined) this.#headers.authorization ??= basic;
-    this.#configured = [...Object.entries(this.#headers).map(([name, value]): SentCredential => ({ name, value, in: 'header' })), ...queryCredentials(query)];
+    this.#notCredentials = new Set((options.notCredentials ?? []).map((name) => name.toLowerCase()));
+    this.#configured = [...Object.entries(this.#headers).map(([name, value]): SentCredential => ({ name, value, in: 'header' })), ...queryCredentials(query)].filter(
+      (credential) => !this.#notCredentials.has(credential.name.toLowerCase()),
+    );
     this.#options = {
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       maxResponseBytes: options.maxResponseBytes ?? 10 * 1024 * 1024,
@@ -203,7 +213,7 @@ export class ApiClient {
    */
   async #headersFor(req: BuiltRequest, sent?: SentCredential[]): Promise<Record<string, string>> {
     const fromAuth = this.#auth ? lowerKeys(await this.#auth.getAuthHeaders()) : {};
-    if (sent) for (const [name, value] of Object.entries(fromAuth)) sent.push({ name, value, in: 'header' });
+    if (sent) for (const [name, value] of Object.entries(fromAuth)) if (!this.#notCredentials.has(name)) sent.push({ name, value, in: 'header' });
     const headers: Record<string, string> = { 'user-agent': userAgent(), ...req.headers, ...this.#headers, ...fromAuth };
     const cookie = joinCookies([req.headers.cookie, this.#headers.cookie, fromAuth.cookie]);
     if (cookie !== undefined) headers.cookie = cookie;

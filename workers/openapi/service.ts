@@ -32,6 +32,8 @@ export interface ApiServiceOptions {
   namespace?: string;
   headers?: Record<string, string>;
   authProvider?: IAuthProvider;
+  /** Configured headers and base URL query parameters (any case) whose values are not redacted. */
+  notCredentials?: string[];
   toolsMode?: 'all' | 'dynamic' | 'explicit';
   includeTools?: string[];
   includeTags?: string[];
@@ -131,7 +133,9 @@ export class ApiToolService {
       requestTimeoutMs: options.requestTimeoutMs,
       maxResponseBytes: options.maxResponseBytes,
       maxRedirects: options.maxRedirects,
+      notCredentials: options.notCredentials,
     });
+    this.#checkNotCredentials(options);
     const stats = this.getStats();
     log.info('api tools ready', { source: start.source, specCache: start.cache, version: this.#openapiVersion, paths: stats.openapi.paths, operations: stats.openapi.operations, tools: stats.tools.total, toolsMode: options.toolsMode ?? 'all', filtering: stats.filtering, headerNames: Object.keys(options.headers ?? {}) });
   }
@@ -216,6 +220,17 @@ export class ApiToolService {
   async close(): Promise<void> {
     await this.#persisting;
     await this.#client.close();
+  }
+
+  /** A `notCredentials` name that matches nothing configured is likely a typo: the operator is told. */
+  #checkNotCredentials(options: ApiServiceOptions): void {
+    // A provider's header names are known only per call.
+    if (!options.notCredentials || options.authProvider) return;
+    const configured = new Set([...Object.keys(options.headers ?? {}), ...this.#baseQuery.keys()].map((name) => name.toLowerCase()));
+    // Credentials in the base URL are sent as Authorization: Basic.
+    if (new URL(options.apiBaseUrl).username !== '') configured.add('authorization');
+    const names = options.notCredentials.filter((name) => !configured.has(name.toLowerCase()));
+    if (names.length > 0) this.#log.warn('notCredentials names what is neither a configured header nor a base URL query parameter: it changes nothing', { names });
   }
 
   async #invoke(tool: EndpointTool, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolResult> {

@@ -100,3 +100,41 @@ describe('operator credentials echoed by the upstream', () => {
     for (const secret of [TOKEN, KEY, QUERY_KEY]) expect(conn.stderr()).not.toContain(secret);
   });
 });
+
+describe('names given with --not-credential', () => {
+  const TENANT = 'acme-corporation-eu';
+  const REGION = 'europe-west-1b';
+  let conn2: StdioConnection;
+  beforeAll(async () => {
+    const spec = path.join(tempDir('openapi-redact-'), 'echo.yaml');
+    writeFileSync(spec, SPEC);
+    conn2 = await connectStdio(
+      'openapi-mcp-server',
+      [
+        '--api-base-url', `${upstream.url}/v1?region=${REGION}&api_key=${QUERY_KEY}`, '--openapi-spec', spec,
+        '--header', `X-Tenant=${TENANT}`, '--header', `X-Team=${TENANT}-team`, '--header', `Authorization=Bearer ${TOKEN}`,
+        '--not-credential', 'x-tenant', '--not-credential', 'region', '--not-credential', 'X-Tennant',
+      ],
+      tempCacheEnv(),
+    );
+  });
+  afterAll(async () => {
+    await conn2?.close();
+  });
+
+  test('are shown as the upstream says them back; every other configured value is still redacted', async () => {
+    const result = (await conn2.client.callTool({ name: 'anything', arguments: { word: 'w' } })) as Result;
+    const echo = (result.structuredContent as { echo: { url: string; headers: Record<string, string> } }).echo;
+    expect(echo.headers['x-tenant']).toBe(TENANT);
+    expect(echo.url).toBe(`/v1/anything/w?region=${REGION}&api_key=[redacted: query api_key]`);
+    // Not named: a header of no known kind counts as a credential.
+    expect(echo.headers['x-team']).toBe('[redacted: X-Team]');
+    expect(echo.headers.authorization).toBe('[redacted: Authorization]');
+    expectNoSecret(result);
+  });
+
+  test('a name that matches nothing configured is logged at the start, as a likely typo', () => {
+    const warning = conn2.stderr().split('\n').find((line) => line.includes('notCredentials names'));
+    expect(warning).toContain('"names":["X-Tennant"]');
+  });
+});

@@ -144,6 +144,23 @@ describe('an IAuthProvider\'s headers echoed by the upstream', () => {
     }
   });
 
+  test('named in notCredentials, are shown as echoed; the others stay markers', async () => {
+    const provider: IAuthProvider = {
+      getAuthHeaders: async () => ({ 'X-Tenant': 'tenant-from-provider', Authorization: 'Bearer provider-token-1234' }),
+      handleAuthError: async () => false,
+    };
+    const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: PETSTORE, specCache: false, authProvider: provider, notCredentials: ['X-TENANT'] });
+    await server.start();
+    try {
+      const result = await server.callTool('lst-pets', { limit: 1 });
+      const headers = (result.structuredContent as { echo: { headers: Record<string, string> } }).echo.headers;
+      expect(headers['x-tenant']).toBe('tenant-from-provider');
+      expect(headers.authorization).toBe('[redacted: Authorization]');
+    } finally {
+      await server.stop();
+    }
+  });
+
   test('never reach an error a throwing handleAuthError raises', async () => {
     const server = new OpenAPIServer({ apiBaseUrl: `${upstream.url}/debug/401`, openApiSpec: PETSTORE, specCache: false, authProvider: new RotatingProvider(true) });
     await server.start();
