@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SHELL_DEFAULTS as D } from '../workers/shell/defaults';
+import { MIN_MEMORY_LIMIT, SHELL_DEFAULTS as D } from '../workers/shell/defaults';
 
 /** The `shell` section: spec 002's tools, run in the shell pool of child processes. */
 export const shellSchema = z
@@ -35,6 +35,15 @@ export const shellSchema = z
     sandboxMaxProcesses: z.number().int().positive().default(D.sandboxMaxProcesses),
     sandboxMaxFileBytes: z.number().int().positive().default(D.sandboxMaxFileBytes),
     sandboxTmpBytes: z.number().int().positive().default(D.sandboxTmpBytes),
+    /**
+     * Memory (RLIMIT_DATA: heap and private mappings) each sandboxed process may take, in bytes,
+     * or false for no limit. Default: half of the machine's memory, at most 8 GiB (defaultMemoryLimit).
+     */
+    sandboxMaxMemoryBytes: z
+      .union([z.number().int().min(MIN_MEMORY_LIMIT, `shell.sandboxMaxMemoryBytes must be at least ${MIN_MEMORY_LIMIT} (64 MiB)`), z.literal(false)], {
+        error: 'shell.sandboxMaxMemoryBytes must be a number of bytes or false',
+      })
+      .optional(),
   })
   .describe('shell toolset');
 

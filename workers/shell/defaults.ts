@@ -1,3 +1,4 @@
+import { totalmem } from 'node:os';
 import type { ServerFile } from './protected-paths';
 
 /**
@@ -38,6 +39,8 @@ export interface ShellSettings {
   sandboxMaxProcesses: number;
   sandboxMaxFileBytes: number;
   sandboxTmpBytes: number;
+  /** RLIMIT_DATA of each sandboxed process in bytes, or false for none; default defaultMemoryLimit(). */
+  sandboxMaxMemoryBytes: number | false;
   /**
    * Not part of the `shell` config section: the supervisor adds the config file and custom toolset
    * modules it was started with, which sandbox mode keeps read-only when they lie in the workspace.
@@ -48,9 +51,24 @@ export interface ShellSettings {
 /** Fills in defaults for what `input` leaves out; the supervisor sends a validated section. */
 export function shellSettings(input: unknown): ShellSettings {
   const given = input && typeof input === 'object' ? (input as Partial<ShellSettings>) : {};
-  const settings = { ...SHELL_DEFAULTS, ...Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)) } as ShellSettings;
+  const settings = { ...SHELL_DEFAULTS, sandboxMaxMemoryBytes: defaultMemoryLimit(), ...Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)) } as ShellSettings;
   for (const key of ['commandTimeoutMs', 'maxOutputBytes', 'maxResultBytes', 'maxReadBytes', 'maxListEntries', 'maxProcesses', 'sandboxMaxProcesses', 'sandboxMaxFileBytes', 'sandboxTmpBytes'] as const) {
     if (!Number.isInteger(settings[key]) || settings[key] <= 0) throw new TypeError(`shell.${key} must be a positive integer, got ${String(settings[key])}`);
   }
+  const memory = settings.sandboxMaxMemoryBytes;
+  if (memory !== false && (!Number.isInteger(memory) || memory < MIN_MEMORY_LIMIT)) throw new TypeError(`shell.sandboxMaxMemoryBytes must be false or an integer of at least ${MIN_MEMORY_LIMIT}, got ${String(memory)}`);
   return settings;
+}
+
+/** The least memory limit accepted (64 MiB): below it a shell, perl or node cannot start. */
+export const MIN_MEMORY_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * Memory one sandboxed process may take when none is configured: half of the machine's, at most
+ * 8 GiB. Why: a runaway command (a loop that appends, a whole disk image read into memory) then
+ * fails with its own "out of memory" instead of sending the host's OOM killer after the server or
+ * its neighbours; a build (tsc, webpack, rustc) rarely needs more than a few GiB per process.
+ */
+export function defaultMemoryLimit(): number {
+  return Math.min(Math.floor(totalmem() / 2), 8 * 1024 ** 3);
 }

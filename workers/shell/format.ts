@@ -6,12 +6,25 @@ import type { ProcessRow, SystemInfo } from './system-info';
 /** The fields of an exec result that its text shows: the run's result, what ran, and where. */
 export type ExecFields = Omit<RunResult, 'pid' | 'sourceBytes'> & { command: string; sandboxed: boolean };
 
-/** The readable text of an exec result: status line, notes, then each non-empty stream. */
-export function formatExec(result: ExecFields, timeoutMs: number, capBytes: number): string {
+/**
+ * What programs print when an allocation fails: glibc's strerror(ENOMEM), perl, Python, C++, V8,
+ * Go, the JVM. Only read for a failed sandboxed command, to point at the memory limit.
+ */
+const OUT_OF_MEMORY = /Cannot allocate memory|Out of memory!|MemoryError|std::bad_alloc|allocation failed|out of memory|OutOfMemoryError/i;
+
+/**
+ * The readable text of an exec result: status line, notes, then each non-empty stream.
+ * `memoryLimitBytes`: the sandbox's per-process memory limit, named when a failed command's
+ * stderr reads like an allocation that failed.
+ */
+export function formatExec(result: ExecFields, timeoutMs: number, capBytes: number, memoryLimitBytes?: number): string {
   const status = result.exitCode !== null ? `exit code ${result.exitCode}${signalNote(result.exitCode)}` : `killed by ${result.signal ?? 'a signal'}`;
   const lines = [`${status} after ${result.durationMs} ms${result.sandboxed ? ' (sandboxed)' : ''}`];
   if (result.timedOut) lines.push(`timed out after ${timeoutMs} ms: the command and every process it started were killed; output so far below`);
   if (result.isCanceled) lines.push('cancelled: the command and every process it started were killed; output so far below');
+  if (memoryLimitBytes !== undefined && result.exitCode !== 0 && OUT_OF_MEMORY.test(result.stderr)) {
+    lines.push(`each process in the sandbox may use at most ${Math.round(memoryLimitBytes / 1024 ** 2)} MiB of memory (shell.sandboxMaxMemoryBytes): the failure below may be that limit`);
+  }
   const stream = (name: string, text: string, truncated: boolean, bytes: number) => {
     if (text === '' && !truncated) return;
     lines.push(`--- ${name} ---`, text.endsWith('\n') ? text.slice(0, -1) : text);

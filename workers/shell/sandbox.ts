@@ -16,6 +16,8 @@ export interface SandboxOptions {
   maxFileBytes: number;
   /** RLIMIT_CPU in seconds (whole seconds, at least 1). */
   cpuSeconds: number;
+  /** RLIMIT_DATA in bytes (heap and private writable mappings of each process); none when unset. */
+  maxMemoryBytes?: number;
   /** Size of the private /tmp (tmpfs) in bytes. */
   tmpBytes: number;
   /** Paths inside the workspace bound read-only over it: the server's own code and config (protected-paths.ts). Default none. */
@@ -104,7 +106,7 @@ const ROOT_PROC_COVERS = ['--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try'
  *   server's own code and config when the workspace holds them). Nothing else of the host file
  *   system exists inside.
  * - Resource limits set by the sandboxed shell before it evaluates the command (see
- *   `limitsPrelude`): processes, file size, CPU seconds, no core dumps. The wall-clock limit is the
+ *   `limitsPrelude`): processes, file size, CPU seconds, memory, no core dumps. The wall-clock limit is the
  *   runner's timeout. Each extra mount costs ~1 ms here, so only the two hash files are masked.
  *
  * The environment is not inherited: the caller passes `sandboxEnv()` to the spawn.
@@ -160,22 +162,27 @@ export function sandboxArgv(command: string | undefined, options: SandboxOptions
  * Starting bubblewrap is most of a sandboxed command's cost (~5 ms here); a worker keeps one such
  * sandbox ready so the next command does not wait for it. Each sandbox still runs one command.
  */
-export function warmPrelude(options: Pick<SandboxOptions, 'maxProcesses' | 'maxFileBytes' | 'cpuSeconds'>): string {
+export function warmPrelude(options: Pick<SandboxOptions, 'maxProcesses' | 'maxFileBytes' | 'cpuSeconds' | 'maxMemoryBytes'>): string {
   return `cmd=$(cat) || exit 125; exec </dev/null; ${limitsPrelude(options).replace('eval "$1"', 'eval "$cmd"')}`;
 }
 
 /**
  * The script that sets the resource limits with the shell's own `ulimit` and then runs the command
  * (`$1`) with `eval` in the same shell: one exec fewer than `prlimit … sh -c` (measured ~1-2.5 ms of
- * a ~10 ms sandboxed command here). `ulimit -f` counts 512-byte blocks in POSIX shells; the process
- * limit is `-p` in dash and `-u` in bash, so both are tried quietly.
+ * a ~10 ms sandboxed command here). `ulimit -f` counts 512-byte blocks in POSIX shells, `-d` KiB; the
+ * process limit is `-p` in dash and `-u` in bash, so both are tried quietly.
+ * Memory is RLIMIT_DATA, not RLIMIT_AS: address space only reserved (V8's pointer cage, wasm
+ * guard regions, the JVM's heap reservation) does not count, so node and java start under it,
+ * while what a process really allocates does; past it malloc fails (perl "Out of memory!",
+ * Python MemoryError, V8 aborting with "allocation failed").
  */
-export function limitsPrelude(options: Pick<SandboxOptions, 'maxProcesses' | 'maxFileBytes' | 'cpuSeconds'>): string {
+export function limitsPrelude(options: Pick<SandboxOptions, 'maxProcesses' | 'maxFileBytes' | 'cpuSeconds' | 'maxMemoryBytes'>): string {
   const blocks = Math.max(1, Math.floor(options.maxFileBytes / 512));
   const processes = options.maxProcesses;
+  const memory = options.maxMemoryBytes === undefined ? '' : `ulimit -d ${Math.max(1, Math.floor(options.maxMemoryBytes / 1024))}; `;
   return (
     `{ ulimit -p ${processes} || ulimit -u ${processes}; } 2>/dev/null; ` +
-    `ulimit -f ${blocks}; ulimit -t ${Math.max(1, options.cpuSeconds)}; ulimit -c 0; eval "$1"`
+    `ulimit -f ${blocks}; ulimit -t ${Math.max(1, options.cpuSeconds)}; ulimit -c 0; ${memory}eval "$1"`
   );
 }
 

@@ -53,6 +53,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     maxProcesses: config.sandboxMaxProcesses,
     maxFileBytes: config.sandboxMaxFileBytes,
     cpuSeconds: Math.ceil(config.commandTimeoutMs / 1000) + 1,
+    maxMemoryBytes: config.sandboxMaxMemoryBytes === false ? undefined : config.sandboxMaxMemoryBytes,
     tmpBytes: config.sandboxTmpBytes,
     readOnly,
   };
@@ -162,7 +163,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     // the whole output so its marker too counts bytes of output.
     const textBudget = Math.floor(config.maxResultBytes / TEXT_SHARE);
     const shown = { ...structured, ...fitStreams(result.stdout, result.stderr, textBudget, sourceBytes) };
-    const text = formatExec(shown, timeoutMs, config.maxOutputBytes);
+    const text = formatExec(shown, timeoutMs, config.maxOutputBytes, config.sandbox ? sandboxOptions.maxMemoryBytes : undefined);
     const output: ToolResult = { content: [{ type: 'text', text }], structuredContent: structured };
     if (result.timedOut || result.isCanceled) {
       output.isError = true;

@@ -10,6 +10,8 @@ import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
 import { eventually } from '../../helpers/processes';
 import { call, processesMatching, shellWorkerPids } from './helpers';
 
+/** This suite's memory limit per sandboxed process. */
+const MEMORY_LIMIT = 256 * 1024 * 1024;
 let root: string;
 let ws: string;
 let outside: string;
@@ -28,7 +30,7 @@ beforeAll(async () => {
   symlinkSync(outside, path.join(ws, 'link-dir'));
   symlinkSync(path.join(outside, 'secret.txt'), path.join(ws, 'link-file'));
   const config = path.join(root, 'config.json');
-  writeFileSync(config, JSON.stringify({ shell: { sandboxMaxFileBytes: 1_048_576 } }));
+  writeFileSync(config, JSON.stringify({ shell: { sandboxMaxFileBytes: 1_048_576, sandboxMaxMemoryBytes: MEMORY_LIMIT } }));
   http = createServer((_req, res) => {
     hits++;
     res.end('reached');
@@ -69,6 +71,17 @@ describe('sandbox mode confines commands', () => {
     const result = await exec(`cat ${outside}/secret.txt link-dir/secret.txt link-file; cat /etc/shadow /etc/shadow- /etc/gshadow-`);
     expect(result.stdout).toBe('');
     expect(result.exitCode).not.toBe(0);
+  });
+
+  test('a process that allocates past the memory limit fails by itself, saying so, and one under it runs', async () => {
+    // perl is part of every Debian system (perl-base). A 400 MB string is past the 256 MiB limit.
+    const over = await call(server, 'exec', { command: 'perl -e \'my $s = "a" x 400_000_000; print length $s\'' });
+    const result = over.structuredContent as { stdout: string; stderr: string; exitCode: number | null };
+    expect(result.stdout).toBe('');
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain('Out of memory!');
+    expect(textOf(over)).toContain('each process in the sandbox may use at most 256 MiB of memory (shell.sandboxMaxMemoryBytes)');
+    expect(await exec('perl -e \'my $s = "a" x 40_000_000; print length $s\'')).toMatchObject({ stdout: '40000000', exitCode: 0 });
   });
 
   test('kernel settings cannot be written, also when the server runs as root', async () => {

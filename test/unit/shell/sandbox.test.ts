@@ -62,6 +62,12 @@ describe('sandboxArgv', () => {
     );
   });
 
+  test('sets the memory limit (RLIMIT_DATA, in KiB) when one is given', () => {
+    expect(limitsPrelude({ ...base, maxMemoryBytes: 256 * 1024 * 1024 + 100 })).toBe(
+      '{ ulimit -p 64 || ulimit -u 64; } 2>/dev/null; ulimit -f 1953; ulimit -t 31; ulimit -c 0; ulimit -d 262144; eval "$1"',
+    );
+  });
+
   test('gives the command a fixed environment with nothing of the host', () => {
     expect(sandboxEnv('/tmp/project')).toEqual({ PATH: expect.stringContaining('/usr/bin'), HOME: '/tmp/project', TMPDIR: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', SHELL: '/bin/sh', PAGER: 'cat', GIT_PAGER: 'cat' });
   });

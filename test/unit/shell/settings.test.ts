@@ -1,0 +1,24 @@
+import { totalmem } from 'node:os';
+import { validateConfig } from '../../../config';
+import { defaultMemoryLimit, shellSettings } from '../../../workers/shell/defaults';
+
+describe('shell.sandboxMaxMemoryBytes', () => {
+  test('defaults to half of the machine\'s memory, at most 8 GiB', () => {
+    const expected = Math.min(Math.floor(totalmem() / 2), 8 * 1024 ** 3);
+    expect(defaultMemoryLimit()).toBe(expected);
+    expect(shellSettings({}).sandboxMaxMemoryBytes).toBe(expected);
+    expect(validateConfig({}).shell.sandboxMaxMemoryBytes).toBeUndefined();
+  });
+
+  test('takes a number of bytes, or false for no limit', () => {
+    expect(shellSettings({ sandboxMaxMemoryBytes: 512 * 1024 ** 2 }).sandboxMaxMemoryBytes).toBe(512 * 1024 ** 2);
+    expect(shellSettings({ sandboxMaxMemoryBytes: false }).sandboxMaxMemoryBytes).toBe(false);
+    expect(validateConfig({ shell: { sandboxMaxMemoryBytes: false } }).shell.sandboxMaxMemoryBytes).toBe(false);
+  });
+
+  test('refuses less than 64 MiB, or anything else, naming the field', () => {
+    expect(() => validateConfig({ shell: { sandboxMaxMemoryBytes: 1_000_000 } })).toThrow(/shell\.sandboxMaxMemoryBytes must be at least 67108864 \(64 MiB\)/);
+    expect(() => validateConfig({ shell: { sandboxMaxMemoryBytes: '1G' } })).toThrow(/sandboxMaxMemoryBytes/);
+    expect(() => shellSettings({ sandboxMaxMemoryBytes: 1000 })).toThrow(/shell\.sandboxMaxMemoryBytes must be false or an integer of at least 67108864, got 1000/);
+  });
+});
