@@ -78,8 +78,16 @@ export function formatSystemInfo(info: SystemInfo): string {
       : 'disk: unknown',
     `uptime: ${info.uptimeSeconds} s`,
     `sandbox: ${info.sandbox.enabled ? 'on' : 'off'}; bubblewrap ${info.sandbox.available ? 'available' : `unavailable${info.sandbox.reason ? ` (${info.sandbox.reason})` : ''}`}`,
+    `limits: a command is killed after ${info.commandTimeoutMs / 1000} s${sandboxLimits(info.sandbox.limits)}`,
   ];
   return lines.join('\n');
+}
+
+function sandboxLimits(limits: SystemInfo['sandbox']['limits']): string {
+  if (!limits) return '';
+  const size = (bytes: number) => (bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${Math.round(bytes / 1024 ** 2)} MiB`);
+  const memory = limits.maxMemoryBytes === null ? 'no memory limit' : `${size(limits.maxMemoryBytes)} of memory per process`;
+  return `; in the sandbox, files up to ${size(limits.maxFileBytes)}, ${memory}, /tmp of ${size(limits.tmpBytes)}`;
 }
 
 export function formatProcesses(listing: { processes: ProcessRow[]; total: number; truncated: boolean; argumentsHidden?: boolean }): string {

@@ -202,7 +202,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
         return { content: [{ type: 'text', text: formatDir(listing) }], structuredContent: listing };
       }
       case 'getSystemInfo': {
-        const info = await getSystemInfo(workspace, { enabled: config.sandbox, state: sandbox });
+        const limits = { maxFileBytes: config.sandboxMaxFileBytes, maxMemoryBytes: sandboxOptions.maxMemoryBytes ?? null, tmpBytes: config.sandboxTmpBytes };
+        const info = await getSystemInfo(workspace, { enabled: config.sandbox, state: sandbox, limits }, config.commandTimeoutMs);
         return { content: [{ type: 'text', text: formatSystemInfo(info) }], structuredContent: { ...info } };
       }
       case 'listProcesses': {

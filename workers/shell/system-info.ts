@@ -18,11 +18,23 @@ export interface SystemInfo {
   disk: { path: string; totalBytes: number; freeBytes: number; availableBytes: number; usedPercent: number } | null;
   uptimeSeconds: number;
   nodeVersion: string;
-  sandbox: { enabled: boolean; available: boolean; tool: 'bubblewrap'; reason?: string };
+  sandbox: { enabled: boolean; available: boolean; tool: 'bubblewrap'; reason?: string; limits?: SandboxLimits };
+  /** Wall-clock limit of one command, sandboxed or not. */
+  commandTimeoutMs: number;
+}
+
+/** What a sandboxed command may use, so that a caller can plan for it (sandbox mode only). */
+export interface SandboxLimits {
+  /** Largest file a command can write. */
+  maxFileBytes: number;
+  /** Memory each process may allocate; null: no limit. */
+  maxMemoryBytes: number | null;
+  /** Size of its private /tmp. */
+  tmpBytes: number;
 }
 
 /** Everything spec 002's getSystemInfo names, with the unit in each field name. Never throws for the disk part. */
-export async function getSystemInfo(workspace: string, sandbox: { enabled: boolean; state: SandboxState }): Promise<SystemInfo> {
+export async function getSystemInfo(workspace: string, sandbox: { enabled: boolean; state: SandboxState; limits?: SandboxLimits }, commandTimeoutMs: number): Promise<SystemInfo> {
   const cpus = os.cpus();
   let disk: SystemInfo['disk'] = null;
   try {
@@ -62,7 +74,9 @@ export async function getSystemInfo(workspace: string, sandbox: { enabled: boole
       available: sandbox.state.available,
       tool: 'bubblewrap',
       ...(sandbox.state.reason ? { reason: sandbox.state.reason } : {}),
+      ...(sandbox.enabled && sandbox.limits ? { limits: sandbox.limits } : {}),
     },
+    commandTimeoutMs,
   };
 }
 

@@ -122,7 +122,7 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
   {
     name: 'getSystemInfo',
     title: 'System information',
-    description: 'Platform, OS, CPU, memory, disk usage of the workspace, uptime, hostname and the sandbox state.',
+    description: 'Platform, OS, CPU, memory, disk usage of the workspace, uptime, hostname, the sandbox state and the limits a command runs under (time; in the sandbox: file size, memory per process, /tmp size).',
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     outputSchema: {
       type: 'object',
@@ -145,9 +145,20 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
         nodeVersion: str,
         sandbox: {
           type: 'object',
-          properties: { enabled: bool, available: bool, tool: str, reason: str },
+          properties: {
+            enabled: bool,
+            available: bool,
+            tool: str,
+            reason: str,
+            limits: {
+              type: 'object',
+              properties: { maxFileBytes: int, maxMemoryBytes: { type: ['integer', 'null'] }, tmpBytes: int },
+              required: ['maxFileBytes', 'maxMemoryBytes', 'tmpBytes'],
+            },
+          },
           required: ['enabled', 'available', 'tool'],
         },
+        commandTimeoutMs: int,
       },
       required: ['platform', 'osType', 'osRelease', 'hostname', 'cpuCores', 'cpuModel', 'memoryTotalBytes', 'memoryFreeBytes', 'disk', 'uptimeSeconds', 'sandbox'],
     },

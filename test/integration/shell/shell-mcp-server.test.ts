@@ -162,8 +162,18 @@ describe.each([
       cpuCores: os.cpus().length,
       memoryTotalBytes: os.totalmem(),
       sandbox: { enabled: sandboxed, available: sandboxed, tool: 'bubblewrap' },
+      commandTimeoutMs: 10_000,
     });
     expect(textOf(result)).toContain(`sandbox: ${mode}`);
+    // The defaults: 1 GiB files, half the machine's memory (at most 8 GiB) per process, a 512 MiB /tmp.
+    const memory = Math.min(Math.floor(os.totalmem() / 2), 8 * 1024 ** 3);
+    if (sandboxed) {
+      expect((result.structuredContent!.sandbox as { limits: unknown }).limits).toEqual({ maxFileBytes: 1024 ** 3, maxMemoryBytes: memory, tmpBytes: 512 * 1024 ** 2 });
+      expect(textOf(result)).toContain(`limits: a command is killed after 10 s; in the sandbox, files up to 1.0 GiB, ${(memory / 1024 ** 3).toFixed(1)} GiB of memory per process, /tmp of 512 MiB`);
+    } else {
+      expect(result.structuredContent!.sandbox).not.toHaveProperty('limits');
+      expect(textOf(result)).toMatch(/limits: a command is killed after 10 s$/m);
+    }
     // df's rule (used of used + available), which df rounds up to a whole percent.
     const df = Number(execFileSync('df', ['--output=pcent', ws], { encoding: 'utf8' }).split('\n')[1].trim().replace('%', ''));
     const used = (result.structuredContent!.disk as { usedPercent: number }).usedPercent;

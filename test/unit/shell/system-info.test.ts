@@ -4,7 +4,7 @@ import { getSystemInfo, listProcesses } from '../../../workers/shell/system-info
 
 describe('getSystemInfo', () => {
   test('names each figure with its unit and reports the sandbox state', async () => {
-    const info = await getSystemInfo(os.tmpdir(), { enabled: true, state: { available: false, reason: 'no bwrap' } });
+    const info = await getSystemInfo(os.tmpdir(), { enabled: true, state: { available: false, reason: 'no bwrap' } }, 30_000);
     expect(info).toMatchObject({
       platform: process.platform,
       hostname: os.hostname(),
