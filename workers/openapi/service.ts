@@ -263,7 +263,10 @@ export class ApiToolService {
     const names = redaction.names;
     if (names.length === 0 || this.#echoing.has(tool.name)) return;
     this.#echoing.add(tool.name);
-    this.#log.warn(`the upstream echoed a configured credential (${names.join(', ')}); it was redacted from the result of ${tool.name}, and will be from later ones`, { tool: tool.name, credentials: names });
+    this.#log.warn(
+      `the upstream echoed a configured credential (${names.join(', ')}); it was redacted from the result of ${tool.name}, and will be from later ones (a value that is no secret, such as a tenant or region, is shown again when named in the API's notCredentials)`,
+      { tool: tool.name, credentials: names },
+    );
   }
 
   async #meta(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolResult> {

@@ -97,6 +97,8 @@ describe('operator credentials echoed by the upstream', () => {
     const warnings = conn.stderr().split('\n').filter((line) => line.includes('echoed a configured credential'));
     expect(warnings.filter((line) => line.includes('"tool":"anything"'))).toHaveLength(1);
     expect(warnings.find((line) => line.includes('"tool":"debug-page"'))).toContain('Authorization');
+    // How to show again a value that is no secret.
+    expect(warnings[0]).toContain('notCredentials');
     for (const secret of [TOKEN, KEY, QUERY_KEY]) expect(conn.stderr()).not.toContain(secret);
   });
 });
