@@ -236,7 +236,7 @@ export class Redaction {
     if (this.#secrets.length === 0) return response;
     const headers = this.#headers(response.headers);
     const url = this.text(response.url);
-    const body = bodyShown ? this.#body(response.body, response.truncated) : response.body;
+    const body = bodyShown ? this.#body(response.body, response.truncated, isJsonBody(response)) : response.body;
     if (headers === response.headers && url === response.url && body === response.body) return response;
     return { ...response, headers, url, body };
   }
@@ -250,7 +250,7 @@ export class Redaction {
     return out;
   }
 
-  #body(body: Buffer, truncated: boolean): Buffer {
+  #body(body: Buffer, truncated: boolean, json: boolean): Buffer {
     const found: SecretForm[] = [];
     for (const secret of this.#secrets) {
       if (!secret.anchorBytes.some((anchor) => body.indexOf(anchor) !== -1)) continue;
@@ -258,7 +258,7 @@ export class Redaction {
     }
     if (found.length === 0) return truncated ? this.#cutTailOf(body) : body;
     // Latin-1 maps each byte to one character and back: bytes of other charsets survive.
-    let text = this.#replace(body.toString('latin1'), found, 'bytes');
+    let text = this.#replace(body.toString('latin1'), found, 'bytes', json && found.some((form) => NUMBER_TOKEN.test(form.text)));
     if (truncated) text = this.#cutTail(text);
     return Buffer.from(text, 'latin1');
   }
@@ -290,8 +290,12 @@ export class Redaction {
     return text.slice(0, text.length - cut) + latin1(by.marker);
   }
 
-  /** One pass, longest form first, so that a marker is never searched again. */
-  #replace(text: string, found: readonly SecretForm[], as: 'text' | 'bytes'): string {
+  /**
+   * One pass, longest form first, so that a marker is never searched again. `json`: the text is
+   * JSON and a form is all digits, which it may hold as a bare number (`"account": 12345678`):
+   * see replaceInJson.
+   */
+  #replace(text: string, found: readonly SecretForm[], as: 'text' | 'bytes', json = false): string {
     const markers = new Map<string, string>();
     for (const form of found) {
       this.#names.add(form.name);
@@ -299,8 +303,63 @@ export class Redaction {
       if (!markers.has(key)) markers.set(key, as === 'text' ? form.marker : latin1(form.marker));
     }
     const pattern = new RegExp([...markers.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|'), 'g');
+    if (json) return replaceInJson(text, pattern, markers);
     return text.replace(pattern, (match) => markers.get(match) ?? match);
   }
+}
+
+/** A form that JSON may hold as (part of) a bare number. */
+const NUMBER_TOKEN = /^[-+.\deE]+$/;
+const NUMBER_CHAR = /[-+.\deE]/;
+
+/** Whether a response body is JSON by its type, or, untyped, by its first character. */
+function isJsonBody(response: ApiResponse): boolean {
+  const type = response.headers['content-type'] ?? '';
+  if (type !== '') return /json/i.test(type);
+  const first = response.body.subarray(0, 64).toString('latin1').trimStart()[0];
+  return first === '{' || first === '[';
+}
+
+/**
+ * `text.replace(pattern, …)` that keeps JSON valid: a match inside a string becomes its marker, as
+ * anywhere; one outside any string is part of a bare number, and the whole number becomes the
+ * marker as a JSON string (`12345678` → `"[redacted: X-Account]"`), since a marker written into a
+ * number would make the body no JSON at all, and the model would lose its structure. Whether a
+ * match is inside a string is read by one scan of the text up to it (quotes and escapes).
+ */
+function replaceInJson(text: string, pattern: RegExp, markers: Map<string, string>): string {
+  let out = '';
+  let last = 0;
+  let scanned = 0;
+  let inString = false;
+  const scanTo = (end: number) => {
+    for (; scanned < end; scanned++) {
+      const code = text.charCodeAt(scanned);
+      if (!inString) inString = code === 0x22;
+      else if (code === 0x5c) scanned++;
+      else if (code === 0x22) inString = false;
+    }
+  };
+  for (const match of text.matchAll(pattern)) {
+    const at = match.index;
+    if (at < last) continue;
+    scanTo(at);
+    const marker = markers.get(match[0]) ?? match[0];
+    if (inString || !NUMBER_TOKEN.test(match[0])) {
+      out += text.slice(last, at) + marker;
+      last = at + match[0].length;
+      scanTo(last);
+      continue;
+    }
+    let start = at;
+    while (start > last && NUMBER_CHAR.test(text[start - 1])) start--;
+    let end = at + match[0].length;
+    while (end < text.length && NUMBER_CHAR.test(text[end])) end++;
+    out += text.slice(last, start) + JSON.stringify(marker);
+    last = end;
+    scanned = end;
+  }
+  return out + text.slice(last);
 }
 
 /** A marker's UTF-8 bytes as Latin-1 characters (a query parameter's name may be any text). */

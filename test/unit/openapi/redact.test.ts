@@ -97,6 +97,24 @@ describe('Redaction', () => {
     expect(result.structuredContent).toEqual({ headers: { authorization: '[redacted: Authorization]' }, '[redacted: Authorization]': true, note: 'model-words-9876543210', url: '/x?key=[redacted: X-Key]' });
   });
 
+  test('a numeric credential echoed as a bare JSON number becomes the marker as a string, so the body stays JSON', () => {
+    const account = header('X-Account', '1234567890');
+    // Bare, inside a longer number, in an array, as a string, inside a string with commas around it, and with quotes and escapes before it.
+    const body = '{"q": "say \\"hi\\"", "account": 1234567890, "big": 991234567890.5e3, "list": [1234567890,2], "text": "1234567890", "note": "a, 1234567890, b"}';
+    const out = JSON.parse(shown([account], response(body))) as { structuredContent?: Record<string, unknown>; content: Array<{ text: string }> };
+    expect(out.structuredContent).toEqual({
+      q: 'say "hi"',
+      account: '[redacted: X-Account]',
+      big: '[redacted: X-Account]',
+      list: ['[redacted: X-Account]', 2],
+      text: '[redacted: X-Account]',
+      note: 'a, [redacted: X-Account], b',
+    });
+    expect(out.content[0].text).not.toContain('1234567890');
+    // Not JSON: the value is replaced where it stands, no quotes added.
+    expect(shown([account], response('account 1234567890.', { 'content-type': 'text/plain' }))).toContain('account [redacted: X-Account].');
+  });
+
   test('redacts before an error excerpt is cut, so no half token shows', () => {
     const page = `${'x'.repeat(1990)} Authorization: Bearer ${TOKEN}`;
     const out = shown([BEARER], response(page, { 'content-type': 'text/plain' }, { status: 500 }));
