@@ -36,6 +36,12 @@ export const shellSchema = z
     sandboxMaxFileBytes: z.number().int().positive().default(D.sandboxMaxFileBytes),
     sandboxTmpBytes: z.number().int().positive().default(D.sandboxTmpBytes),
     /**
+     * true: sandboxed commands share the host's network (npm install, git clone, curl), and with it
+     * everything the host reaches: services on its 127.0.0.1, the private network, a cloud's
+     * metadata endpoint. Default false: no network at all.
+     */
+    sandboxNetwork: z.boolean().default(D.sandboxNetwork),
+    /**
      * Memory (RLIMIT_DATA: heap and private mappings) each sandboxed process may take, in bytes,
      * or false for no limit. Default: half of the machine's memory, at most 8 GiB (defaultMemoryLimit).
      */

@@ -23,6 +23,7 @@ const envVars: EnvSpec[] = [
     },
   },
   bool('DEBUG', 'shell.logCommands'),
+  bool('SANDBOX_NETWORK', 'shell.sandboxNetwork'),
   { name: 'SHELL_WORKSPACE', kind: 'string', apply: (input, value) => setPath(input as Record<string, unknown>, 'shell.workspace', path.resolve(String(value))) },
 ];
 
@@ -57,6 +58,7 @@ export const shellProfile: Profile = {
     '  COMMAND_TIMEOUT=MS        time limit per command; the command and all it started are killed (default 30000)',
     '  DEBUG=true|false          log each command on stderr (default false)',
     '  SHELL_WORKSPACE=DIR       working directory of commands and the sandbox\'s only writable place (default: current directory)',
+    '  SANDBOX_NETWORK=true|false  sandboxed commands share the host\'s network, and reach all it reaches, 127.0.0.1 included (default false: none)',
     '',
     'The blocked patterns (rm -rf /, mkfs, dd if=, > /dev/...) are a guardrail against accidents, not a',
     'security boundary; the sandbox is. Sandbox mode needs the Debian package bubblewrap.',

@@ -22,6 +22,7 @@ export const SHELL_DEFAULTS = {
   sandboxMaxProcesses: 512,
   sandboxMaxFileBytes: 1024 * 1024 * 1024,
   sandboxTmpBytes: 512 * 1024 * 1024,
+  sandboxNetwork: false,
 } as const;
 
 /** The settings a shell worker runs with (the `shell` section less `enabled` and `workers`). */
@@ -39,6 +40,8 @@ export interface ShellSettings {
   sandboxMaxProcesses: number;
   sandboxMaxFileBytes: number;
   sandboxTmpBytes: number;
+  /** Sandboxed commands share the host's network (default: none at all). */
+  sandboxNetwork: boolean;
   /** RLIMIT_DATA of each sandboxed process in bytes, or false for none; default defaultMemoryLimit(). */
   sandboxMaxMemoryBytes: number | false;
   /**

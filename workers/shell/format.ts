@@ -87,7 +87,7 @@ function sandboxLimits(limits: SystemInfo['sandbox']['limits']): string {
   if (!limits) return '';
   const size = (bytes: number) => (bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${Math.round(bytes / 1024 ** 2)} MiB`);
   const memory = limits.maxMemoryBytes === null ? 'no memory limit' : `${size(limits.maxMemoryBytes)} of memory per process`;
-  return `; in the sandbox, files up to ${size(limits.maxFileBytes)}, ${memory}, /tmp of ${size(limits.tmpBytes)}`;
+  return `; in the sandbox, files up to ${size(limits.maxFileBytes)}, ${memory}, /tmp of ${size(limits.tmpBytes)}, ${limits.network ? "the host's network" : 'no network'}`;
 }
 
 export function formatProcesses(listing: { processes: ProcessRow[]; total: number; truncated: boolean; argumentsHidden?: boolean }): string {

@@ -16,6 +16,8 @@ export interface SandboxOptions {
   maxFileBytes: number;
   /** RLIMIT_CPU in seconds (whole seconds, at least 1). */
   cpuSeconds: number;
+  /** Share the host's network namespace instead of an empty one of its own. Default false. */
+  network?: boolean;
   /** RLIMIT_DATA in bytes (heap and private writable mappings of each process); none when unset. */
   maxMemoryBytes?: number;
   /** Size of the private /tmp (tmpfs) in bytes. */
@@ -117,6 +119,7 @@ export function sandboxArgv(command: string | undefined, options: SandboxOptions
     '--die-with-parent',
     '--new-session',
     '--unshare-all',
+    ...(options.network ? ['--share-net'] : []),
     '--hostname',
     'sandbox',
     ...(process.getuid?.() === 0 ? ['--cap-drop', 'ALL'] : []),

@@ -54,6 +54,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     maxFileBytes: config.sandboxMaxFileBytes,
     cpuSeconds: Math.ceil(config.commandTimeoutMs / 1000) + 1,
     maxMemoryBytes: config.sandboxMaxMemoryBytes === false ? undefined : config.sandboxMaxMemoryBytes,
+    network: config.sandboxNetwork,
     tmpBytes: config.sandboxTmpBytes,
     readOnly,
   };
@@ -202,7 +203,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
         return { content: [{ type: 'text', text: formatDir(listing) }], structuredContent: listing };
       }
       case 'getSystemInfo': {
-        const limits = { maxFileBytes: config.sandboxMaxFileBytes, maxMemoryBytes: sandboxOptions.maxMemoryBytes ?? null, tmpBytes: config.sandboxTmpBytes };
+        const limits = { maxFileBytes: config.sandboxMaxFileBytes, maxMemoryBytes: sandboxOptions.maxMemoryBytes ?? null, tmpBytes: config.sandboxTmpBytes, network: config.sandboxNetwork };
         const info = await getSystemInfo(workspace, { enabled: config.sandbox, state: sandbox, limits }, config.commandTimeoutMs);
         return { content: [{ type: 'text', text: formatSystemInfo(info) }], structuredContent: { ...info } };
       }

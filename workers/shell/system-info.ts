@@ -31,6 +31,8 @@ export interface SandboxLimits {
   maxMemoryBytes: number | null;
   /** Size of its private /tmp. */
   tmpBytes: number;
+  /** Whether it shares the host's network; false: it has none. */
+  network: boolean;
 }
 
 /** Everything spec 002's getSystemInfo names, with the unit in each field name. Never throws for the disk part. */

@@ -122,7 +122,7 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
   {
     name: 'getSystemInfo',
     title: 'System information',
-    description: 'Platform, OS, CPU, memory, disk usage of the workspace, uptime, hostname, the sandbox state and the limits a command runs under (time; in the sandbox: file size, memory per process, /tmp size).',
+    description: 'Platform, OS, CPU, memory, disk usage of the workspace, uptime, hostname, the sandbox state and the limits a command runs under (time; in the sandbox: file size, memory per process, /tmp size, network or none).',
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     outputSchema: {
       type: 'object',
@@ -152,8 +152,8 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
             reason: str,
             limits: {
               type: 'object',
-              properties: { maxFileBytes: int, maxMemoryBytes: { type: ['integer', 'null'] }, tmpBytes: int },
-              required: ['maxFileBytes', 'maxMemoryBytes', 'tmpBytes'],
+              properties: { maxFileBytes: int, maxMemoryBytes: { type: ['integer', 'null'] }, tmpBytes: int, network: bool },
+              required: ['maxFileBytes', 'maxMemoryBytes', 'tmpBytes', 'network'],
             },
           },
           required: ['enabled', 'available', 'tool'],

@@ -163,6 +163,32 @@ describe('sandbox mode confines file tools', () => {
   });
 });
 
+describe('sandbox mode with SANDBOX_NETWORK=true', () => {
+  let networked: StdioConnection;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'shell-net-')));
+    networked = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE: 'true', SANDBOX_NETWORK: 'true', SHELL_WORKSPACE: dir });
+  });
+  afterAll(async () => {
+    await networked?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a command reaches the host\'s network, and is still confined to the workspace', async () => {
+    const before = hits;
+    const connect = `perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:${port}", Timeout => 3) or exit 7; print $s "GET / HTTP/1.0\\r\\n\\r\\n"; print "connected"'`;
+    const result = (await call(networked, 'exec', { command: `${connect}; echo x > ${outside}/net-written.txt; echo " outside=$?"` })).structuredContent as { stdout: string };
+    expect(result.stdout).toMatch(/^connected outside=[1-9]\d*\n$/);
+    expect(await eventually(() => hits > before, 3000)).toBe(true);
+    expect(existsSync(path.join(outside, 'net-written.txt'))).toBe(false);
+    const info = await call(networked, 'getSystemInfo');
+    expect((info.structuredContent!.sandbox as { limits: { network: boolean } }).limits.network).toBe(true);
+    expect(textOf(info)).toContain("/tmp of 512 MiB, the host's network");
+  });
+});
+
 describe('sandbox mode without a working bubblewrap', () => {
   let noBwrap: StdioConnection;
   let dir: string;

@@ -168,8 +168,8 @@ describe.each([
     // The defaults: 1 GiB files, half the machine's memory (at most 8 GiB) per process, a 512 MiB /tmp.
     const memory = Math.min(Math.floor(os.totalmem() / 2), 8 * 1024 ** 3);
     if (sandboxed) {
-      expect((result.structuredContent!.sandbox as { limits: unknown }).limits).toEqual({ maxFileBytes: 1024 ** 3, maxMemoryBytes: memory, tmpBytes: 512 * 1024 ** 2 });
-      expect(textOf(result)).toContain(`limits: a command is killed after 10 s; in the sandbox, files up to 1.0 GiB, ${(memory / 1024 ** 3).toFixed(1)} GiB of memory per process, /tmp of 512 MiB`);
+      expect((result.structuredContent!.sandbox as { limits: unknown }).limits).toEqual({ maxFileBytes: 1024 ** 3, maxMemoryBytes: memory, tmpBytes: 512 * 1024 ** 2, network: false });
+      expect(textOf(result)).toContain(`limits: a command is killed after 10 s; in the sandbox, files up to 1.0 GiB, ${(memory / 1024 ** 3).toFixed(1)} GiB of memory per process, /tmp of 512 MiB, no network`);
     } else {
       expect(result.structuredContent!.sandbox).not.toHaveProperty('limits');
       expect(textOf(result)).toMatch(/limits: a command is killed after 10 s$/m);

@@ -25,6 +25,11 @@ describe('sandboxArgv', () => {
     if (process.getuid?.() === 0) expect(after(args, '--cap-drop')).toBe('ALL');
   });
 
+  test('shares the host\'s network only when asked, every other namespace still unshared', () => {
+    const shared = sandboxArgv('true', { ...base, network: true }).args;
+    expect(shared.slice(shared.indexOf('--unshare-all'), shared.indexOf('--unshare-all') + 2)).toEqual(['--unshare-all', '--share-net']);
+  });
+
   test('binds system directories read-only and only the workspace read-write, after a private /tmp', () => {
     expect(args.filter((arg, i) => args[i - 1] === '--ro-bind' && arg === '/usr')).toEqual(['/usr']);
     expect(args.filter((_, i) => args[i - 1] === '--bind')).toEqual(['/tmp/project']);
