@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants, lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { accessSync, constants, lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { readOnlyMountArgs, type ProtectedPath } from './protected-paths';
 
 /** The Debian package that provides `bwrap`; named in every refusal. */
@@ -46,6 +46,21 @@ const MAX_SHM_BYTES = 64 * 1024 * 1024;
 const PATH_INSIDE = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 let systemMounts: string[] | undefined;
+
+/**
+ * With the host's network: the file /etc/resolv.conf names, bound at its own path when it lies
+ * outside the system directories (systemd-resolved's `/run/systemd/resolve/stub-resolv.conf`),
+ * so that the link resolves inside the sandbox and names resolve; none otherwise.
+ */
+export function resolverMountArgs(resolvConf = '/etc/resolv.conf'): string[] {
+  let real: string;
+  try {
+    real = realpathSync(resolvConf);
+  } catch {
+    return [];
+  }
+  return SYSTEM_PATHS.some((dir) => real === dir || real.startsWith(`${dir}/`)) ? [] : ['--ro-bind', real, real];
+}
 
 function systemMountArgs(): string[] {
   if (systemMounts) return systemMounts;
@@ -124,6 +139,7 @@ export function sandboxArgv(command: string | undefined, options: SandboxOptions
     'sandbox',
     ...(process.getuid?.() === 0 ? ['--cap-drop', 'ALL'] : []),
     ...systemMountArgs(),
+    ...(options.network ? resolverMountArgs() : []),
     '--proc',
     '/proc',
     ...(process.getuid?.() === 0 ? ROOT_PROC_COVERS : []),

@@ -1,7 +1,7 @@
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { limitsPrelude, probeSandbox, sandboxArgv, sandboxEnv, type SandboxOptions } from '../../../workers/shell/sandbox';
+import { limitsPrelude, probeSandbox, resolverMountArgs, sandboxArgv, sandboxEnv, type SandboxOptions } from '../../../workers/shell/sandbox';
 
 const base: SandboxOptions = {
   bwrapPath: '/usr/bin/bwrap',
@@ -23,6 +23,19 @@ describe('sandboxArgv', () => {
     for (const flag of ['--unshare-all', '--die-with-parent', '--new-session']) expect(args).toContain(flag);
     expect(args).not.toContain('--share-net');
     if (process.getuid?.() === 0) expect(after(args, '--cap-drop')).toBe('ALL');
+  });
+
+  test('with the network, binds what /etc/resolv.conf links to outside the system directories (systemd-resolved), so names resolve', () => {
+    const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'resolv-')));
+    try {
+      writeFileSync(path.join(dir, 'stub-resolv.conf'), 'nameserver 127.0.0.53\n');
+      symlinkSync(path.join(dir, 'stub-resolv.conf'), path.join(dir, 'resolv.conf'));
+      expect(resolverMountArgs(path.join(dir, 'resolv.conf'))).toEqual(['--ro-bind', path.join(dir, 'stub-resolv.conf'), path.join(dir, 'stub-resolv.conf')]);
+      expect(resolverMountArgs('/etc/passwd')).toEqual([]);
+      expect(resolverMountArgs(path.join(dir, 'missing'))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('shares the host\'s network only when asked, every other namespace still unshared', () => {
