@@ -1,5 +1,5 @@
-import { lenientRegExp } from '../../protocol/lenient-regexp';
 import type { Json, JsonObject } from './refs';
+import { unicodePattern } from './unicode-pattern';
 
 /**
  * OpenAPI's schema dialect as plain JSON Schema, so that the validator enforces every keyword
@@ -11,8 +11,9 @@ import type { Json, JsonObject } from './refs';
  *   that inherit a `discriminator` through `allOf` (a Cat with `pet_type` matched the Dog
  *   schema too), object branches without `required` or `additionalProperties: false`. Each
  *   branch's own constraints still hold; the API has the last word;
- * - a `pattern` JavaScript cannot compile (`(?i)…`) is left out: a client could not use it either
- *   (one that compiles only without the `u` flag, such as `\-` outside a class, is kept);
+ * - a `pattern` is written as validators compile it, with the `u` flag (unicode-pattern.ts): one
+ *   valid only without it (`\-` outside a class) in the same meaning, with `u` syntax; one that
+ *   cannot be written so (`(?i)…`, Java's `\p{Alnum}`) is left out: a client could not use it;
  * - keywords a JSON Schema validator misreads (`xml`, `externalDocs`, `x-…`) are dropped;
  * - `readOnly` properties are left out at every depth, and out of `required` (input schemas
  *   describe requests; `writeOnly` ones stay).
@@ -80,7 +81,11 @@ function normaliseObject(schema: JsonObject): Json {
     out.anyOf = out.oneOf;
     delete out.oneOf;
   }
-  if (typeof out.pattern === 'string' && !compilesInJs(out.pattern)) delete out.pattern;
+  if (typeof out.pattern === 'string') {
+    const pattern = unicodePattern(out.pattern);
+    if (pattern === undefined) delete out.pattern;
+    else out.pattern = pattern;
+  }
   return out;
 }
 
@@ -93,14 +98,4 @@ const droppedReadOnly = new WeakMap<object, string[]>();
 function isReadOnly(schema: Json): boolean {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return false;
   return schema.readOnly === true || (Array.isArray(schema.allOf) && schema.allOf.some(isReadOnly));
-}
-
-/** Whether `pattern` compiles as the validators compile it (protocol/lenient-regexp.ts). */
-function compilesInJs(pattern: string): boolean {
-  try {
-    lenientRegExp(pattern, 'u');
-    return true;
-  } catch {
-    return false;
-  }
 }

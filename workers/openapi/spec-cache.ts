@@ -74,8 +74,8 @@ function keyOf(source: Record<string, string>, options: CompileKeyOptions): stri
 
 let fingerprint: string | undefined;
 /**
- * Size and mtime of the modules of this folder and of protocol/ (lenient-regexp.ts decides which
- * patterns are kept). Decision: part of the key so that a rebuilt checkout with changed tool
+ * Size and mtime of the modules of this folder and of protocol/ (unicode-pattern.ts and
+ * lenient-regexp.ts decide which patterns are kept, and how). Decision: part of the key so that a rebuilt checkout with changed tool
  * generation does not serve old artifacts under an unchanged package version (installed packages
  * keep fixed mtimes, so this is stable there).
  */

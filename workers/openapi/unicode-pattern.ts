@@ -1,0 +1,113 @@
+/**
+ * A description's `pattern` as JSON Schema validators compile it: with the `u` flag (ajv, and so
+ * the MCP SDK's client, which compiles a whole schema or nothing). Many descriptions write
+ * patterns that JavaScript accepts only without `u` (web-compatibility syntax: `\-` or `\_`
+ * outside a class, `\000`, a lone `{` or `]`); listed as written, one of them made a client
+ * refuse the tool's whole input schema (AWS descriptions: hundreds of tools).
+ *
+ * Returns the pattern itself when it compiles with `u`; else what it means without `u`, written
+ * in `u` syntax (same strings matched); undefined when it compiles neither way, or when its
+ * rewriting does not compile with `u` either (`\p{Alnum}`: Java's class, which without `u` reads
+ * as the letters `p{Alnum}`, never what the author meant).
+ */
+export function unicodePattern(pattern: string): string | undefined {
+  if (compiles(pattern, 'u')) return pattern;
+  if (!compiles(pattern, '')) return undefined;
+  const rewritten = rewrite(pattern);
+  return compiles(rewritten, 'u') ? rewritten : undefined;
+}
+
+function compiles(pattern: string, flags: string): boolean {
+  try {
+    new RegExp(pattern, flags);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const SYNTAX = new Set([...'^$\\.*+?()[]{}|/']);
+const CLASS_ESCAPES = new Set([...'dDsSwW']);
+const QUANTIFIER = /^\{\d+(?:,\d*)?\}/;
+
+/** The pattern's meaning without `u` (ECMA-262 Annex B), in `u` syntax; only called on one that compiles without `u`. */
+function rewrite(pattern: string): string {
+  const groups = capturingGroups(pattern);
+  const named = /\(\?<[^=!]/.test(pattern);
+  let out = '';
+  let inClass = false;
+  /** In a class, whether the last atom was `\d`, `\w`…: a `-` after one is a literal, which `u` wants escaped. */
+  let afterClassEscape = false;
+  for (let i = 0; i < pattern.length; ) {
+    const c = pattern[i];
+    if (c === '\\') {
+      const [text, length, classEscape] = escape(pattern, i, inClass, groups, named);
+      out += text;
+      i += length;
+      afterClassEscape = classEscape;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      const next = pattern[i + 1];
+      const beforeClassEscape = next === '\\' && CLASS_ESCAPES.has(pattern[i + 2]);
+      out += c === '-' && (afterClassEscape || beforeClassEscape) && next !== ']' ? '\\-' : c;
+    } else if (c === '[') {
+      inClass = true;
+      out += c;
+      if (pattern[i + 1] === '^') out += pattern[++i];
+    } else if (c === '{') {
+      const quantifier = QUANTIFIER.exec(pattern.slice(i))?.[0];
+      out += quantifier ?? '\\{';
+      i += quantifier ? quantifier.length : 1;
+      afterClassEscape = false;
+      continue;
+    } else {
+      // A `}` or `]` here is a literal (a quantifier's `}` was copied with it).
+      out += c === '}' || c === ']' ? `\\${c}` : c;
+    }
+    afterClassEscape = false;
+    i++;
+  }
+  return out;
+}
+
+/** The escape at `i`: its text in `u` syntax, its length in `pattern`, and whether it is a class escape. */
+function escape(pattern: string, i: number, inClass: boolean, groups: number, named: boolean): [string, number, boolean] {
+  const e = pattern[i + 1];
+  const rest = pattern.slice(i + 1);
+  if (CLASS_ESCAPES.has(e)) return [`\\${e}`, 2, true];
+  if (SYNTAX.has(e) || 'fnrtvb'.includes(e) || (e === 'B' && !inClass)) return [`\\${e}`, 2, false];
+  if (e === '-') return [inClass ? '\\-' : '-', 2, false];
+  if (/^[0-9]/.test(e)) {
+    const decimal = /^[0-9]+/.exec(rest)![0];
+    if (!inClass && e !== '0' && Number(decimal) <= groups) return [`\\${decimal}`, 1 + decimal.length, false];
+    if (!inClass && e === '0' && !/^[0-9]/.test(rest.slice(1))) return ['\\0', 2, false];
+    // Legacy octal (at most \377), else the digit itself (`\8`), in hex: after `\1` a plain 8 would read as `\18`.
+    const octal = /^(?:[0-3][0-7]{0,2}|[4-7][0-7]?)/.exec(rest)?.[0] ?? e;
+    const code = octal === e && /[89]/.test(e) ? e.charCodeAt(0) : parseInt(octal, 8);
+    return [`\\x${code.toString(16).padStart(2, '0')}`, 1 + octal.length, false];
+  }
+  const whole = (re: RegExp): string | undefined => re.exec(rest)?.[0];
+  const kept = e === 'c' ? whole(/^c[A-Za-z]/) : e === 'x' ? whole(/^x[0-9A-Fa-f]{2}/) : e === 'u' ? whole(/^u(?:[0-9A-Fa-f]{4}|\{[0-9A-Fa-f]+\})/) : e === 'p' || e === 'P' ? whole(/^[pP]\{[^}]*\}/) : undefined;
+  if (kept !== undefined) return [`\\${kept}`, 1 + kept.length, e === 'p' || e === 'P'];
+  if (e === 'k' && named) return ['\\k', 2, false];
+  // `\c` without a letter is a backslash, then `c`.
+  if (e === 'c') return ['\\\\', 1, false];
+  // An identity escape (`\_`, `\:`, `\ `): the character itself.
+  return [e ?? '', 2, false];
+}
+
+/** Capturing groups: `(` not followed by `?`, or `(?<name>`; outside classes, unescaped. */
+function capturingGroups(pattern: string): number {
+  let count = 0;
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') i++;
+    else if (inClass) inClass = c !== ']';
+    else if (c === '[') inClass = true;
+    else if (c === '(' && (pattern[i + 1] !== '?' || (pattern[i + 2] === '<' && !'=!'.includes(pattern[i + 3])))) count++;
+  }
+  return count;
+}
