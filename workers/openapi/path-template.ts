@@ -12,7 +12,10 @@ import { encodeStrict } from './serialize';
 /** A template split into literal text (encoded) and expressions. */
 export interface PathTemplate {
   source: string;
+  /** The template up to its `#`, if any: a fragment is never sent. */
   parts: Array<{ literal: string } | { name: string }>;
+  /** The first expression after the `#`: its value could not be sent, so the template cannot be filled. */
+  fragmentExpression?: string;
 }
 
 /** The Parameter Object fields a path value's serialisation reads (OpenAPI 3 and Swagger 2.0). */
@@ -35,25 +38,32 @@ const KEPT = /%[0-9A-Fa-f]{2}|[A-Za-z0-9\-._~!$&'()*+,;=:@/]+/y;
  * path may not hold as written percent-encoded as UTF-8 (space, non-ASCII, `|`, `[`, `]`, a
  * `%` not starting a triple). A `?` and what follows are left as written: the description put a
  * query in its path, and the query is kept. A `{` without its `}` is literal text.
+ * A `#` and what follows are left out: a fragment is never sent, and APIs.guru's AWS descriptions
+ * tell apart operations of one path with one (`/#X-Amz-Target=…`, `/holds/{id}#cancelDescription`);
+ * encoded as `%23`, it sent their requests to another path, and a template with an expression
+ * before it was refused.
  */
 export function compileTemplate(source: string): PathTemplate {
   const parts: PathTemplate['parts'] = [];
+  const hash = source.indexOf('#');
+  const sent = hash < 0 ? source : source.slice(0, hash);
   let literal = '';
-  for (let at = 0; at < source.length; ) {
-    const close = source[at] === '{' ? source.indexOf('}', at + 1) : -1;
-    const name = close > at + 1 ? source.slice(at + 1, close) : undefined;
+  for (let at = 0; at < sent.length; ) {
+    const close = sent[at] === '{' ? sent.indexOf('}', at + 1) : -1;
+    const name = close > at + 1 ? sent.slice(at + 1, close) : undefined;
     if (name !== undefined && !name.includes('{')) {
       if (literal !== '') parts.push({ literal: encodeLiteral(literal) });
       parts.push({ name });
       literal = '';
       at = close + 1;
     } else {
-      literal += source[at];
+      literal += sent[at];
       at += 1;
     }
   }
   if (literal !== '') parts.push({ literal: encodeLiteral(literal) });
-  return { source, parts };
+  const unsent = hash < 0 ? undefined : /\{[^{}]+\}/.exec(source.slice(hash))?.[0];
+  return unsent === undefined ? { source, parts } : { source, parts, fragmentExpression: unsent };
 }
 
 function encodeLiteral(text: string): string {
@@ -77,13 +87,16 @@ function encodeLiteral(text: string): string {
 
 /**
  * The template filled with the serialised values of its path parameters. BAD_INPUT names the
- * template when it cannot be filled (a `#` in it, or an expression no path parameter fills: it
+ * template when it cannot be filled (an expression after its `#`, or one no path parameter fills: it
  * would have been sent as `{x}`), and the argument when a required value is missing or when a
  * segment holding a value comes out empty, `.` or `..` (also as `%2e`, which URL parsers read
  * as a dot): `[".."]` or `{}` went to `/items/` or the parent, another endpoint.
  * `argOf` gives the tool argument of a parameter name, for messages.
  */
 export function fillTemplate(template: PathTemplate, parameters: Map<string, PathParameter>, values: Map<string, unknown>, swagger: boolean, argOf: (name: string) => string): string {
+  if (template.fragmentExpression !== undefined) {
+    throw new McpvisorError('BAD_INPUT', `cannot build the request: the path template '${template.source}' has a '#' before ${template.fragmentExpression}, and nothing after a '#' is sent`);
+  }
   let out = '';
   // The segment being written and the parameters in it, until the template's own query starts.
   let segment = '';
@@ -113,7 +126,6 @@ export function fillTemplate(template: PathTemplate, parameters: Map<string, Pat
       }
       continue;
     }
-    if (template.source.includes('#')) throw new McpvisorError('BAD_INPUT', `cannot build the request: the path template '${template.source}' has a '#', after which nothing is sent`);
     const parameter = parameters.get(part.name);
     if (parameter === undefined) throw new McpvisorError('BAD_INPUT', `cannot build the request: the path template '${template.source}' has {${part.name}}, which no path parameter of the operation fills`);
     const value = values.get(part.name) ?? parameter.default;
