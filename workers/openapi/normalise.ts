@@ -14,7 +14,8 @@ import { unicodePattern } from './unicode-pattern';
  * - a `pattern` is written as validators compile it, with the `u` flag (unicode-pattern.ts): one
  *   valid only without it (`\-` outside a class) in the same meaning, with `u` syntax; one that
  *   cannot be written so (`(?i)…`, Java's `\p{Alnum}`) is left out: a client could not use it;
- * - keywords a JSON Schema validator misreads (`xml`, `externalDocs`, `x-…`) are dropped;
+ * - keywords a JSON Schema validator misreads (`xml`, `externalDocs`, `x-…`) are dropped, and so
+ *   are a `pattern` that is no string and a `type` that names no JSON type;
  * - `readOnly` properties are left out at every depth, and out of `required` (input schemas
  *   describe requests; `writeOnly` ones stay).
  */
@@ -81,6 +82,10 @@ function normaliseObject(schema: JsonObject): Json {
     out.anyOf = out.oneOf;
     delete out.oneOf;
   }
+  // A value JSON Schema cannot take (api.video's `pattern: 0`, cloudmersive's `type:
+  // application/json`) made ajv, and a client with it, refuse the tool's whole schema.
+  if (out.pattern !== undefined && typeof out.pattern !== 'string') delete out.pattern;
+  if (out.type !== undefined && !isTypeKeyword(out.type)) delete out.type;
   if (typeof out.pattern === 'string') {
     const pattern = unicodePattern(out.pattern);
     if (pattern === undefined) delete out.pattern;
@@ -90,6 +95,13 @@ function normaliseObject(schema: JsonObject): Json {
 }
 
 const LITERAL_KEYWORDS = new Set(['enum', 'const', 'default', 'example', 'examples']);
+
+/** Swagger 2.0's `file` is kept: binary.ts reads it as bytes. */
+const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null', 'file']);
+
+function isTypeKeyword(type: Json): boolean {
+  return typeof type === 'string' ? TYPES.has(type) : Array.isArray(type) && type.length > 0 && type.every((t) => typeof t === 'string' && TYPES.has(t));
+}
 
 /** The readOnly property names a normalised object schema left out, for `required` beside it in an allOf. */
 const droppedReadOnly = new WeakMap<object, string[]>();
