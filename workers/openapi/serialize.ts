@@ -10,6 +10,10 @@
  * - `spaceDelimited` and `pipeDelimited` query parameters: the builder joins an object's keys and
  *   values with commas. Here: the separator of the style, `%20` or `%7C` (a raw `|` is refused by
  *   strict servers such as Tomcat).
+ * - exploded object query parameters (style form, explode true: the defaults): each key is a
+ *   query name of its own, and the builder keeps one value per name, so of `filter: {name: a}`
+ *   and `sort_by: {name: asc}` (files.com), or SQS's `Attribute` and `Tag` maps, only the last
+ *   `name` was sent, and a key named like another parameter replaced that one's value.
  * - exploded cookie parameters (style form; explode defaults to true there): the builder wrote
  *   `color=color%3Dblue%26color%3Dblack`. Here: one cookie pair per item, `color=blue; color=black`,
  *   and an object's keys as cookie names.
@@ -27,9 +31,24 @@ export interface StyledParameter {
 const SEPARATORS: Record<string, string> = { form: ',', spaceDelimited: '%20', pipeDelimited: '%7C' };
 
 /** Whether swagger-client's builder would serialise this query parameter wrongly. */
-export function needsOwnQuery(parameter: StyledParameter & { content?: unknown }): boolean {
+export function needsOwnQuery(parameter: StyledParameter & { content?: unknown; schema?: unknown }): boolean {
   if (parameter.content !== undefined) return false;
-  return parameter.allowReserved === true || parameter.style === 'spaceDelimited' || parameter.style === 'pipeDelimited' || parameter.style === 'deepObject';
+  if (parameter.allowReserved === true || parameter.style === 'spaceDelimited' || parameter.style === 'pipeDelimited' || parameter.style === 'deepObject') return true;
+  return (parameter.style ?? 'form') === 'form' && parameter.explode !== false && mayBeObject(parameter.schema, 0);
+}
+
+/**
+ * Whether a (dereferenced) schema allows an object: `type: object` or a type list with it, or
+ * no type but object keywords, here or in an `allOf`, `oneOf` or `anyOf` part. Decision: a
+ * parameter without any of these (`schema: {}`) stays with the builder, which writes primitives
+ * and arrays right; its rare object values can still meet another's keys.
+ */
+function mayBeObject(schema: unknown, depth: number): boolean {
+  if (schema === null || typeof schema !== 'object' || depth > 8) return false;
+  const s = schema as Record<string, unknown>;
+  if (s.type === 'object' || (Array.isArray(s.type) && s.type.includes('object'))) return true;
+  if (s.type === undefined && (s.properties !== undefined || s.additionalProperties !== undefined || s.patternProperties !== undefined)) return true;
+  return ['allOf', 'oneOf', 'anyOf'].some((key) => Array.isArray(s[key]) && (s[key] as unknown[]).some((part) => mayBeObject(part, depth + 1)));
 }
 
 /**

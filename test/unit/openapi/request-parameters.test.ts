@@ -29,11 +29,12 @@ describe('a parameter whose schema allows a string and an object or array', () =
       },
     }, '3.1.0'));
     const req = build('union', { id: '["a","b"]', filter: '{"status":"open"}', list: '[1,2]', 'X-F': '["a","b"]' });
-    expect(req.url).toBe(`${BASE}/u/%5B%22a%22%2C%22b%22%5D?filter=%7B%22status%22%3A%22open%22%7D&list=%5B1%2C2%5D`);
+    // `filter` may be an object, so serialize.ts writes it, after the builder's `list`.
+    expect(req.url).toBe(`${BASE}/u/%5B%22a%22%2C%22b%22%5D?list=%5B1%2C2%5D&filter=%7B%22status%22%3A%22open%22%7D`);
     expect(req.headers['x-f']).toBe('["a","b"]');
     // Objects and arrays given as such are serialised by their style, as before.
     const structured = build('union', { id: ['a', 'b'], filter: { status: 'open' }, list: ['1', '2'], 'X-F': ['a', 'b'] });
-    expect(structured.url).toBe(`${BASE}/u/a,b?status=open&list=1&list=2`);
+    expect(structured.url).toBe(`${BASE}/u/a,b?list=1&list=2&status=open`);
     expect(structured.headers['x-f']).toBe('a,b');
   });
 });
