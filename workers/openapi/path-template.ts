@@ -187,7 +187,8 @@ function swaggerValue(parameter: PathParameter, value: unknown): string {
 /**
  * OpenAPI 3 style `simple` (default), `label` or `matrix`, explode false by default, as the
  * builder wrote them, except that an object's keys are encoded too (the builder sent them as
- * written, `/` included) and an empty array or object is nothing (the builder's matrix threw).
+ * written, `/` included), an empty array or object is nothing (the builder's matrix threw) and
+ * an unexploded label joins with commas.
  * A `content` parameter is its media type's text (JSON for JSON types), encoded.
  */
 function styledValue(parameter: PathParameter, value: unknown): string {
@@ -208,7 +209,10 @@ function styledValue(parameter: PathParameter, value: unknown): string {
     : Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k, v]) => [encodeStrict(k), item(v)]);
   if (pairs.length === 0) return '';
   const flat = (join: string) => pairs.map(([k, v]) => (k === undefined ? v : explode ? `${k}=${v}` : `${k}${join}${v}`)).join(join);
-  if (style === 'label') return `.${flat('.')}`;
+  // RFC 6570 `{.x}` joins with commas, `{.x*}` with dots (OpenAPI's style examples:
+  // `.blue,black,brown`, `.R,100,G,200`); the builder used dots for both, so an unexploded
+  // `["a", "b"]` went out as the exploded form.
+  if (style === 'label') return `.${flat(explode ? '.' : ',')}`;
   if (style === 'matrix') {
     if (Array.isArray(value)) return explode ? pairs.map(([, v]) => `;${name}=${v}`).join('') : `;${name}=${flat(',')}`;
     return explode ? `;${flat(';')}` : `;${name}=${flat(',')}`;
