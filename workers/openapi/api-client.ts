@@ -9,6 +9,7 @@ import { checkUrl } from './request';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
 import { networkReason } from './network-reason';
 import { decodedQueryPart, queryCredentials, type SentCredential } from './redact';
+import { flatHeaders, joinCookies, lowerKeys } from './upstream-headers';
 
 /** Most bytes of response headers read; past it the call fails naming undici's UND_ERR_HEADERS_OVERFLOW. */
 const MAX_RESPONSE_HEADER_BYTES = 64 * 1024;
@@ -349,39 +350,6 @@ function readCapped(stream: Dispatcher.ResponseData['body'], maxBytes: number): 
   });
 }
 
-function flatHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = Object.create(null);
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
-  return out;
-}
-
-/**
- * `Cookie` headers as one. A later header's pairs of a name replace an earlier header's pairs of
- * that name (where they stood); pairs repeated within one header all stay: an exploded array
- * cookie (`c=a; c=b; c=c`) lost all but its last item once a cookie was configured.
- */
-function joinCookies(headers: Array<string | undefined>): string | undefined {
-  const given = headers.filter((header): header is string => header !== undefined && header !== '');
-  if (given.length < 2) return given[0];
-  let joined: Array<[name: string, pair: string]> = [];
-  for (const header of given) {
-    const own = header.split(';').map((pair) => pair.trim()).filter((pair) => pair !== '').map((pair): [string, string] => [pair.split('=', 1)[0], pair]);
-    const names = new Set(own.map(([name]) => name));
-    const placed = new Set<string>();
-    const next: Array<[string, string]> = [];
-    for (const entry of joined) {
-      if (!names.has(entry[0])) next.push(entry);
-      else if (!placed.has(entry[0])) {
-        placed.add(entry[0]);
-        for (const mine of own) if (mine[0] === entry[0]) next.push(mine);
-      }
-    }
-    for (const mine of own) if (!placed.has(mine[0])) next.push(mine);
-    joined = next;
-  }
-  return joined.map(([, pair]) => pair).join('; ');
-}
-
 /** The decoded names of a query string's parameters (`?a=1&b` → a, b). */
 function queryNames(search: string): string[] {
   return search.replace(/^\?/, '').split('&').filter((pair) => pair !== '').map((pair) => decodedQueryPart(pair.split('=', 1)[0]));
@@ -394,10 +362,4 @@ function decoded(part: string): string {
   } catch {
     return part;
   }
-}
-
-function lowerKeys(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = Object.create(null);
-  for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = String(value);
-  return out;
 }
