@@ -1,6 +1,9 @@
+import path from 'node:path';
 import { loadSpec } from '../../workers/openapi/load-spec';
 import { buildUpstreamRequest, requestPlan, type BuiltRequest } from '../../workers/openapi/request';
+import { ApiToolService } from '../../workers/openapi/service';
 import { ToolsManager } from '../../workers/openapi/tools-manager';
+import { startUpstream, type Upstream } from '../fixtures/openapi/upstream';
 
 export const BASE = 'http://127.0.0.1:8080/api/v1';
 
@@ -28,3 +31,30 @@ export function oas3(paths: Record<string, unknown>, openapi = '3.0.3'): Record<
 }
 
 export const OK = { 200: { description: 'ok' } };
+
+/**
+ * An ApiToolService of the fixture `test/fixtures/openapi/<fixture>` calling a recording upstream
+ * (`<upstream>/v1<query>`), set up and torn down around the calling file's tests. `sent` calls a
+ * tool, expects no error, and gives the URL the upstream got.
+ */
+export function fixtureService(fixture: string, query = ''): { service(): ApiToolService; upstream(): Upstream; sent(tool: string, args: Record<string, unknown>): Promise<string> } {
+  let upstream: Upstream;
+  let service: ApiToolService;
+  beforeAll(async () => {
+    upstream = await startUpstream();
+    service = await ApiToolService.create({ apiBaseUrl: `${upstream.url}/v1${query}`, openApiSpec: path.join(__dirname, '..', 'fixtures', 'openapi', fixture), specInputMethod: 'file', specCache: false });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await upstream?.close();
+  });
+  return {
+    service: () => service,
+    upstream: () => upstream,
+    async sent(tool, args) {
+      const result = await service.handle(tool, args);
+      expect(result.isError).toBeUndefined();
+      return upstream.requests[upstream.requests.length - 1].url;
+    },
+  };
+}

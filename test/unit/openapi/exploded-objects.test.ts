@@ -1,25 +1,7 @@
-import path from 'node:path';
-import { ApiToolService } from '../../../workers/openapi/service';
-import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
-
-const FIXTURE = path.join(__dirname, '..', '..', 'fixtures', 'openapi', 'exploded-objects.yaml');
+import { fixtureService } from '../../helpers/openapi-request';
 
 describe('exploded object query parameters (style form, the default)', () => {
-  let upstream: Upstream;
-  let s: ApiToolService;
-  beforeAll(async () => {
-    upstream = await startUpstream();
-    s = await ApiToolService.create({ apiBaseUrl: `${upstream.url}/v1?region=eu`, openApiSpec: FIXTURE, specInputMethod: 'file', specCache: false });
-  });
-  afterAll(async () => {
-    await s.close();
-    await upstream.close();
-  });
-  const sent = async (tool: string, args: Record<string, unknown>): Promise<string> => {
-    const result = await s.handle(tool, args);
-    expect(result.isError).toBeUndefined();
-    return upstream.requests[upstream.requests.length - 1].url;
-  };
+  const { sent } = fixtureService('exploded-objects.yaml', '?region=eu');
 
   test('send every pair of every parameter, also where their keys meet each other or another parameter', async () => {
     // Was `name=b&x=1`: the builder kept one value per query name, so filter's `name=a` and

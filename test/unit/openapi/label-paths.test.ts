@@ -1,25 +1,7 @@
-import path from 'node:path';
-import { ApiToolService } from '../../../workers/openapi/service';
-import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
-
-const FIXTURE = path.join(__dirname, '..', '..', 'fixtures', 'openapi', 'label-paths.yaml');
+import { fixtureService } from '../../helpers/openapi-request';
 
 describe('a path parameter of style label', () => {
-  let upstream: Upstream;
-  let s: ApiToolService;
-  beforeAll(async () => {
-    upstream = await startUpstream();
-    s = await ApiToolService.create({ apiBaseUrl: `${upstream.url}/v1`, openApiSpec: FIXTURE, specInputMethod: 'file', specCache: false });
-  });
-  afterAll(async () => {
-    await s.close();
-    await upstream.close();
-  });
-  const sent = async (tool: string, args: Record<string, unknown>): Promise<string> => {
-    const result = await s.handle(tool, args);
-    expect(result.isError).toBeUndefined();
-    return upstream.requests[upstream.requests.length - 1].url;
-  };
+  const { sent } = fixtureService('label-paths.yaml');
 
   test('not exploded (the default), joins an array\'s items and an object\'s keys and values with commas after the dot', async () => {
     // Were `.blue.black` and `.R.100.G.200`, the exploded forms, which read as other values.
