@@ -12,7 +12,7 @@ const PAGE_CLOSE_MS = 5_000;
  * A browser that dies is relaunched at once, not by the next search, at most once per this: a
  * Chromium that keeps crashing is then relaunched by searches only, never in a loop of its own.
  */
-export const RELAUNCH_ON_CRASH_EVERY_MS = 60_000;
+const RELAUNCH_ON_CRASH_EVERY_MS = 60_000;
 
 /**
  * What a job gets instead of a page when no browser could give it one: the task throws `error`
