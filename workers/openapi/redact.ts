@@ -236,7 +236,7 @@ export class Redaction {
     if (this.#secrets.length === 0) return response;
     const headers = this.#headers(response.headers);
     const url = this.text(response.url);
-    const body = bodyShown ? this.#body(response.body, response.truncated, isJsonBody(response)) : response.body;
+    const body = bodyShown ? this.#body(response) : response.body;
     if (headers === response.headers && url === response.url && body === response.body) return response;
     return { ...response, headers, url, body };
   }
@@ -250,7 +250,8 @@ export class Redaction {
     return out;
   }
 
-  #body(body: Buffer, truncated: boolean, json: boolean): Buffer {
+  #body(response: ApiResponse): Buffer {
+    const { body, truncated } = response;
     const found: SecretForm[] = [];
     for (const secret of this.#secrets) {
       if (!secret.anchorBytes.some((anchor) => body.indexOf(anchor) !== -1)) continue;
@@ -258,7 +259,9 @@ export class Redaction {
     }
     if (found.length === 0) return truncated ? this.#cutTailOf(body) : body;
     // Latin-1 maps each byte to one character and back: bytes of other charsets survive.
-    let text = this.#replace(body.toString('latin1'), found, 'bytes', json && found.some((form) => NUMBER_TOKEN.test(form.text)));
+    // Only a credential of digits found can stand as a bare JSON number: the type is read then.
+    const json = found.some((form) => NUMBER_TOKEN.test(form.text)) && isJsonBody(response);
+    let text = this.#replace(body.toString('latin1'), found, 'bytes', json);
     if (truncated) text = this.#cutTail(text);
     return Buffer.from(text, 'latin1');
   }

@@ -10,7 +10,7 @@ export type ExecFields = Omit<RunResult, 'pid' | 'sourceBytes'> & { command: str
  * What programs print when an allocation fails: glibc's strerror(ENOMEM), perl, Python, C++, V8,
  * Go, the JVM. Only read for a failed sandboxed command, to point at the memory limit.
  */
-const OUT_OF_MEMORY = /Cannot allocate memory|Out of memory!|MemoryError|std::bad_alloc|allocation failed|out of memory|OutOfMemoryError/i;
+const OUT_OF_MEMORY = /Cannot allocate memory|out of memory|MemoryError|std::bad_alloc|allocation failed|OutOfMemoryError/i;
 
 /**
  * The readable text of an exec result: status line, notes, then each non-empty stream.
