@@ -1,3 +1,5 @@
+import { foreignEscape, propertyClass } from './foreign-escapes';
+
 /**
  * A description's `pattern` as JSON Schema validators compile it: with the `u` flag (ajv, and so
  * the MCP SDK's client, which compiles a whole schema or nothing). Many descriptions write
@@ -7,14 +9,20 @@
  *
  * Returns the pattern itself when it compiles with `u`; else what it means without `u`, written
  * in `u` syntax (same strings matched); undefined when it compiles neither way, or when its
- * rewriting does not compile with `u` either (`\p{Alnum}`: Java's class, which without `u` reads
- * as the letters `p{Alnum}`, never what the author meant).
+ * rewriting does not compile with `u` either.
+ *
+ * One exception to "what it means without `u`": an escaped letter with no meaning in JavaScript
+ * (`\A`, `\z`, `\p{Alnum}`) reads there as the letter itself, never what the author meant. The
+ * patterns come from Java, Ruby or Perl (AWS, Linode), and read as letters they refused every
+ * valid value (`\A[a-z]+\z` wanted an `A` first). Those engines' anchors, escapes and character
+ * classes are written in JavaScript's terms (foreign-escapes.ts); any other such letter leaves the
+ * pattern out, a looser check rather than a wrong one.
  */
 export function unicodePattern(pattern: string): string | undefined {
   if (compiles(pattern, 'u')) return pattern;
   if (!compiles(pattern, '')) return undefined;
   const rewritten = rewrite(pattern);
-  return compiles(rewritten, 'u') ? rewritten : undefined;
+  return rewritten !== undefined && compiles(rewritten, 'u') ? rewritten : undefined;
 }
 
 function compiles(pattern: string, flags: string): boolean {
@@ -31,7 +39,7 @@ const CLASS_ESCAPES = new Set([...'dDsSwW']);
 const QUANTIFIER = /^\{\d+(?:,\d*)?\}/;
 
 /** The pattern's meaning without `u` (ECMA-262 Annex B), in `u` syntax; only called on one that compiles without `u`. */
-function rewrite(pattern: string): string {
+function rewrite(pattern: string): string | undefined {
   const groups = capturingGroups(pattern);
   const named = /\(\?<[^=!]/.test(pattern);
   let out = '';
@@ -41,13 +49,17 @@ function rewrite(pattern: string): string {
   for (let i = 0; i < pattern.length; ) {
     const c = pattern[i];
     if (c === '\\') {
-      const [text, length, classEscape] = escape(pattern, i, inClass, groups, named);
+      const escaped = escape(pattern, i, inClass, groups, named);
+      if (escaped === undefined) return undefined;
+      const [text, length, classEscape] = escaped;
       out += text;
       i += length;
       afterClassEscape = classEscape;
       continue;
     }
     if (inClass) {
+      // Java's class intersection (`[\p{Print}&&[^|]]`), which JavaScript reads as literals.
+      if (pattern.startsWith('&&', i)) return undefined;
       if (c === ']') inClass = false;
       const next = pattern[i + 1];
       const beforeClassEscape = next === '\\' && CLASS_ESCAPES.has(pattern[i + 2]);
@@ -72,8 +84,11 @@ function rewrite(pattern: string): string {
   return out;
 }
 
-/** The escape at `i`: its text in `u` syntax, its length in `pattern`, and whether it is a class escape. */
-function escape(pattern: string, i: number, inClass: boolean, groups: number, named: boolean): [string, number, boolean] {
+/**
+ * The escape at `i`: its text in `u` syntax, its length in `pattern`, and whether it is a class
+ * escape; undefined for one with no JavaScript meaning and no translation.
+ */
+function escape(pattern: string, i: number, inClass: boolean, groups: number, named: boolean): [string, number, boolean] | undefined {
   const e = pattern[i + 1];
   const rest = pattern.slice(i + 1);
   if (CLASS_ESCAPES.has(e)) return [`\\${e}`, 2, true];
@@ -89,11 +104,23 @@ function escape(pattern: string, i: number, inClass: boolean, groups: number, na
     return [`\\x${code.toString(16).padStart(2, '0')}`, 1 + octal.length, false];
   }
   const whole = (re: RegExp): string | undefined => re.exec(rest)?.[0];
-  const kept = e === 'c' ? whole(/^c[A-Za-z]/) : e === 'x' ? whole(/^x[0-9A-Fa-f]{2}/) : e === 'u' ? whole(/^u(?:[0-9A-Fa-f]{4}|\{[0-9A-Fa-f]+\})/) : e === 'p' || e === 'P' ? whole(/^[pP]\{[^}]*\}/) : undefined;
-  if (kept !== undefined) return [`\\${kept}`, 1 + kept.length, e === 'p' || e === 'P'];
+  if (e === 'p' || e === 'P') {
+    const property = whole(/^[pP]\{[^}]*\}/);
+    const text = property === undefined ? undefined : propertyClass(property.slice(2, -1), e === 'P', inClass);
+    return text === undefined ? undefined : [text, 1 + property!.length, true];
+  }
+  // Java's and Perl's `\x{60}`.
+  const braced = e === 'x' ? whole(/^x\{[0-9A-Fa-f]{1,6}\}/) : undefined;
+  if (braced !== undefined) return [`\\u${braced.slice(1)}`, 1 + braced.length, false];
+  const kept = e === 'c' ? whole(/^c[A-Za-z]/) : e === 'x' ? whole(/^x[0-9A-Fa-f]{2}/) : e === 'u' ? whole(/^u(?:[0-9A-Fa-f]{4}|\{[0-9A-Fa-f]+\})/) : undefined;
+  if (kept !== undefined) return [`\\${kept}`, 1 + kept.length, false];
   if (e === 'k' && named) return ['\\k', 2, false];
   // `\c` without a letter is a backslash, then `c`.
   if (e === 'c') return ['\\\\', 1, false];
+  if (e !== undefined && /[A-Za-z]/.test(e)) {
+    const text = foreignEscape(e, inClass);
+    return text === undefined ? undefined : [text, 2, false];
+  }
   // An identity escape (`\_`, `\:`, `\ `): the character itself.
   return [e ?? '', 2, false];
 }

@@ -17,13 +17,39 @@ describe('unicodePattern', () => {
     { given: '^[\\w-.]+$', want: '^[\\w\\-.]+$' },
     { given: '(a)\\1\\8', want: '(a)\\1\\x38' },
     { given: '\\p{L}+\\:', want: '\\p{L}+:' },
+    // Other engines' escapes, which JavaScript reads as letters.
+    { given: '\\A[a-z]+\\z', want: '^[a-z]+$' },
+    { given: '\\Aa\\Z', want: '^a(?=\\n?$)' },
+    { given: '\\p{XDigit}{8}', want: '[0-9a-fA-F]{8}' },
+    { given: '[\\p{Alnum}_]+', want: '[a-zA-Z0-9_]+' },
+    { given: '[\\p{Upper}\\p{Digit}_]+', want: '[A-Z0-9_]+' },
+    { given: '[^\\p{Cntrl}]*', want: '[^\\x00-\\x1f\\x7f]*' },
+    { given: '^(\\p{LD}|\\p{Punct})+$', want: '^([\\p{L}\\p{Nd}]|[!-\\/:-@\\[-`{-~])+$' },
+    { given: '\\P{Alnum}', want: '[^a-zA-Z0-9]' },
+    { given: '[ \\p{Han}-]', want: '[ \\p{Script=Han}-]' },
+    { given: '\\p{IsLetter}', want: '\\p{Letter}' },
+    { given: '[\\x{60}\\h]', want: '[\\u{60}\\t \\xa0\\u1680\\u180e\\u2000-\\u200a\\u202f\\u205f\\u3000]' },
   ])('writes $given with u syntax as $want, matching the same strings', ({ given, want }) => {
     expect(unicodePattern(given)).toBe(want);
     expect(() => new RegExp(want, 'u')).not.toThrow();
   });
 
-  test.each(['(?i)^abc$', '\\p{XDigit}{8}', '[\\p{Alnum}_]+', '(?!\\.)+a'])('leaves out %s, which has no meaning with the u flag', (given) => {
-    expect(unicodePattern(given)).toBeUndefined();
+  test.each(['(?i)^abc$', '(?!\\.)+a', '[\\p{Print}&&[^|]]+', '\\Qa.b\\E', '\\Ga', '[\\P{Alnum}x]', '\\p{InGreek}', '[^\\p\\{C\\}]*'])(
+    'leaves out %s, which has no meaning with the u flag',
+    (given) => {
+      expect(unicodePattern(given)).toBeUndefined();
+    },
+  );
+
+  test.each([
+    { given: '\\A(25[0-5]|2[0-4]\\d|[0-1]?\\d?\\d)(\\.(25[0-5]|2[0-4]\\d|[0-1]?\\d?\\d)){3}\\z', matches: ['10.0.0.1'], refuses: ['A10.0.0.1z', '10.0.0.1\n'] },
+    { given: '\\A[a-z]+\\Z', matches: ['abc', 'abc\n'], refuses: ['Aabc', 'abc\n\n'] },
+    { given: '^[\\p{Print}]*$', matches: ['a b~'], refuses: ['é', '\t'] },
+    { given: '^\\p{Han}+$', matches: ['漢字'], refuses: ['かな'] },
+  ])('reads $given as the engine it was written for does', ({ given, matches, refuses }) => {
+    const pattern = new RegExp(unicodePattern(given)!, 'u');
+    for (const value of matches) expect(pattern.test(value)).toBe(true);
+    for (const value of refuses) expect(pattern.test(value)).toBe(false);
   });
 });
 
@@ -41,10 +67,22 @@ describe('patterns written for other engines', () => {
     expect(() => new AjvJsonSchemaValidator().getValidator(tool.inputSchema as Parameters<AjvJsonSchemaValidator['getValidator']>[0])).not.toThrow();
     const properties = tool.inputSchema.properties as Record<string, { pattern?: string }>;
     expect(properties.token.pattern).toBe('^[a-zA-Z0-9\\-_]{2,50}$');
-    expect(properties.id.pattern).toBeUndefined();
+    expect(properties.id.pattern).toBe('[0-9a-fA-F]{8}-[0-9a-fA-F]{4}');
+    expect(properties.label.pattern).toBeUndefined();
     await expect(s.handle('tag-res', { resourceArn: '\u0001', template: '{}' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining("'resourceArn'") });
     await expect(s.handle('tag-res', { resourceArn: 'arn', token: 'a+b' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining("'token'") });
-    const ok = await s.handle('tag-res', { resourceArn: 'arn', token: 'a-b_c', template: '{"k": [1]}', slug: 'a-b.c', id: '0123abcd-ef01' });
+    await expect(s.handle('tag-res', { resourceArn: 'arn', id: 'zz23abcd-ef01' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining("'id'") });
+    await expect(s.handle('tag-res', { resourceArn: 'arn', ip: '10.0.0.256' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining("'ip'") });
+    const ok = await s.handle('tag-res', {
+      resourceArn: 'arn',
+      token: 'a-b_c',
+      template: '{"k": [1]}',
+      slug: 'a-b.c',
+      id: '0123abcd-ef01',
+      domain: 'example.com',
+      ip: '10.0.0.1',
+      label: 'a|b',
+    });
     expect(ok.isError).toBeUndefined();
     await s.close();
   });
