@@ -246,16 +246,23 @@ function nonEmpty(schema: Json, param: RawParameter): Json {
   return isString ? { ...schema, minLength: 1 } : schema;
 }
 
+/** The parameter's own `example` beside its schema's `pattern`, which normalise tests it against. */
+function withExample(schema: Json, param: RawParameter): Json {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema) || typeof schema.pattern !== 'string') return schema;
+  const example = param.example ?? param['x-example'];
+  return example === undefined || schema.example !== undefined ? schema : { ...schema, example: example as Json };
+}
+
 /** The parameter's schema, its refs resolved against the document the parameter is written in. */
 function parameterSchema({ param, uri }: LocatedParameter, ctx: RefContext, onProblem?: (message: string) => void): Json {
-  if (param.schema !== undefined) return normalise(deref(param.schema, ctx, onProblem, uri) ?? {});
+  if (param.schema !== undefined) return normalise(withExample(deref(param.schema, ctx, onProblem, uri) ?? {}, param));
   if (param.content && typeof param.content === 'object' && !Array.isArray(param.content)) {
     const first = Object.values(param.content)[0] as JsonObject | undefined;
     return normalise(deref(first?.schema, ctx, onProblem, uri) ?? {});
   }
   // Swagger 2.0: the schema keywords sit on the parameter itself.
   const out: JsonObject = {};
-  for (const key of ['type', 'format', 'items', 'enum', 'default', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'uniqueItems', 'multipleOf']) {
+  for (const key of ['type', 'format', 'items', 'enum', 'default', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'uniqueItems', 'multipleOf', 'x-example']) {
     if (param[key] !== undefined) out[key] = deref(param[key], ctx, onProblem, uri) as Json;
   }
   // A file upload: bytes, given as base64 (binary.ts).

@@ -305,8 +305,9 @@ function derefWithin(node: Json | undefined, ctx: RefContext, baseUri: string | 
     }
     const out: JsonObject = {};
     for (const [key, inner] of Object.entries(value)) {
-      // `example(s)` can be huge and never matter for a tool's arguments.
-      if (key === 'example' || key === 'examples' || key === 'x-github') continue;
+      // `example(s)` can be huge and never matter for a tool's arguments, except to test the
+      // schema's `pattern` against (normalise.ts, refusesOwnValues).
+      if (((key === 'example' || key === 'examples') && typeof value.pattern !== 'string') || key === 'x-github') continue;
       // A property named `__proto__` would set the copy's prototype: defined as data instead.
       if (key === '__proto__') Object.defineProperty(out, key, { value: walk(inner, uri), enumerable: true, writable: true, configurable: true });
       else out[key] = walk(inner, uri) as Json;

@@ -53,7 +53,7 @@ describe('unicodePattern', () => {
   });
 });
 
-describe('patterns written for other engines', () => {
+describe('patterns written for other engines, or contradicted by their examples', () => {
   let upstream: Upstream;
   beforeAll(async () => {
     upstream = await startUpstream();
@@ -69,6 +69,9 @@ describe('patterns written for other engines', () => {
     expect(properties.token.pattern).toBe('^[a-zA-Z0-9\\-_]{2,50}$');
     expect(properties.id.pattern).toBe('[0-9a-fA-F]{8}-[0-9a-fA-F]{4}');
     expect(properties.label.pattern).toBeUndefined();
+    // Refused by their own examples: left out.
+    for (const name of ['since', 'firewall', 'month', 'employer']) expect(properties[name].pattern).toBeUndefined();
+    expect(properties.digest.pattern).toBe('^sha256:[a-f0-9]{64}$');
     await expect(s.handle('tag-res', { resourceArn: '\u0001', template: '{}' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining("'resourceArn'") });
     await expect(s.handle('tag-res', { resourceArn: 'arn', token: 'a+b' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining("'token'") });
     await expect(s.handle('tag-res', { resourceArn: 'arn', id: 'zz23abcd-ef01' })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining("'id'") });
@@ -82,6 +85,10 @@ describe('patterns written for other engines', () => {
       domain: 'example.com',
       ip: '10.0.0.1',
       label: 'a|b',
+      since: '2025-10-15',
+      firewall: 'firewall123',
+      month: '2022-10',
+      employer: 'b14acd0d-75d7-4fc8-8b22-4a3924585cab',
     });
     expect(ok.isError).toBeUndefined();
     await s.close();
