@@ -215,7 +215,8 @@ describe.each([
 
   test(`listProcesses shows a host process's arguments ${sandboxed ? 'not at all (the sandbox hides them)' : 'whole'}`, async () => {
     // As an MCP client starts an API server next to this one, its token on the command line.
-    const host = spawn('/bin/sh', ['-c', 'sleep 4701', 'openapi-mcp-server', '--headers', 'Authorization:Bearer token-4701'], { stdio: 'ignore' });
+    // Its own process group: dash forks the sleep, which must not outlive the test.
+    const host = spawn('/bin/sh', ['-c', 'sleep 4701', 'openapi-mcp-server', '--headers', 'Authorization:Bearer token-4701'], { stdio: 'ignore', detached: true });
     try {
       const result = await call(server, 'listProcesses', { filter: 'sh' });
       const row = (result.structuredContent!.processes as Array<{ pid: number; command: string }>).find((entry) => entry.pid === host.pid);
@@ -223,7 +224,7 @@ describe.each([
       expect(result.structuredContent!.argumentsHidden).toBe(sandboxed);
       expect(JSON.stringify(result).includes('token-4701')).toBe(!sandboxed);
     } finally {
-      host.kill('SIGKILL');
+      process.kill(-host.pid!, 'SIGKILL');
     }
   });
 
