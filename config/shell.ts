@@ -31,7 +31,11 @@ export const shellSchema = z
     maxProcesses: z.number().int().positive().default(D.maxProcesses),
     /** Path of the bubblewrap binary (Debian package `bubblewrap`). */
     bwrapPath: z.string().min(1).default(D.bwrapPath),
-    /** Resource limits inside the sandbox (set with ulimit by the sandboxed shell): processes (not enforced by the kernel for root), file size (bytes), private /tmp size (bytes). */
+    /**
+     * Resource limits inside the sandbox (set with ulimit by the sandboxed shell): processes (the
+     * rlimit, which the kernel does not enforce for root, and the pids limit of each command's cgroup
+     * when there is one), file size (bytes), private /tmp size (bytes).
+     */
     sandboxMaxProcesses: z.number().int().positive().default(D.sandboxMaxProcesses),
     sandboxMaxFileBytes: z.number().int().positive().default(D.sandboxMaxFileBytes),
     sandboxTmpBytes: z.number().int().positive().default(D.sandboxTmpBytes),
@@ -48,6 +52,17 @@ export const shellSchema = z
     sandboxMaxMemoryBytes: z
       .union([z.number().int().min(MIN_MEMORY_LIMIT, `shell.sandboxMaxMemoryBytes must be at least ${MIN_MEMORY_LIMIT} (64 MiB)`), z.literal(false)], {
         error: 'shell.sandboxMaxMemoryBytes must be a number of bytes or false',
+      })
+      .optional(),
+    /**
+     * Memory a whole command may take, all its processes together, in bytes, or false for no limit:
+     * the memory limit of the cgroup each command runs in (both modes) when the server can create
+     * cgroups (root, or a delegated cgroup); past it the kernel kills a process of the command.
+     * Default: as sandboxMaxMemoryBytes, half of the machine's memory, at most 8 GiB.
+     */
+    commandMaxMemoryBytes: z
+      .union([z.number().int().min(MIN_MEMORY_LIMIT, `shell.commandMaxMemoryBytes must be at least ${MIN_MEMORY_LIMIT} (64 MiB)`), z.literal(false)], {
+        error: 'shell.commandMaxMemoryBytes must be a number of bytes or false',
       })
       .optional(),
   })

@@ -44,6 +44,8 @@ export interface ShellSettings {
   sandboxNetwork: boolean;
   /** RLIMIT_DATA of each sandboxed process in bytes, or false for none; default defaultMemoryLimit(). */
   sandboxMaxMemoryBytes: number | false;
+  /** Memory of a whole command (its cgroup, both modes) in bytes, or false for none; default defaultMemoryLimit(). */
+  commandMaxMemoryBytes: number | false;
   /**
    * Not part of the `shell` config section: the supervisor adds the config file and custom toolset
    * modules it was started with, which sandbox mode keeps read-only when they lie in the workspace.
@@ -54,12 +56,14 @@ export interface ShellSettings {
 /** Fills in defaults for what `input` leaves out; the supervisor sends a validated section. */
 export function shellSettings(input: unknown): ShellSettings {
   const given = input && typeof input === 'object' ? (input as Partial<ShellSettings>) : {};
-  const settings = { ...SHELL_DEFAULTS, sandboxMaxMemoryBytes: defaultMemoryLimit(), ...Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)) } as ShellSettings;
+  const settings = { ...SHELL_DEFAULTS, sandboxMaxMemoryBytes: defaultMemoryLimit(), commandMaxMemoryBytes: defaultMemoryLimit(), ...Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)) } as ShellSettings;
   for (const key of ['commandTimeoutMs', 'maxOutputBytes', 'maxResultBytes', 'maxReadBytes', 'maxListEntries', 'maxProcesses', 'sandboxMaxProcesses', 'sandboxMaxFileBytes', 'sandboxTmpBytes'] as const) {
     if (!Number.isInteger(settings[key]) || settings[key] <= 0) throw new TypeError(`shell.${key} must be a positive integer, got ${String(settings[key])}`);
   }
-  const memory = settings.sandboxMaxMemoryBytes;
-  if (memory !== false && (!Number.isInteger(memory) || memory < MIN_MEMORY_LIMIT)) throw new TypeError(`shell.sandboxMaxMemoryBytes must be false or an integer of at least ${MIN_MEMORY_LIMIT}, got ${String(memory)}`);
+  for (const key of ['sandboxMaxMemoryBytes', 'commandMaxMemoryBytes'] as const) {
+    const memory = settings[key];
+    if (memory !== false && (!Number.isInteger(memory) || memory < MIN_MEMORY_LIMIT)) throw new TypeError(`shell.${key} must be false or an integer of at least ${MIN_MEMORY_LIMIT}, got ${String(memory)}`);
+  }
   return settings;
 }
 
@@ -71,6 +75,9 @@ export const MIN_MEMORY_LIMIT = 64 * 1024 * 1024;
  * 8 GiB. Why: a runaway command (a loop that appends, a whole disk image read into memory) then
  * fails with its own "out of memory" instead of sending the host's OOM killer after the server or
  * its neighbours; a build (tsc, webpack, rustc) rarely needs more than a few GiB per process.
+ * The same value is the default for a whole command (`commandMaxMemoryBytes`, its cgroup): a
+ * command of many processes then takes no more than one process could, and the other half stays
+ * the server's and the host's; a parallel build (`make -j`, a test runner's workers) fits in it.
  */
 export function defaultMemoryLimit(): number {
   return Math.min(Math.floor(totalmem() / 2), 8 * 1024 ** 3);

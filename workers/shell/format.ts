@@ -15,14 +15,17 @@ const OUT_OF_MEMORY = /Cannot allocate memory|out of memory|MemoryError|std::bad
 /**
  * The readable text of an exec result: status line, notes, then each non-empty stream.
  * `memoryLimitBytes`: the sandbox's per-process memory limit, named when a failed command's
- * stderr reads like an allocation that failed.
+ * stderr reads like an allocation that failed. `commandMemoryBytes`: the memory limit of the whole
+ * command (its cgroup's), named when the kernel killed a process of the command at it.
  */
-export function formatExec(result: ExecFields, timeoutMs: number, capBytes: number, memoryLimitBytes?: number): string {
+export function formatExec(result: ExecFields, timeoutMs: number, capBytes: number, memoryLimitBytes?: number, commandMemoryBytes?: number): string {
   const status = result.exitCode !== null ? `exit code ${result.exitCode}${signalNote(result.exitCode)}` : `killed by ${result.signal ?? 'a signal'}`;
   const lines = [`${status} after ${result.durationMs} ms${result.sandboxed ? ' (sandboxed)' : ''}`];
   if (result.timedOut) lines.push(`timed out after ${timeoutMs} ms: the command and every process it started were killed; output so far below`);
   if (result.isCanceled) lines.push('cancelled: the command and every process it started were killed; output so far below');
-  if (memoryLimitBytes !== undefined && result.exitCode !== 0 && OUT_OF_MEMORY.test(result.stderr)) {
+  if (result.oomKilled && commandMemoryBytes !== undefined) {
+    lines.push(`the command reached its memory limit of ${Math.round(commandMemoryBytes / 1024 ** 2)} MiB, all its processes together (shell.commandMaxMemoryBytes): the kernel killed a process of it`);
+  } else if (memoryLimitBytes !== undefined && result.exitCode !== 0 && OUT_OF_MEMORY.test(result.stderr)) {
     lines.push(`each process in the sandbox may use at most ${Math.round(memoryLimitBytes / 1024 ** 2)} MiB of memory (shell.sandboxMaxMemoryBytes): the failure below may be that limit`);
   }
   const stream = (name: string, text: string, truncated: boolean, bytes: number) => {
@@ -79,6 +82,7 @@ export function formatSystemInfo(info: SystemInfo): string {
     `uptime: ${info.uptimeSeconds} s`,
     `sandbox: ${info.sandbox.enabled ? 'on' : 'off'}; bubblewrap ${info.sandbox.available ? 'available' : `unavailable${info.sandbox.reason ? ` (${info.sandbox.reason})` : ''}`}`,
     `limits: a command is killed after ${info.commandTimeoutMs / 1000} s${sandboxLimits(info.sandbox.limits)}`,
+    cgroupLine(info.cgroup),
   ];
   return lines.join('\n');
 }
@@ -88,6 +92,15 @@ function sandboxLimits(limits: SystemInfo['sandbox']['limits']): string {
   const size = (bytes: number) => (bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${Math.round(bytes / 1024 ** 2)} MiB`);
   const memory = limits.maxMemoryBytes === null ? 'no memory limit' : `${size(limits.maxMemoryBytes)} of memory per process`;
   return `; in the sandbox, files up to ${size(limits.maxFileBytes)}, ${memory}, /tmp of ${size(limits.tmpBytes)}, ${limits.network ? "the host's network" : 'no network'}`;
+}
+
+function cgroupLine(cgroup: SystemInfo['cgroup']): string {
+  if (!cgroup.available) return `cgroups: unavailable (${cgroup.reason ?? 'unknown'}); no process or memory limit per command, leftover processes are killed by process group only`;
+  const limits = [
+    cgroup.maxProcesses === null ? 'no process limit' : `at most ${cgroup.maxProcesses} processes`,
+    cgroup.maxMemoryBytes === null ? 'no memory limit' : `${Math.round(cgroup.maxMemoryBytes / 1024 ** 2)} MiB of memory`,
+  ];
+  return `cgroups: v${cgroup.version}, each command in its own, ${limits.join(' and ')} for the whole command; what it leaves running is killed when it ends${cgroup.reason ? ` (${cgroup.reason})` : ''}`;
 }
 
 export function formatProcesses(listing: { processes: ProcessRow[]; total: number; truncated: boolean; argumentsHidden?: boolean }): string {

@@ -14,7 +14,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
  * microseconds. The guard runs in its own process group, so a command's `kill 0` cannot reach it,
  * and ignores the polite signals; a guard that dies anyway is started again by the next command,
  * which hands it every group still running. A process that leaves its group (`setsid`) escapes
- * it, as it escapes the timeout's group kill.
+ * it, as it escapes the timeout's group kill, unless the worker runs its commands in cgroups:
+ * then the guard also kills everything left in the worker's cgroups and removes them
+ * (`cgroupScript`, command-cgroups.ts), in sandbox mode too.
  */
 const GUARD_SCRIPT = [
   "trap '' HUP INT QUIT TERM PIPE USR1 USR2",
@@ -32,6 +34,17 @@ export class OrphanGuard {
   #guard: ChildProcess | undefined;
   /** Groups started and not yet released: handed to a guard started again. */
   readonly #groups = new Set<number>();
+  readonly #script: string;
+
+  /** `cgroupScript`: lines of `/bin/sh` the guard runs last, after the process groups are killed. */
+  constructor(cgroupScript?: string) {
+    this.#script = cgroupScript ? `${GUARD_SCRIPT}\n${cgroupScript}` : GUARD_SCRIPT;
+  }
+
+  /** Starts the guard now rather than at the first `watch` (for one that only cleans cgroups). Never throws. */
+  arm(): void {
+    if (!this.#guard) this.#send('');
+  }
 
   /** Lists the process group `pgid` (a command's leader pid) with the guard. Never throws. */
   watch(pgid: number | undefined): void {
@@ -63,7 +76,7 @@ export class OrphanGuard {
   #start(): boolean {
     let guard: ChildProcess;
     try {
-      guard = spawn('/bin/sh', ['-c', GUARD_SCRIPT], { cwd: '/', detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+      guard = spawn('/bin/sh', ['-c', this.#script], { cwd: '/', detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
     } catch {
       return false;
     }

@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { McpvisorError } from '../../protocol/errors';
 import { killTree } from '../common/kill-tree';
+import type { CommandCgroup } from './command-cgroups';
 import { captureOutput } from './output-capture';
 import type { OrphanGuard } from './orphan-guard';
 import { outputPipes, releasePipes, type OutputPipes } from './output-pipes';
@@ -30,6 +31,8 @@ export interface RunOptions {
   input?: string;
   /** Kills the command's process group should the worker die first (orphan-guard.ts); unconfined mode. */
   guard?: OrphanGuard;
+  /** Makes the cgroup a command started here (not `prepared`) runs in (command-cgroups.ts); none: no cgroup. */
+  cgroups?: { create(): CommandCgroup };
 }
 
 /** A command process started ahead of its command, waiting on its stdin. */
@@ -38,6 +41,8 @@ export interface PreparedCommand {
   commandId: string;
   /** Its stdout and stderr (output-pipes.ts, or Node's). */
   output: [Readable, Readable];
+  /** The cgroup it runs in, when commands get one. */
+  cgroup?: CommandCgroup;
 }
 
 export interface RunResult {
@@ -56,6 +61,8 @@ export interface RunResult {
   stdoutBytes: number;
   stderrBytes: number;
   pid: number | undefined;
+  /** Whether the kernel killed a process of the command at its cgroup's memory limit. */
+  oomKilled: boolean;
   /** Output bytes a slice of `stdout` or `stderr` shows, for the cut markers of a reply (not sent). */
   sourceBytes: { stdout: SourceBytes; stderr: SourceBytes };
 }
@@ -81,6 +88,10 @@ const DRAIN_AFTER_EXIT_MS = 200;
  *   normally its process group is killed too, so background jobs (`sleep 100 &`) do not outlive it;
  *   a process that left the group (setsid) survives unless the sandbox's pid namespace is in use.
  *   With `guard`, the group is also killed if the worker dies before the command (orphan-guard.ts).
+ * - With a cgroup (`cgroups`, or the prepared process's), the command runs in it from its first
+ *   instruction, and every process left in it is killed at the timeout, on abort and when the
+ *   command exits, setsid and double-forked daemons included; it is removed once they are gone.
+ *   When it cannot be made, the call rejects with `INTERNAL` and nothing runs.
  * - Output is counted while it is read: up to `maxOutputBytes` per stream is kept (its head and
  *   tail when `keepBytes` is smaller), the rest is read and dropped: the command is not killed for
  *   writing much (a verbose build must not die of SIGPIPE) and its exit code stays meaningful; the
@@ -96,9 +107,23 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
     releasePipes(pipes);
     throw new McpvisorError('CANCELLED', 'the call was cancelled before the command started');
   }
+  let cgroup: CommandCgroup | undefined;
+  try {
+    cgroup = prepared ? prepared.cgroup : options.cgroups?.create();
+  } catch (error) {
+    releasePipes(pipes);
+    throw error;
+  }
   return new Promise<RunResult>((resolve, reject) => {
     const commandId = prepared?.commandId ?? randomUUID();
-    const proc = prepared ?? startProcess(options.file, options.args, options.cwd, { ...options.env, [COMMAND_ID_ENV]: commandId }, options.input === undefined ? 'ignore' : 'pipe', pipes);
+    const argv = cgroup && !prepared ? cgroup.wrap(options.file, options.args) : options;
+    let proc: { child: ChildProcess; output: [Readable, Readable] };
+    try {
+      proc = prepared ?? startProcess(argv.file, argv.args, options.cwd, { ...options.env, [COMMAND_ID_ENV]: commandId }, options.input === undefined ? 'ignore' : 'pipe', pipes);
+    } catch (error) {
+      cgroup?.release();
+      throw error;
+    }
     const child = proc.child;
     options.guard?.watch(child.pid);
     if (options.input !== undefined) {
@@ -114,6 +139,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
     let drainTimer: NodeJS.Timeout | undefined;
 
     const kill = () => {
+      cgroup?.kill();
       void killTree(child.pid, 'SIGKILL').then(() => killMarked(commandId));
     };
     const timer = setTimeout(() => {
@@ -129,7 +155,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
 
-    const running = { pid: child.pid, commandId };
+    const running = { pid: child.pid, commandId, cgroup };
     if (prepared) RUNNING.delete(PREPARED.get(prepared.child)!);
     RUNNING.add(running);
     const finish = () => {
@@ -137,6 +163,8 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
       clearTimeout(timer);
       clearTimeout(drainTimer);
       options.signal?.removeEventListener('abort', onAbort);
+      const oomKilled = cgroup?.oomKilled() ?? false;
+      cgroup?.release();
       if (spawnError) {
         reject(new McpvisorError('INTERNAL', `cannot start ${options.file}: ${spawnError.message}`));
         return;
@@ -158,6 +186,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
         stdoutBytes: stdout.total(),
         stderrBytes: stderr.total(),
         pid: child.pid,
+        oomKilled,
         sourceBytes: { stdout: stdout.sourceBytes, stderr: stderr.sourceBytes },
       });
     };
@@ -176,7 +205,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
     });
     child.on('exit', (code, signal) => {
       exit = { code, signal };
-      // Background jobs of the command share its group: they end with it.
+      // Background jobs of the command share its group: they end with it; what left the group, with its cgroup.
       if (child.pid) {
         try {
           process.kill(-child.pid, 'SIGKILL');
@@ -184,6 +213,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
           // The group is empty already.
         }
       }
+      cgroup?.kill();
       options.guard?.release(child.pid);
       if (closed === 2) finish();
       else {
@@ -196,24 +226,33 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
   });
 }
 
+interface Running {
+  pid: number | undefined;
+  commandId: string;
+  cgroup?: CommandCgroup;
+}
+
 /** Commands started and not yet finished (prepared ones too), for `killAllCommands`. */
-const RUNNING = new Set<{ pid: number | undefined; commandId: string }>();
-const PREPARED = new WeakMap<ChildProcess, { pid: number | undefined; commandId: string }>();
+const RUNNING = new Set<Running>();
+const PREPARED = new WeakMap<ChildProcess, Running>();
 
 /**
  * Starts `file args` ahead of its command with a pipe for stdin, as `runCommand` would start it;
  * hand it to `runCommand` as `prepared` with the command as `input`. Never throws: a process that
  * fails to start is simply not waiting when it is wanted, and a cold one is started instead.
+ * With `cgroup`, the process moves itself into it first (`CommandCgroup.wrap`); the cgroup is the
+ * command's from then on (runCommand or discardPrepared removes it).
  */
-export function prepareCommand(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, pipes?: OutputPipes): PreparedCommand {
+export function prepareCommand(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, pipes?: OutputPipes, cgroup?: CommandCgroup): PreparedCommand {
   const commandId = randomUUID();
-  const { child, output } = startProcess(file, args, cwd, { ...env, [COMMAND_ID_ENV]: commandId }, 'pipe', pipes);
+  const argv = cgroup ? cgroup.wrap(file, args) : { file, args };
+  const { child, output } = startProcess(argv.file, argv.args, cwd, { ...env, [COMMAND_ID_ENV]: commandId }, 'pipe', pipes);
   child.on('error', () => undefined);
-  const entry = { pid: child.pid, commandId };
+  const entry = { pid: child.pid, commandId, cgroup };
   PREPARED.set(child, entry);
   RUNNING.add(entry);
   child.once('exit', () => RUNNING.delete(entry));
-  return { child, commandId, output };
+  return { child, commandId, output, ...(cgroup ? { cgroup } : {}) };
 }
 
 /**
@@ -245,6 +284,8 @@ export function discardPrepared(prepared: PreparedCommand): void {
       // Gone already.
     }
   }
+  prepared.cgroup?.kill();
+  prepared.cgroup?.release();
 }
 
 function isWaiting(child: ChildProcess): boolean {
@@ -264,6 +305,7 @@ export function killAllCommands(): void {
       // Gone already.
     }
   }
+  for (const { cgroup } of RUNNING) cgroup?.kill();
   for (const { commandId } of RUNNING) killMarked(commandId);
 }
 

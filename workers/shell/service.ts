@@ -4,6 +4,7 @@ import { ERROR_META_KEY } from '../../protocol/results';
 import type { ToolCall, ToolResult } from '../../protocol/tool';
 import type { CallContext, WorkerLogger, WorkerService } from '../../protocol/worker-runtime';
 import { findBlockedPattern } from './blocked-patterns';
+import { CommandCgroups, type CommandCgroup } from './command-cgroups';
 import { shellSettings, type ShellSettings } from './defaults';
 import { deleteFile, listDirectory, readTextFile, writeTextFile, type FileToolOptions } from './file-tools';
 import { formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
@@ -60,6 +61,23 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   };
   let sandbox: SandboxState = config.sandbox ? await probeSandbox(sandboxOptions) : { available: false, reason: 'sandbox mode is off' };
   if (config.sandbox && !sandbox.available) log.warn('sandbox unavailable: exec will refuse commands', { reason: sandbox.reason });
+  // The process limit is the sandbox's (sandboxMaxProcesses, as its rlimit); memory per command applies in both modes.
+  const { cgroups, state: cgroupState } = await CommandCgroups.open({
+    maxProcesses: config.sandbox ? config.sandboxMaxProcesses : undefined,
+    maxMemoryBytes: config.commandMaxMemoryBytes === false ? undefined : config.commandMaxMemoryBytes,
+  });
+  if (cgroups) {
+    log.info('each command runs in a cgroup of its own: its leftover processes are killed when it ends', {
+      cgroupVersion: cgroupState.version,
+      maxProcesses: cgroupState.maxProcesses,
+      maxMemoryBytes: cgroupState.maxMemoryBytes,
+      ...(cgroupState.reason ? { missing: cgroupState.reason } : {}),
+    });
+  } else {
+    log.warn('cgroups unavailable: commands run without a process or memory limit per command, and a daemon that leaves its process group (setsid) can outlive its command in unconfined mode', {
+      reason: cgroupState.reason,
+    });
+  }
   if (!existsSync('/proc/self/stat') && !['/bin/ps', '/usr/bin/ps'].some((file) => existsSync(file))) {
     // Without /proc, kill-tree needs ps to find a tree; without either it falls back to the process group and the runner to the environment marker.
     log.warn('ps is missing (Debian package procps): timed-out commands are killed by process group and environment marker only');
@@ -72,12 +90,23 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   // One sandbox started ahead of the next command (see warmPrelude); replaced as soon as it is taken.
   const warmArgv = sandboxArgv(undefined, sandboxOptions);
   let warm: PreparedCommand | undefined;
+  const prepareWarm = (pipes: ReturnType<typeof takeOutputPipes>): PreparedCommand | undefined => {
+    let cgroup: CommandCgroup | undefined;
+    try {
+      cgroup = cgroups?.create();
+    } catch {
+      // The command that takes no warm sandbox makes its own cgroup, and says why it cannot.
+      releasePipes(pipes);
+      return undefined;
+    }
+    return prepareCommand(warmArgv.file, warmArgv.args, workspace, sandboxEnvironment, pipes, cgroup);
+  };
   const takeWarm = (): PreparedCommand | undefined => {
     const taken = warm;
     warm = undefined;
     setImmediate(() =>
       void outputPipes().then((pipes) => {
-        if (!closing && warm === undefined) warm = prepareCommand(warmArgv.file, warmArgv.args, workspace, sandboxEnvironment, pipes);
+        if (!closing && warm === undefined) warm = prepareWarm(pipes);
         else releasePipes(pipes);
       }),
     );
@@ -85,10 +114,12 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   };
   let closing = false;
   // Unconfined commands would outlive a crashed worker; bwrap --die-with-parent covers sandboxed ones.
-  const guard = config.sandbox ? undefined : new OrphanGuard();
+  // With cgroups, the guard also kills and removes the worker's cgroups, in both modes.
+  const guard = !config.sandbox || cgroups ? new OrphanGuard(cgroups?.guardScript()) : undefined;
+  if (cgroups) guard?.arm();
   // Real pipes for the commands' output (output-pipes.ts), ready before the first one starts.
   void fillPipePool(true);
-  if (config.sandbox && sandbox.available) warm = prepareCommand(warmArgv.file, warmArgv.args, workspace, sandboxEnvironment, takeOutputPipes());
+  if (config.sandbox && sandbox.available) warm = prepareWarm(takeOutputPipes());
 
   const exec = async (args: Record<string, unknown>, context: CallContext): Promise<ToolResult> => {
     const command = args.command;
@@ -134,7 +165,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
         // A reply shows at most maxResultBytes of JSON: hold no more than its head and tail.
         keepBytes: Math.min(config.maxOutputBytes, Math.ceil(config.maxResultBytes / 2)),
         signal: context.signal,
-        guard,
+        guard: config.sandbox ? undefined : guard,
+        cgroups,
         ...(prepared ? { prepared, input: command } : {}),
       });
     } finally {
@@ -164,7 +196,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     // the whole output so its marker too counts bytes of output.
     const textBudget = Math.floor(config.maxResultBytes / TEXT_SHARE);
     const shown = { ...structured, ...fitStreams(result.stdout, result.stderr, textBudget, sourceBytes) };
-    const text = formatExec(shown, timeoutMs, config.maxOutputBytes, config.sandbox ? sandboxOptions.maxMemoryBytes : undefined);
+    const text = formatExec(shown, timeoutMs, config.maxOutputBytes, config.sandbox ? sandboxOptions.maxMemoryBytes : undefined, cgroupState.maxMemoryBytes ?? undefined);
     const output: ToolResult = { content: [{ type: 'text', text }], structuredContent: structured };
     if (result.timedOut || result.isCanceled) {
       output.isError = true;
@@ -204,7 +236,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
       }
       case 'getSystemInfo': {
         const limits = { maxFileBytes: config.sandboxMaxFileBytes, maxMemoryBytes: sandboxOptions.maxMemoryBytes ?? null, tmpBytes: config.sandboxTmpBytes, network: config.sandboxNetwork };
-        const info = await getSystemInfo(workspace, { enabled: config.sandbox, state: sandbox, limits }, config.commandTimeoutMs);
+        const info = await getSystemInfo(workspace, { enabled: config.sandbox, state: sandbox, limits }, config.commandTimeoutMs, cgroupState);
         return { content: [{ type: 'text', text: formatSystemInfo(info) }], structuredContent: { ...info } };
       }
       case 'listProcesses': {
@@ -226,6 +258,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
       closing = true;
       if (warm) discardPrepared(warm);
       killAllCommands();
+      await cgroups?.close();
     },
     stats: () => ({ ...counters, sandbox: config.sandbox, sandboxAvailable: sandbox.available }),
     info: { workspace, sandbox: config.sandbox, sandboxAvailable: sandbox.available },

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import os from 'node:os';
+import type { CgroupState } from './command-cgroups';
 import type { SandboxState } from './sandbox';
 
 export interface SystemInfo {
@@ -21,6 +22,11 @@ export interface SystemInfo {
   sandbox: { enabled: boolean; available: boolean; tool: 'bubblewrap'; reason?: string; limits?: SandboxLimits };
   /** Wall-clock limit of one command, sandboxed or not. */
   commandTimeoutMs: number;
+  /**
+   * Each command's own cgroup (both modes): its limits for the whole command, or why there is none
+   * (then the rlimits of the sandbox and the process group are all there is).
+   */
+  cgroup: CgroupState;
 }
 
 /** What a sandboxed command may use, so that a caller can plan for it (sandbox mode only). */
@@ -36,7 +42,12 @@ export interface SandboxLimits {
 }
 
 /** Everything spec 002's getSystemInfo names, with the unit in each field name. Never throws for the disk part. */
-export async function getSystemInfo(workspace: string, sandbox: { enabled: boolean; state: SandboxState; limits?: SandboxLimits }, commandTimeoutMs: number): Promise<SystemInfo> {
+export async function getSystemInfo(
+  workspace: string,
+  sandbox: { enabled: boolean; state: SandboxState; limits?: SandboxLimits },
+  commandTimeoutMs: number,
+  cgroup: CgroupState = { available: false, version: null, maxProcesses: null, maxMemoryBytes: null, reason: 'not set up' },
+): Promise<SystemInfo> {
   const cpus = os.cpus();
   let disk: SystemInfo['disk'] = null;
   try {
@@ -79,6 +90,7 @@ export async function getSystemInfo(workspace: string, sandbox: { enabled: boole
       ...(sandbox.enabled && sandbox.limits ? { limits: sandbox.limits } : {}),
     },
     commandTimeoutMs,
+    cgroup,
   };
 }
 

@@ -50,6 +50,7 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
         stdoutBytes: int,
         stderrBytes: int,
         sandboxed: bool,
+        oomKilled: bool,
       },
       required: ['command', 'stdout', 'stderr', 'exitCode', 'signal', 'durationMs', 'timedOut', 'isCanceled', 'stdoutTruncated', 'stderrTruncated', 'sandboxed'],
     },
@@ -122,7 +123,7 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
   {
     name: 'getSystemInfo',
     title: 'System information',
-    description: 'Platform, OS, CPU, memory, disk usage of the workspace, uptime, hostname, the sandbox state and the limits a command runs under (time; in the sandbox: file size, memory per process, /tmp size, network or none).',
+    description: 'Platform, OS, CPU, memory, disk usage of the workspace, uptime, hostname, the sandbox state and the limits a command runs under (time; in the sandbox: file size, memory per process, /tmp size, network or none; with cgroups: processes and memory of the whole command).',
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     outputSchema: {
       type: 'object',
@@ -159,6 +160,17 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
           required: ['enabled', 'available', 'tool'],
         },
         commandTimeoutMs: int,
+        cgroup: {
+          type: 'object',
+          properties: {
+            available: bool,
+            version: { type: ['integer', 'null'] },
+            maxProcesses: { type: ['integer', 'null'] },
+            maxMemoryBytes: { type: ['integer', 'null'] },
+            reason: str,
+          },
+          required: ['available', 'version', 'maxProcesses', 'maxMemoryBytes'],
+        },
       },
       required: ['platform', 'osType', 'osRelease', 'hostname', 'cpuCores', 'cpuModel', 'memoryTotalBytes', 'memoryFreeBytes', 'disk', 'uptimeSeconds', 'sandbox'],
     },

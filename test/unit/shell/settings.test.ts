@@ -22,3 +22,21 @@ describe('shell.sandboxMaxMemoryBytes', () => {
     expect(() => shellSettings({ sandboxMaxMemoryBytes: 1000 })).toThrow(/shell\.sandboxMaxMemoryBytes must be false or an integer of at least 67108864, got 1000/);
   });
 });
+
+describe('shell.commandMaxMemoryBytes', () => {
+  test('defaults to the memory limit of one process: half of the machine\'s memory, at most 8 GiB', () => {
+    expect(shellSettings({}).commandMaxMemoryBytes).toBe(defaultMemoryLimit());
+    expect(validateConfig({}).shell.commandMaxMemoryBytes).toBeUndefined();
+  });
+
+  test('takes a number of bytes, or false for no limit', () => {
+    expect(shellSettings({ commandMaxMemoryBytes: 2 * 1024 ** 3 }).commandMaxMemoryBytes).toBe(2 * 1024 ** 3);
+    expect(validateConfig({ shell: { commandMaxMemoryBytes: false } }).shell.commandMaxMemoryBytes).toBe(false);
+  });
+
+  test('refuses less than 64 MiB, or anything else, naming the field', () => {
+    expect(() => validateConfig({ shell: { commandMaxMemoryBytes: 1_000_000 } })).toThrow(/shell\.commandMaxMemoryBytes must be at least 67108864 \(64 MiB\)/);
+    expect(() => validateConfig({ shell: { commandMaxMemoryBytes: '1G' } })).toThrow(/commandMaxMemoryBytes/);
+    expect(() => shellSettings({ commandMaxMemoryBytes: 1000 })).toThrow(/shell\.commandMaxMemoryBytes must be false or an integer of at least 67108864, got 1000/);
+  });
+});

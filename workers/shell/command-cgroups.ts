@@ -1,0 +1,380 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+import { McpvisorError } from '../../protocol/errors';
+import { ownCgroupLayout, processStartTime, type CgroupHierarchy, type CgroupLayout } from './cgroup-layout';
+
+/** What each command's cgroup limits; a limit left out is not set. */
+export interface CgroupLimits {
+  /** pids.max: processes and threads of the whole command. */
+  maxProcesses?: number;
+  /** memory.max (v2, with no swap) or memory.limit_in_bytes and memsw (v1): the whole command's memory. */
+  maxMemoryBytes?: number;
+}
+
+/** What `getSystemInfo` and the log say of the commands' cgroups. */
+export interface CgroupState {
+  available: boolean;
+  version: 1 | 2 | null;
+  /** The limits each command's cgroup really has; null where none is set. */
+  maxProcesses: number | null;
+  maxMemoryBytes: number | null;
+  /** Why cgroups, or a wanted limit, are not available. */
+  reason?: string;
+}
+
+/** One command's cgroup (one directory per hierarchy). */
+export interface CommandCgroup {
+  /** The argv that moves itself into the cgroup, then runs `file args` (see `enterArgv`). */
+  wrap(file: string, args: string[]): { file: string; args: string[] };
+  /** SIGKILLs every process in the cgroup, synchronously. Never throws. */
+  kill(): void;
+  /** Whether the kernel's OOM killer killed a process of it (the memory limit was reached). */
+  oomKilled(): boolean;
+  /** Kills what is left and removes the cgroup, in the background while its processes exit. Never throws. */
+  release(): void;
+}
+
+/** The prefix of a worker's own cgroup directory: `mcpvisor-shell-<pid>-<start time>`. */
+const WORKER_PREFIX = 'mcpvisor-shell-';
+const WORKER_NAME = /^mcpvisor-shell-(\d+)-(\d+)$/;
+/** Waits between attempts to remove a cgroup whose killed processes are still exiting (ms). */
+const REMOVE_RETRY_MS = [5, 20, 50, 100, 250, 500, 1000];
+/** Rounds of kill in cgroup v1 (no cgroup.kill): pids.max is set to 0 first, so none can fork meanwhile. */
+const KILL_ROUNDS = 5;
+
+/** Single-quotes a path for /bin/sh. */
+const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The argv that puts a new process into a cgroup before it can fork, then runs `file args`.
+ * The process writes its own pid (`$$`) to each `cgroup.procs`, which the kernel reads in the
+ * writer's pid namespace, so nothing but this process moves and nothing it starts is left out.
+ *
+ * - `/bin/sh -c SCRIPT` (unconfined mode): the same shell moves, then runs the command with
+ *   `eval "$1"`, as the sandbox's prelude does: no exec more.
+ * - Anything else (bwrap): `/bin/sh -c 'echo $$ >…; exec "$@"'`, one exec of a shell more.
+ *
+ * A move that fails exits 125 before anything of the command ran (fail closed). Inside bubblewrap
+ * the cgroup file system is not mounted and capabilities are dropped, so a sandboxed command cannot
+ * move itself out; an unconfined command running as root can (as it can kill the server).
+ */
+export function enterArgv(procsFiles: readonly string[], file: string, args: string[]): { file: string; args: string[] } {
+  const move = `${procsFiles.map((procs) => `echo $$ >${quote(procs)}`).join(' && ')} || exit 125`;
+  if (file === '/bin/sh' && args.length === 2 && args[0] === '-c') return { file, args: ['-c', `${move}; eval "$1"`, '/bin/sh', args[1]] };
+  return { file: '/bin/sh', args: ['-c', `${move}; exec "$@"`, 'sh', file, ...args] };
+}
+
+function readPids(dir: string): number[] {
+  try {
+    return readFileSync(`${dir}/cgroup.procs`, 'utf8').split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * SIGKILLs every process in `dir` (a cgroup). v2: `cgroup.kill` (Linux 5.14), which the kernel does
+ * at once for the whole subtree. v1 (or an older v2): pids.max set to 0 so that nothing in it can
+ * fork any more, then rounds of kill over `cgroup.procs` until it lists nothing. Never throws.
+ */
+export function killCgroup(dir: string, version: 1 | 2): void {
+  if (version === 2) {
+    try {
+      writeFileSync(`${dir}/cgroup.kill`, '1');
+      return;
+    } catch {
+      // No cgroup.kill before Linux 5.14: the rounds below.
+    }
+  }
+  try {
+    writeFileSync(`${dir}/pids.max`, '0');
+  } catch {
+    // No pids controller on this cgroup.
+  }
+  for (let round = 0; round < KILL_ROUNDS; round++) {
+    const pids = readPids(dir).filter((pid) => pid !== process.pid);
+    if (pids.length === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Exited meanwhile.
+      }
+    }
+  }
+}
+
+function tryRmdir(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
+
+/**
+ * Removes cgroup directories (each a leaf, or emptied of children first), killing what is in
+ * them before each attempt; retried while killed processes exit (EBUSY). Resolves whether all went.
+ */
+async function removeCgroups(dirs: string[], version: 1 | 2, retryMs: readonly number[] = REMOVE_RETRY_MS): Promise<boolean> {
+  let left = dirs;
+  for (let attempt = 0; ; attempt++) {
+    for (const dir of left) killCgroup(dir, version);
+    left = left.filter((dir) => !tryRmdir(dir));
+    if (left.length === 0) return true;
+    if (attempt >= retryMs.length) return false;
+    await delay(retryMs[attempt]);
+  }
+}
+
+/** The command cgroups under a worker's directory `workerDir` (`c1`, `c2`, …). */
+function commandDirs(workerDir: string): string[] {
+  try {
+    return readdirSync(workerDir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && /^c\d+$/.test(entry.name))
+      .map((entry) => `${workerDir}/${entry.name}`);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Each command of a shell worker in a cgroup of its own, under `<own cgroup>/mcpvisor-shell-<pid>-<start>`
+ * (made at `open`, removed at `close`): limits for the whole command (`pids`, `memory`), and at its
+ * end every process left in it is killed, daemons that left the process group (setsid, double
+ * fork) included. See cgroup-layout.ts for the hierarchy chosen.
+ */
+export class CommandCgroups {
+  readonly #version: 1 | 2;
+  readonly #hierarchies: CgroupHierarchy[];
+  /** The worker's directory in each hierarchy; the first is the one whose `cgroup.procs` is read to kill. */
+  readonly #workerDirs: string[];
+  readonly #limits: CgroupLimits;
+  readonly #live = new Set<string[]>();
+  #next = 0;
+
+  private constructor(version: 1 | 2, hierarchies: CgroupHierarchy[], workerDirs: string[], limits: CgroupLimits) {
+    this.#version = version;
+    this.#hierarchies = hierarchies;
+    this.#workerDirs = workerDirs;
+    this.#limits = limits;
+  }
+
+  /**
+   * Sets up the worker's cgroups: removes those of dead workers (and kills what is left in them),
+   * makes this worker's directory, enables the controllers the limits need (v2), and checks with a
+   * real `/bin/sh` that a process can move itself into a command's cgroup. Never rejects: when
+   * any step fails, `cgroups` is undefined and `state.reason` says why (commands then run as
+   * before, with the rlimits and the process group only). `layout`: where (tests); default this process's.
+   */
+  static async open(wanted: CgroupLimits, layout: CgroupLayout = ownCgroupLayout()): Promise<{ cgroups?: CommandCgroups; state: CgroupState }> {
+    const none = (reason: string, version: 1 | 2 | null = null) => ({ state: { available: false, version, maxProcesses: null, maxMemoryBytes: null, reason } });
+    if (layout.version === null) return none(layout.reason);
+    const { version, hierarchies } = layout;
+    await Promise.all(hierarchies.map((hierarchy) => removeDeadWorkers(hierarchy.dir, version)));
+    const name = `${WORKER_PREFIX}${process.pid}-${processStartTime('self') ?? 0}`;
+    const workerDirs: string[] = [];
+    for (const hierarchy of hierarchies) {
+      const dir = `${hierarchy.dir}/${name}`;
+      try {
+        mkdirSync(dir);
+      } catch (error) {
+        for (const made of workerDirs) tryRmdir(made);
+        return none(`cannot create the cgroup ${dir} (${(error as NodeJS.ErrnoException).code ?? String(error)}): the server needs root, or a cgroup delegated to its user, on a writable cgroup file system`, version);
+      }
+      workerDirs.push(dir);
+    }
+    const limits: CgroupLimits = {};
+    const missing: string[] = [];
+    const has = (kind: CgroupHierarchy['kind']) => hierarchies.some((hierarchy) => hierarchy.kind === kind);
+    if (version === 2) {
+      // Controllers reach a child only through its parent's cgroup.subtree_control, which a cgroup
+      // holding processes (ours holds the server) cannot change: decision, this worker never
+      // changes a cgroup it did not create, so limits need them delegated already.
+      let offered: string[] = [];
+      try {
+        offered = readFileSync(`${workerDirs[0]}/cgroup.controllers`, 'utf8').trim().split(/\s+/);
+      } catch {
+        // None.
+      }
+      const enable = [wanted.maxProcesses !== undefined && 'pids', wanted.maxMemoryBytes !== undefined && 'memory'].filter((c): c is string => c !== false);
+      for (const controller of enable) {
+        try {
+          if (!offered.includes(controller)) throw new Error('not offered');
+          writeFileSync(`${workerDirs[0]}/cgroup.subtree_control`, `+${controller}`);
+          if (controller === 'pids') limits.maxProcesses = wanted.maxProcesses;
+          else limits.maxMemoryBytes = wanted.maxMemoryBytes;
+        } catch {
+          missing.push(`the ${controller} controller is not enabled in the cgroup.subtree_control of the server's own cgroup`);
+        }
+      }
+    } else {
+      if (wanted.maxProcesses !== undefined) limits.maxProcesses = wanted.maxProcesses;
+      if (wanted.maxMemoryBytes !== undefined) {
+        if (has('memory')) limits.maxMemoryBytes = wanted.maxMemoryBytes;
+        else missing.push('the cgroup v1 memory controller is not mounted');
+      }
+    }
+    const cgroups = new CommandCgroups(version, hierarchies, workerDirs, limits);
+    const failed = await cgroups.#probe();
+    if (failed) {
+      await cgroups.close();
+      return none(failed, version);
+    }
+    return {
+      cgroups,
+      state: {
+        available: true,
+        version,
+        maxProcesses: limits.maxProcesses ?? null,
+        maxMemoryBytes: limits.maxMemoryBytes ?? null,
+        ...(missing.length > 0 ? { reason: `no limit where ${missing.join('; ')}` } : {}),
+      },
+    };
+  }
+
+  /** Runs `/bin/sh` into a command cgroup as commands are; resolves the reason of a failure, or undefined. */
+  async #probe(): Promise<string | undefined> {
+    let cgroup: CommandCgroup;
+    try {
+      cgroup = this.create();
+    } catch (error) {
+      return (error as Error).message;
+    }
+    const { file, args } = cgroup.wrap('/bin/sh', ['-c', 'cat /proc/self/cgroup']);
+    const reason = await new Promise<string | undefined>((resolve) => {
+      execFile(file, args, { timeout: 5000, encoding: 'utf8' }, (error, _stdout, stderr) => {
+        resolve(error ? `a process cannot move itself into a command's cgroup: ${stderr.trim() || error.message}` : undefined);
+      });
+    });
+    cgroup.release();
+    return reason;
+  }
+
+  /**
+   * Makes the next command's cgroup, with the limits. Throws `INTERNAL` when the kernel refuses
+   * (someone removed the worker's directory, `cgroup.max.descendants`): decision, such a command is
+   * refused rather than run without the limits the server reported.
+   */
+  create(): CommandCgroup {
+    const id = `c${++this.#next}`;
+    const dirs = this.#workerDirs.map((dir) => `${dir}/${id}`);
+    const made: string[] = [];
+    try {
+      for (const dir of dirs) {
+        mkdirSync(dir);
+        made.push(dir);
+      }
+      this.#writeLimits(dirs);
+    } catch (error) {
+      for (const dir of made) tryRmdir(dir);
+      throw new McpvisorError('INTERNAL', `cannot create the command's cgroup ${dirs[0]}: ${(error as Error).message}; nothing was run`);
+    }
+    this.#live.add(dirs);
+    const version = this.#version;
+    const memoryDir = this.#version === 2 ? dirs[0] : dirs[this.#hierarchies.findIndex((hierarchy) => hierarchy.kind === 'memory')];
+    let released = false;
+    return {
+      wrap: (file, args) => enterArgv(dirs.map((dir) => `${dir}/cgroup.procs`), file, args),
+      kill: () => killCgroup(dirs[0], version),
+      oomKilled: () => this.#limits.maxMemoryBytes !== undefined && memoryDir !== undefined && oomKills(memoryDir, version) > 0,
+      release: () => {
+        if (released) return;
+        released = true;
+        void removeCgroups(dirs, version).then((removed) => {
+          // One left is removed at close, or by the next worker's start.
+          if (removed) this.#live.delete(dirs);
+        });
+      },
+    };
+  }
+
+  #writeLimits(dirs: string[]): void {
+    const { maxProcesses, maxMemoryBytes } = this.#limits;
+    const at = (kind: CgroupHierarchy['kind']) => dirs[this.#hierarchies.findIndex((hierarchy) => hierarchy.kind === kind)];
+    if (this.#version === 2) {
+      if (maxProcesses !== undefined) writeFileSync(`${dirs[0]}/pids.max`, String(maxProcesses));
+      if (maxMemoryBytes !== undefined) {
+        writeFileSync(`${dirs[0]}/memory.max`, String(maxMemoryBytes));
+        // No swap: the limit is all the memory the command gets, not RAM with unlimited swap beyond.
+        writeOptional(`${dirs[0]}/memory.swap.max`, '0');
+      }
+      return;
+    }
+    if (maxProcesses !== undefined) writeFileSync(`${at('pids')}/pids.max`, String(maxProcesses));
+    if (maxMemoryBytes !== undefined) {
+      writeFileSync(`${at('memory')}/memory.limit_in_bytes`, String(maxMemoryBytes));
+      // Memory and swap together (only with swap accounting), set after the memory limit it must not be under.
+      writeOptional(`${at('memory')}/memory.memsw.limit_in_bytes`, String(maxMemoryBytes));
+    }
+  }
+
+  /**
+   * The lines of `/bin/sh` that kill every process in this worker's cgroups and remove them, for
+   * the orphan guard that outlives the worker (orphan-guard.ts).
+   */
+  guardScript(): string {
+    const [track, ...others] = this.#workerDirs;
+    const kill =
+      this.#version === 2
+        ? `echo 1 >${quote(`${track}/cgroup.kill`)} 2>/dev/null || for d in ${quote(track)}/c*; do for p in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -KILL $p 2>/dev/null; done; done`
+        : `for r in 1 2 3; do for d in ${quote(track)}/c*; do echo 0 >"$d/pids.max" 2>/dev/null; for p in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -KILL $p 2>/dev/null; done; done; done`;
+    const dirs = [track, ...others].map(quote);
+    // Killed processes take a moment to exit; a cgroup still busy after ~2 s is left to the next worker's start.
+    const left = dirs.map((dir) => `[ -d ${dir} ]`).join(' || ');
+    const remove = `i=0; while [ $i -lt 20 ] && { ${left}; }; do rmdir ${dirs.map((dir) => `${dir}/c*`).join(' ')} 2>/dev/null; rmdir ${dirs.join(' ')} 2>/dev/null || sleep 0.1; i=$((i+1)); done`;
+    return `${kill}\n${remove}`;
+  }
+
+  /** Kills every command's processes and removes the worker's cgroups (for a worker about to exit). Never rejects. */
+  async close(): Promise<void> {
+    const live = [...this.#live];
+    this.#live.clear();
+    for (const dirs of live) killCgroup(dirs[0], this.#version);
+    // Bounded: the supervisor waits for the worker's exit; the guard or the next start removes what is left.
+    await Promise.all(live.map((dirs) => removeCgroups(dirs, this.#version, [5, 20, 50, 100])));
+    for (const dir of this.#workerDirs) tryRmdir(dir);
+  }
+}
+
+function writeOptional(file: string, value: string): void {
+  try {
+    writeFileSync(file, value);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+/** `oom_kill` of memory.events (v2) or memory.oom_control (v1, Linux 4.13); 0 when unknown. */
+function oomKills(dir: string, version: 1 | 2): number {
+  try {
+    const text = readFileSync(`${dir}/${version === 2 ? 'memory.events' : 'memory.oom_control'}`, 'utf8');
+    return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Kills what is left in the cgroups of shell workers that are gone (crashed, killed with SIGKILL)
+ * under `parent`, and removes them. A worker is known by pid and start time, so a new process that
+ * took a dead worker's pid does not keep its cgroups alive. Never rejects.
+ */
+async function removeDeadWorkers(parent: string, version: 1 | 2): Promise<void> {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  await Promise.all(
+    names.map(async (name) => {
+      const match = WORKER_NAME.exec(name);
+      if (!match || processStartTime(Number(match[1])) === match[2]) return;
+      const dir = `${parent}/${name}`;
+      if (await removeCgroups(commandDirs(dir), version, [5, 20, 50, 100])) tryRmdir(dir);
+    }),
+  );
+}
