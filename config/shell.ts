@@ -60,6 +60,12 @@ export const shellSchema = z
      * cgroups (root, or a delegated cgroup); past it the kernel kills a process of the command.
      * Default: as sandboxMaxMemoryBytes, half of the machine's memory, at most 8 GiB.
      */
+    /**
+     * Each command in a cgroup of its own when the server can make one (root, or a delegated
+     * cgroup): the limits above for the whole command, and every process it leaves behind killed
+     * at its end. false: commands run as without cgroups (~0.3-0.9 ms less a command under load).
+     */
+    commandCgroups: z.boolean().default(D.commandCgroups),
     commandMaxMemoryBytes: z
       .union([z.number().int().min(MIN_MEMORY_LIMIT, `shell.commandMaxMemoryBytes must be at least ${MIN_MEMORY_LIMIT} (64 MiB)`), z.literal(false)], {
         error: 'shell.commandMaxMemoryBytes must be a number of bytes or false',

@@ -6,13 +6,14 @@
  * 2. The same through `exec` of the real shell-mcp-server over stdio with the SDK client, sandbox
  *    off and on. Prints p50, p99, calls/s and the ratios to the floor measured in the same run.
  *    Targets: off p50 ≤ 1.2× floor and calls/s at concurrency 10 ≥ 0.86× floor; on p50 ≤ floor + 6 ms.
+ *    Both again with `shell.commandCgroups: false`: what a cgroup per command costs (as root).
  * 3. `yes | head -c 50000000`: the cap holds, the pool worker's peak RSS (VmHWM), time to result.
  *    Targets: RSS ≤ 100 MB, result within 1 s.
  * 4. 200 concurrent `exec` calls from 20 Streamable HTTP sessions: all complete; then a timeout of
  *    `sh -c 'sleep 4242 & sleep 4243'` leaves 0 processes.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -117,8 +118,13 @@ async function main(): Promise<void> {
   try {
     const off = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE: 'false', SHELL_WORKSPACE: ws, COMMAND_TIMEOUT: '5000' });
     const on = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE: 'true', SHELL_WORKSPACE: ws, COMMAND_TIMEOUT: '5000' });
+    // The same two without a cgroup per command: what the cgroups cost, where the server can make them.
+    const noCgroups = path.join(ws, 'no-cgroups.json');
+    writeFileSync(noCgroups, JSON.stringify({ shell: { commandCgroups: false } }));
+    const offPlain = await connectStdio('shell-mcp-server', ['--config', noCgroups], { SANDBOX_MODE: 'false', SHELL_WORKSPACE: ws, COMMAND_TIMEOUT: '5000' });
+    const onPlain = await connectStdio('shell-mcp-server', ['--config', noCgroups], { SANDBOX_MODE: 'true', SHELL_WORKSPACE: ws, COMMAND_TIMEOUT: '5000' });
     try {
-      const figures = await measureAll({ floor: bareSpawn, off: () => execTrue(off), on: () => execTrue(on) });
+      const figures = await measureAll({ floor: bareSpawn, off: () => execTrue(off), on: () => execTrue(on), offPlain: () => execTrue(offPlain), onPlain: () => execTrue(onPlain) });
       const floor = figures.floor;
       console.log(`200 × true, sequential calls interleaved, best of 3 rounds at concurrency ${CONCURRENCY}:`);
       console.log(show('floor (bare spawn)', floor));
@@ -129,6 +135,11 @@ async function main(): Promise<void> {
           `  ratios: p50 ${(ours.p50 / floor.p50).toFixed(2)}× floor (+${(ours.p50 - floor.p50).toFixed(2)} ms), ` +
             `calls/s ${(ours.perSecond / floor.perSecond).toFixed(2)}× floor`,
         );
+      }
+      for (const [name, plain, label] of [['off', 'offPlain', 'sandbox off'], ['on', 'onPlain', 'sandbox on']] as const) {
+        const [ours, without] = [figures[name], figures[plain]];
+        console.log(show(`  ${label}, no cgroups`, without));
+        console.log(`  cgroup per command: p50 +${(ours.p50 - without.p50).toFixed(2)} ms, calls/s ${(ours.perSecond / without.perSecond).toFixed(2)}× (shell.commandCgroups: false)`);
       }
       for (let i = 0; i < 3; i++) {
         const start = performance.now();
@@ -144,6 +155,8 @@ async function main(): Promise<void> {
     } finally {
       await off.close();
       await on.close();
+      await offPlain.close();
+      await onPlain.close();
     }
 
     const http = await startHttp('shell-mcp-server', [], { SANDBOX_MODE: 'false', SHELL_WORKSPACE: ws, COMMAND_TIMEOUT: '1000' });

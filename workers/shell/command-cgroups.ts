@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { setTimeout as delay } from 'node:timers/promises';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { McpvisorError } from '../../protocol/errors';
+import { killCgroup, oomKills, readPids, removeCgroups, tryRmdir, writeOptional } from './cgroup-files';
 import { ownCgroupLayout, processStartTime, type CgroupHierarchy, type CgroupLayout } from './cgroup-layout';
 
 /** What each command's cgroup limits; a limit left out is not set. */
@@ -29,19 +29,27 @@ export interface CommandCgroup {
   wrap(file: string, args: string[]): { file: string; args: string[] };
   /** SIGKILLs every process in the cgroup, synchronously. Never throws. */
   kill(): void;
-  /** Whether the kernel's OOM killer killed a process of it (the memory limit was reached). */
+  /** Whether the kernel's OOM killer killed a process of the command (the memory limit was reached); asked once, at its end. */
   oomKilled(): boolean;
-  /** Kills what is left and removes the cgroup, in the background while its processes exit. Never throws. */
+  /**
+   * Keeps the cgroup for a next command when it is empty and nothing had to be killed in it; else
+   * removes it, in the background while its killed processes exit. Never throws.
+   */
   release(): void;
 }
+
+/** A command cgroup (one directory per hierarchy) and its memory cgroup's OOM kill count when last read. */
+interface PooledCgroup {
+  dirs: string[];
+  oomKills: number;
+}
+
+/** Empty command cgroups a worker keeps for its next commands (one per command running at once, about). */
+const MAX_FREE = 8;
 
 /** The prefix of a worker's own cgroup directory: `mcpvisor-shell-<pid>-<start time>`. */
 const WORKER_PREFIX = 'mcpvisor-shell-';
 const WORKER_NAME = /^mcpvisor-shell-(\d+)-(\d+)$/;
-/** Waits between attempts to remove a cgroup whose killed processes are still exiting (ms). */
-const REMOVE_RETRY_MS = [5, 20, 50, 100, 250, 500, 1000];
-/** Rounds of kill in cgroup v1 (no cgroup.kill): pids.max is set to 0 first, so none can fork meanwhile. */
-const KILL_ROUNDS = 5;
 
 /** Single-quotes a path for /bin/sh. */
 const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
@@ -52,7 +60,7 @@ const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
  * writer's pid namespace, so nothing but this process moves and nothing it starts is left out.
  *
  * - `/bin/sh -c SCRIPT` (unconfined mode): the same shell moves, then runs the command with
- *   `eval "$1"`, as the sandbox's prelude does: no exec more.
+ *   `eval`, as the sandbox's prelude does: no exec more.
  * - Anything else (bwrap): `/bin/sh -c 'echo $$ >…; exec "$@"'`, one exec of a shell more.
  *
  * A move that fails exits 125 before anything of the command ran (fail closed). Inside bubblewrap
@@ -61,72 +69,9 @@ const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
  */
 export function enterArgv(procsFiles: readonly string[], file: string, args: string[]): { file: string; args: string[] } {
   const move = `${procsFiles.map((procs) => `echo $$ >${quote(procs)}`).join(' && ')} || exit 125`;
-  if (file === '/bin/sh' && args.length === 2 && args[0] === '-c') return { file, args: ['-c', `${move}; eval "$1"`, '/bin/sh', args[1]] };
+  // `shift`: the command sees no arguments (`$#` 0), as under a plain `sh -c`.
+  if (file === '/bin/sh' && args.length === 2 && args[0] === '-c') return { file, args: ['-c', `${move}; c=$1; shift; eval "$c"`, '/bin/sh', args[1]] };
   return { file: '/bin/sh', args: ['-c', `${move}; exec "$@"`, 'sh', file, ...args] };
-}
-
-function readPids(dir: string): number[] {
-  try {
-    return readFileSync(`${dir}/cgroup.procs`, 'utf8').split('\n').filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-/**
- * SIGKILLs every process in `dir` (a cgroup). v2: `cgroup.kill` (Linux 5.14), which the kernel does
- * at once for the whole subtree. v1 (or an older v2): pids.max set to 0 so that nothing in it can
- * fork any more, then rounds of kill over `cgroup.procs` until it lists nothing. Never throws.
- */
-export function killCgroup(dir: string, version: 1 | 2): void {
-  if (version === 2) {
-    try {
-      writeFileSync(`${dir}/cgroup.kill`, '1');
-      return;
-    } catch {
-      // No cgroup.kill before Linux 5.14: the rounds below.
-    }
-  }
-  try {
-    writeFileSync(`${dir}/pids.max`, '0');
-  } catch {
-    // No pids controller on this cgroup.
-  }
-  for (let round = 0; round < KILL_ROUNDS; round++) {
-    const pids = readPids(dir).filter((pid) => pid !== process.pid);
-    if (pids.length === 0) return;
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Exited meanwhile.
-      }
-    }
-  }
-}
-
-function tryRmdir(dir: string): boolean {
-  try {
-    rmdirSync(dir);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
-  }
-}
-
-/**
- * Removes cgroup directories (each a leaf, or emptied of children first), killing what is in
- * them before each attempt; retried while killed processes exit (EBUSY). Resolves whether all went.
- */
-async function removeCgroups(dirs: string[], version: 1 | 2, retryMs: readonly number[] = REMOVE_RETRY_MS): Promise<boolean> {
-  let left = dirs;
-  for (let attempt = 0; ; attempt++) {
-    for (const dir of left) killCgroup(dir, version);
-    left = left.filter((dir) => !tryRmdir(dir));
-    if (left.length === 0) return true;
-    if (attempt >= retryMs.length) return false;
-    await delay(retryMs[attempt]);
-  }
 }
 
 /** The command cgroups under a worker's directory `workerDir` (`c1`, `c2`, …). */
@@ -154,6 +99,9 @@ export class CommandCgroups {
   readonly #limits: CgroupLimits;
   readonly #live = new Set<string[]>();
   #next = 0;
+  /** Empty cgroups of commands that ended, with their limits as set: the next commands run in them. */
+  readonly #free: PooledCgroup[] = [];
+  #closed = false;
 
   private constructor(version: 1 | 2, hierarchies: CgroupHierarchy[], workerDirs: string[], limits: CgroupLimits) {
     this.#version = version;
@@ -254,11 +202,52 @@ export class CommandCgroups {
   }
 
   /**
-   * Makes the next command's cgroup, with the limits. Throws `INTERNAL` when the kernel refuses
-   * (someone removed the worker's directory, `cgroup.max.descendants`): decision, such a command is
-   * refused rather than run without the limits the server reported.
+   * The next command's cgroup, with the limits: an empty one a command ended in, or a new one.
+   * Throws `INTERNAL` when the kernel refuses to make one (someone removed the worker's directory,
+   * `cgroup.max.descendants`): decision, such a command is refused rather than run without the
+   * limits the server reported.
    */
   create(): CommandCgroup {
+    const pooled = this.#free.pop() ?? this.#make();
+    const { dirs } = pooled;
+    const version = this.#version;
+    const memoryDir = this.#limits.maxMemoryBytes === undefined ? undefined : this.#version === 2 ? dirs[0] : dirs[this.#hierarchies.findIndex((hierarchy) => hierarchy.kind === 'memory')];
+    let released = false;
+    /** Whether processes were left to kill: a v1 cgroup then has pids.max 0, and is not used again. */
+    let killed = false;
+    return {
+      wrap: (file, args) => enterArgv(dirs.map((dir) => `${dir}/cgroup.procs`), file, args),
+      kill: () => {
+        if (killCgroup(dirs[0], version)) killed = true;
+      },
+      oomKilled: () => {
+        if (memoryDir === undefined) return false;
+        const count = oomKills(memoryDir, version);
+        const grew = count > pooled.oomKills;
+        pooled.oomKills = count;
+        return grew;
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        // Making and removing a cgroup per command cost ~1 ms of the worker's time (v1: two
+        // hierarchies): one that ended empty and clean runs the next command instead.
+        if (!killed && !this.#closed && this.#free.length < MAX_FREE && readPids(dirs[0]).length === 0) {
+          this.#free.push(pooled);
+          return;
+        }
+        // After the reply is on its way: the command's processes were killed at its exit already.
+        setImmediate(() =>
+          void removeCgroups(dirs, version).then((removed) => {
+            // One left is removed at close, or by the next worker's start.
+            if (removed) this.#live.delete(dirs);
+          }),
+        );
+      },
+    };
+  }
+
+  #make(): PooledCgroup {
     const id = `c${++this.#next}`;
     const dirs = this.#workerDirs.map((dir) => `${dir}/${id}`);
     const made: string[] = [];
@@ -273,22 +262,7 @@ export class CommandCgroups {
       throw new McpvisorError('INTERNAL', `cannot create the command's cgroup ${dirs[0]}: ${(error as Error).message}; nothing was run`);
     }
     this.#live.add(dirs);
-    const version = this.#version;
-    const memoryDir = this.#version === 2 ? dirs[0] : dirs[this.#hierarchies.findIndex((hierarchy) => hierarchy.kind === 'memory')];
-    let released = false;
-    return {
-      wrap: (file, args) => enterArgv(dirs.map((dir) => `${dir}/cgroup.procs`), file, args),
-      kill: () => killCgroup(dirs[0], version),
-      oomKilled: () => this.#limits.maxMemoryBytes !== undefined && memoryDir !== undefined && oomKills(memoryDir, version) > 0,
-      release: () => {
-        if (released) return;
-        released = true;
-        void removeCgroups(dirs, version).then((removed) => {
-          // One left is removed at close, or by the next worker's start.
-          if (removed) this.#live.delete(dirs);
-        });
-      },
-    };
+    return { dirs, oomKills: 0 };
   }
 
   #writeLimits(dirs: string[]): void {
@@ -330,30 +304,14 @@ export class CommandCgroups {
 
   /** Kills every command's processes and removes the worker's cgroups (for a worker about to exit). Never rejects. */
   async close(): Promise<void> {
+    this.#closed = true;
+    this.#free.length = 0;
     const live = [...this.#live];
     this.#live.clear();
     for (const dirs of live) killCgroup(dirs[0], this.#version);
     // Bounded: the supervisor waits for the worker's exit; the guard or the next start removes what is left.
     await Promise.all(live.map((dirs) => removeCgroups(dirs, this.#version, [5, 20, 50, 100])));
     for (const dir of this.#workerDirs) tryRmdir(dir);
-  }
-}
-
-function writeOptional(file: string, value: string): void {
-  try {
-    writeFileSync(file, value);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-}
-
-/** `oom_kill` of memory.events (v2) or memory.oom_control (v1, Linux 4.13); 0 when unknown. */
-function oomKills(dir: string, version: 1 | 2): number {
-  try {
-    const text = readFileSync(`${dir}/${version === 2 ? 'memory.events' : 'memory.oom_control'}`, 'utf8');
-    return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0);
-  } catch {
-    return 0;
   }
 }
 

@@ -23,6 +23,7 @@ export const SHELL_DEFAULTS = {
   sandboxMaxFileBytes: 1024 * 1024 * 1024,
   sandboxTmpBytes: 512 * 1024 * 1024,
   sandboxNetwork: false,
+  commandCgroups: true,
 } as const;
 
 /** The settings a shell worker runs with (the `shell` section less `enabled` and `workers`). */
@@ -46,6 +47,8 @@ export interface ShellSettings {
   sandboxMaxMemoryBytes: number | false;
   /** Memory of a whole command (its cgroup, both modes) in bytes, or false for none; default defaultMemoryLimit(). */
   commandMaxMemoryBytes: number | false;
+  /** Each command in a cgroup of its own when the server can make one (command-cgroups.ts). */
+  commandCgroups: boolean;
   /**
    * Not part of the `shell` config section: the supervisor adds the config file and custom toolset
    * modules it was started with, which sandbox mode keeps read-only when they lie in the workspace.

@@ -182,8 +182,11 @@ export function sandboxArgv(command: string | undefined, options: SandboxOptions
  * sandbox ready so the next command does not wait for it. Each sandbox still runs one command.
  */
 export function warmPrelude(options: Pick<SandboxOptions, 'maxProcesses' | 'maxFileBytes' | 'cpuSeconds' | 'maxMemoryBytes'>): string {
-  return `cmd=$(cat) || exit 125; exec </dev/null; ${limitsPrelude(options).replace('eval "$1"', 'eval "$cmd"')}`;
+  return `cmd=$(cat) || exit 125; exec </dev/null; ${limitsPrelude(options).replace(RUN_FIRST_ARGUMENT, 'eval "$cmd"')}`;
 }
+
+/** Runs the command given as `$1`; `shift` first, so that it sees no arguments (`$#` 0), as under a plain `sh -c`. */
+const RUN_FIRST_ARGUMENT = 'c=$1; shift; eval "$c"';
 
 /**
  * The script that sets the resource limits with the shell's own `ulimit` and then runs the command
@@ -201,7 +204,7 @@ export function limitsPrelude(options: Pick<SandboxOptions, 'maxProcesses' | 'ma
   const memory = options.maxMemoryBytes === undefined ? '' : `ulimit -d ${Math.max(1, Math.floor(options.maxMemoryBytes / 1024))}; `;
   return (
     `{ ulimit -p ${processes} || ulimit -u ${processes}; } 2>/dev/null; ` +
-    `ulimit -f ${blocks}; ulimit -t ${Math.max(1, options.cpuSeconds)}; ulimit -c 0; ${memory}eval "$1"`
+    `ulimit -f ${blocks}; ulimit -t ${Math.max(1, options.cpuSeconds)}; ulimit -c 0; ${memory}${RUN_FIRST_ARGUMENT}`
   );
 }
 

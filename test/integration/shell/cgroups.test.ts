@@ -162,13 +162,17 @@ describe("a worker's cgroups", () => {
   let server: StdioConnection;
   let cgroup: CgroupInfo;
   beforeAll(async () => {
-    try {
-      for (const dir of dead) mkdirSync(`${dir}/c3`, { recursive: true });
-      const { file, args } = enterArgv(dead.map((dir) => `${dir}/c3/cgroup.procs`), '/bin/sh', ['-c', '(setsid sleep 4793 >/dev/null 2>&1 &)']);
-      await promisify(execFile)(file, args);
-      planted = true;
-    } catch {
-      // No cgroups to make here: the server cannot either (asserted below).
+    // A shell worker starting meanwhile in another test file removes this "dead" cgroup as well
+    // (between its mkdir and the move): tried again, a few times.
+    for (let attempt = 0; attempt < 5 && !planted; attempt++) {
+      try {
+        for (const dir of dead) mkdirSync(`${dir}/c3`, { recursive: true });
+        const { file, args } = enterArgv(dead.map((dir) => `${dir}/c3/cgroup.procs`), '/bin/sh', ['-c', '(setsid sleep 4793 >/dev/null 2>&1 &)']);
+        await promisify(execFile)(file, args);
+        planted = true;
+      } catch {
+        // No cgroups to make here (the server cannot either, asserted below), or removed meanwhile.
+      }
     }
     server = await connectStdio('shell-mcp-server', ['--config', configFile('restart', { workers: 1 })], { SANDBOX_MODE: 'false', SHELL_WORKSPACE: workspace('restart') });
     cgroup = await cgroupOf(server);
@@ -228,6 +232,20 @@ describe('where cgroups are unavailable', () => {
       expect(stderr.match(/cgroups unavailable: commands run without a process or memory limit per command/g)).toHaveLength(1);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('shell.commandCgroups: false', () => {
+  test('commands run without cgroups, and getSystemInfo says it was turned off', async () => {
+    const server = await connectStdio('shell-mcp-server', ['--config', configFile('off', { workers: 1, commandCgroups: false })], { SANDBOX_MODE: 'false', SHELL_WORKSPACE: workspace('off') });
+    try {
+      const info = await call(server, 'getSystemInfo');
+      expect(info.structuredContent!.cgroup).toEqual({ available: false, version: null, maxProcesses: null, maxMemoryBytes: null, reason: 'turned off (shell.commandCgroups: false)' });
+      const own = (await exec(server, 'cat /proc/self/cgroup')).stdout;
+      expect(own).not.toContain('mcpvisor-shell-');
+    } finally {
+      await server.close();
     }
   });
 });

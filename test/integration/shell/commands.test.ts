@@ -53,6 +53,14 @@ describe.each([
     expect(result.structuredContent).toMatchObject({ stdout: 'cat exited 0\n', timedOut: false });
   });
 
+  test('a command sees no positional arguments, as under a plain sh -c, cold or started ahead', async () => {
+    // Two in a row: the first may take the process started ahead, the second one started for it.
+    for (let i = 0; i < 2; i++) {
+      const result = await call(server, 'exec', { command: 'echo "$#[$1]"' });
+      expect(result.structuredContent).toMatchObject({ stdout: '0[]\n', exitCode: 0 });
+    }
+  });
+
   test('cancellation from the client kills the command tree', async () => {
     const controller = new AbortController();
     const running = call(server, 'exec', { command: `sleep ${mark + 4} & sleep ${mark + 5}` }, { signal: controller.signal }).catch((error: Error) => error);

@@ -119,7 +119,7 @@ describe('enterArgv', () => {
   test('moves the shell itself for `/bin/sh -c` and wraps any other program in a shell that execs it', () => {
     expect(enterArgv(['/cg/a/cgroup.procs', "/cg/it's/cgroup.procs"], '/bin/sh', ['-c', 'echo hi'])).toEqual({
       file: '/bin/sh',
-      args: ['-c', `echo $$ >'/cg/a/cgroup.procs' && echo $$ >'/cg/it'\\''s/cgroup.procs' || exit 125; eval "$1"`, '/bin/sh', 'echo hi'],
+      args: ['-c', `echo $$ >'/cg/a/cgroup.procs' && echo $$ >'/cg/it'\\''s/cgroup.procs' || exit 125; c=$1; shift; eval "$c"`, '/bin/sh', 'echo hi'],
     });
     expect(enterArgv(['/cg/a/cgroup.procs'], '/usr/bin/bwrap', ['--die-with-parent', '--', '/bin/sh'])).toEqual({
       file: '/bin/sh',
