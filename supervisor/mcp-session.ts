@@ -125,7 +125,7 @@ export function createSession(options: SessionOptions): Session {
   // Registered past Server's own override of setRequestHandler, which parses each tools/call a
   // second time and each result against the SDK's zod schema. Results are built by our own
   // workers (protocol/results.ts), and the SDK client of every integration test parses them
-  // strictly. Calls with other `_meta` fields, a `task` or other extra params come this way.
+  // strictly. Calls with other `_meta` fields or other extra params come this way.
   Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, async (request, extra) => {
     const controller = new AbortController();
     const onAbort = () => abort(extra.requestId);
@@ -223,7 +223,8 @@ export function createSession(options: SessionOptions): Session {
       await server.connect(transport);
       const sdkMessage = transport.onmessage!;
       const sdkClose = transport.onclose;
-      transport.onmessage = (message, extra) => {
+      transport.onmessage = (incoming, extra) => {
+        const message = withoutTask(incoming);
         if (!fastPath(transport, message)) sdkMessage(message, extra);
       };
       transport.onclose = () => {
@@ -236,6 +237,21 @@ export function createSession(options: SessionOptions): Session {
       return running.size;
     },
   };
+}
+
+/**
+ * A request without the `task` param of MCP 2025-11-25's tasks. We declare no `tasks` capability,
+ * and the revision says a receiver that does not declare it for a request type "MUST process
+ * requests of that type normally, ignoring any task-augmentation metadata"; the SDK's Protocol
+ * instead answers such a request with an internal error (-32603, "Server does not support task
+ * creation"), so the param is dropped before the SDK or the call path sees it.
+ */
+function withoutTask(message: JSONRPCMessage): JSONRPCMessage {
+  if (!('method' in message) || !('id' in message)) return message;
+  const params = message.params as Record<string, unknown> | undefined;
+  if (params === null || typeof params !== 'object' || !Object.hasOwn(params, 'task')) return message;
+  const { task: _ignored, ...rest } = params;
+  return { ...message, params: rest } as JSONRPCMessage;
 }
 
 /**
