@@ -7,6 +7,7 @@ import type { Logger } from '../logger';
 import type { Supervisor } from '../supervisor';
 import { bearerAuth, digest, hasToken } from './auth';
 import { readJsonBody } from './body';
+import { corsCheck } from './cors';
 import { middleware, originGuard, sendJsonRpcError, type Check } from './guards';
 import { KeyedRateLimiter, rateLimit } from './rate-limit';
 import { LegacySseSessions } from './legacy-sse';
@@ -54,7 +55,8 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
     'per-session',
   );
   // Cheap checks first, so a refused request costs no body parsing.
-  const checks: Check[] = [perIp, originGuard(config), bearerAuth(config.authToken), perSession];
+  // CORS before the token: a browser's preflight carries none.
+  const checks: Check[] = [perIp, originGuard(config), corsCheck(config), bearerAuth(config.authToken), perSession];
   const mcp = checks.map(middleware);
   const wrap = (handler: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response, next: NextFunction) =>
     handler(req, res).catch(next);
@@ -114,6 +116,8 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
     }
     await streamable.handle(req, res, body);
   };
+  // Preflights of listed browser origins (cors.ts); any other OPTIONS falls through to the 404.
+  app.options(['/sse', '/message', '/message/:sessionId'], ...mcp, (_req: Request, _res: Response, next: NextFunction) => next());
   app.get('/sse', ...mcp, wrap((req, res) => legacy.open(req, res)));
   app.post(['/message', '/message/:sessionId'], ...mcp, json, wrap((req, res) => legacy.post(req, res)));
 

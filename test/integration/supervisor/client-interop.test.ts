@@ -1,8 +1,76 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { browserFetch } from '../../helpers/browser-fetch';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
-import { connectHttp, connectStdio, startHttp, textOf } from '../../helpers/mcp';
+import { connectHttp, connectStdio, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
 
-/** What clients people use send and need, beyond the SDK client's defaults: 2025-11-25's task-augmented requests. */
+/**
+ * What clients people use send and need, beyond the SDK client's defaults: a browser page (the
+ * MCP Inspector's Direct connection) and 2025-11-25's task-augmented requests.
+ */
+const TOKEN = 'a-long-test-token-0123456789';
+const LISTED = 'http://localhost:6274';
+const AUTH = { authorization: `Bearer ${TOKEN}` };
+
+describe('browser clients (CORS)', () => {
+  let server: HttpServer;
+
+  beforeAll(async () => {
+    const config = fixtureConfig({ thread: false, root: { http: { allowedOrigins: [LISTED], authToken: TOKEN } } });
+    server = await startHttp('mcpvisor', ['--config', writeConfig(config)]);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('serves the SDK client in a page of a listed origin over Streamable HTTP: preflights pass and the session id is readable', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(server.mcpUrl), { fetch: browserFetch(LISTED), requestInit: { headers: AUTH } });
+    const client = new Client({ name: 'browser', version: '1' });
+    try {
+      await client.connect(transport);
+      expect(transport.sessionId).toEqual(expect.any(String));
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
+      expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'from a page' } }))).toBe('from a page');
+      // DELETE is preflighted too.
+      await transport.terminateSession();
+      expect(transport.sessionId).toBeUndefined();
+    } finally {
+      await transport.close();
+    }
+  });
+
+  it('serves the SDK client in a page of a listed origin over legacy SSE', async () => {
+    const transport = new SSEClientTransport(new URL('/sse', server.baseUrl), { fetch: browserFetch(LISTED), requestInit: { headers: AUTH } });
+    const client = new Client({ name: 'browser-sse', version: '1' });
+    try {
+      await client.connect(transport);
+      expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'over sse' } }))).toBe('over sse');
+    } finally {
+      // Its EventSource would otherwise retry a refused stream for ever.
+      await transport.close();
+    }
+  });
+
+  it('answers the preflight of a listed origin before the token check, and none of a local origin that is not listed', async () => {
+    const preflight = await fetch(server.mcpUrl, {
+      method: 'OPTIONS',
+      headers: { origin: LISTED, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,mcp-protocol-version,mcp-session-id' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(LISTED);
+    // A page without the token sees the 401, not a CORS failure.
+    const noToken = new StreamableHTTPClientTransport(new URL(server.mcpUrl), { fetch: browserFetch(LISTED) });
+    await expect(new Client({ name: 'no-token', version: '1' }).connect(noToken)).rejects.toThrow(/401|Unauthorized/);
+    // Decision (cors.ts): a page on another local port gets no CORS answer, so it cannot drive the tools.
+    const other = 'http://localhost:5173';
+    const transport = new StreamableHTTPClientTransport(new URL(server.mcpUrl), { fetch: browserFetch(other), requestInit: { headers: AUTH } });
+    await expect(new Client({ name: 'other-page', version: '1' }).connect(transport)).rejects.toThrow(/CORS preflight of POST \/mcp refused/);
+    const answer = await fetch(server.mcpUrl, { method: 'POST', headers: { origin: other, ...AUTH, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    expect(answer.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
 
 describe('task-augmented requests (MCP 2025-11-25) to a server that declares no tasks', () => {
   const config = () => writeConfig(fixtureConfig({ thread: false }));
