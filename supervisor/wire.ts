@@ -13,11 +13,23 @@ import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol
  * Everything else (responses, other `_meta`, anything malformed) is the SDK schema's to judge.
  */
 export function toJsonRpcMessage(raw: unknown): JSONRPCMessage | undefined {
+  if (isObject(raw) && (raw as { params?: unknown }).params === null) raw = withoutNullParams(raw as Record<string, unknown>);
   if (isPlainRequest(raw)) return raw as JSONRPCMessage;
   // JSON.parse has rounded such an id: answering it would answer another request's id.
   if (hasUnsafeId(raw)) return undefined;
   const parsed = JSONRPCMessageSchema.safeParse(raw);
   return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * `message` without its `params: null`. JSON-RPC 2.0 has a present `params` be an object or an
+ * array, but clients send null for "none" (Emacs' mcp.el on every `tools/list`, as `arguments:
+ * null` is taken in mcp-session.ts), and the SDK's schema refused the whole message: such a
+ * client never got its tools. Decision: null params are no params, as the Python SDK takes them.
+ */
+function withoutNullParams(message: Record<string, unknown>): Record<string, unknown> {
+  const { params: _none, ...rest } = message;
+  return rest;
 }
 
 /** An `id` that is a number but not an exactly representable integer (JSON.parse changed it, or a fraction). */

@@ -71,8 +71,10 @@ export class LegacySseSessions {
     if (Array.isArray(req.body)) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: the legacy SSE transport takes one JSON-RPC message per POST, not a batch');
     if (req.body === null || typeof req.body !== 'object') return sendJsonRpcError(res, 400, -32600, 'Invalid Request: the body must be a JSON-RPC message object');
     // What the SDK's transport would refuse with "Invalid message: [object Object]" (an id of null, say).
-    if (!toJsonRpcMessage(req.body)) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: not a JSON-RPC 2.0 message (a request needs a string or integer id)');
-    await transport.handlePostMessage(req, res, req.body);
+    const message = toJsonRpcMessage(req.body);
+    if (!message) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: not a JSON-RPC 2.0 message (a request needs a string or integer id)');
+    // The message as wire.ts took it (null params dropped), not the body as sent.
+    await transport.handlePostMessage(req, res, message);
   }
 
   async closeAll(): Promise<void> {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -5,10 +6,11 @@ import { CallToolResultSchema, ListToolsResultSchema } from '@modelcontextprotoc
 import { browserFetch } from '../../helpers/browser-fetch';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { connectHttp, connectStdio, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
+import { bin, eventually } from '../../helpers/processes';
 
 /**
  * What clients people use send and need, beyond the SDK client's defaults: a browser page (the
- * MCP Inspector's Direct connection) and 2025-11-25's task-augmented requests.
+ * MCP Inspector's Direct connection), 2025-11-25's task-augmented requests, and null params.
  */
 const TOKEN = 'a-long-test-token-0123456789';
 const LISTED = 'http://localhost:6274';
@@ -102,5 +104,77 @@ describe('task-augmented requests (MCP 2025-11-25) to a server that declares no 
     } finally {
       await connection.close();
     }
+  });
+});
+
+describe('params: null, which some clients send for "none" (Emacs\' mcp.el on tools/list)', () => {
+  const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'mcp.el', version: '1' } } };
+  const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const config = () => writeConfig(fixtureConfig({ thread: false }));
+
+  it('is taken as no params over stdio: the list and the ping are answered, the notification is not', async () => {
+    const child = spawn(process.execPath, [bin('mcpvisor'), '--config', config()], { stdio: ['pipe', 'pipe', 'ignore'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    const answers = () => stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: unknown; result?: { tools?: Array<{ name: string }> }; error?: unknown });
+    for (const message of [INIT, { jsonrpc: '2.0', method: 'notifications/initialized', params: null }, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: null }, { jsonrpc: '2.0', id: 3, method: 'ping', params: null }]) {
+      child.stdin.write(`${JSON.stringify(message)}\n`);
+    }
+    try {
+      expect(await eventually(() => answers().length >= 3)).toBe(true);
+      const byId = new Map(answers().map((answer) => [answer.id, answer]));
+      expect(byId.get(2)?.result?.tools?.map((tool) => tool.name)).toContain('echo');
+      expect(byId.get(3)).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
+      // No error for the notification (id null) or anything else.
+      expect(answers().filter((answer) => answer.error !== undefined)).toEqual([]);
+    } finally {
+      child.stdin.end();
+      await new Promise((resolve) => child.on('exit', resolve));
+    }
+  });
+
+  describe('over HTTP', () => {
+    let server: HttpServer;
+
+    beforeAll(async () => {
+      server = await startHttp('mcpvisor', ['--config', config()]);
+    });
+    afterAll(async () => {
+      await server.stop();
+    });
+
+    it('is taken as no params over Streamable HTTP', async () => {
+      const init = await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) });
+      const session = { ...HEADERS, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+      await init.text();
+      const list = await fetch(server.mcpUrl, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: null }) });
+      expect(list.status).toBe(200);
+      expect(((await list.json()) as { result: { tools: Array<{ name: string }> } }).result.tools.map((tool) => tool.name)).toContain('echo');
+    });
+
+    it('is taken as no params over legacy SSE', async () => {
+      const controller = new AbortController();
+      const stream = await fetch(`${server.baseUrl}/sse`, { headers: { accept: 'text/event-stream' }, signal: controller.signal });
+      const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      const until = async (pattern: RegExp) => {
+        while (!pattern.test(text)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`the stream ended before ${pattern}: ${text}`);
+          text += value;
+        }
+        return pattern.exec(text)!;
+      };
+      try {
+        const endpoint = (await until(/event: endpoint\ndata: (\S+)\n/))[1];
+        const post = (message: unknown) => fetch(new URL(endpoint, server.baseUrl), { method: 'POST', headers: HEADERS, body: JSON.stringify(message) });
+        expect((await post(INIT)).status).toBe(202);
+        expect((await post({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: null })).status).toBe(202);
+        // The SDK writes `result` before `id`.
+        expect((await until(/data: (\{.*"id":2\})\n/))[1]).toContain('"name":"echo"');
+      } finally {
+        controller.abort();
+      }
+    });
   });
 });

@@ -70,7 +70,6 @@ describe('toJsonRpcMessage', () => {
     { jsonrpc: '2.0', id: 1, method: 7 },
     { jsonrpc: '2.0', id: 1, method: 'tools/list', extra: 1 },
     { jsonrpc: '2.0', id: 1, method: 'tools/call', params: [1, 2] },
-    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: null },
     { jsonrpc: '2.0', id: 1, method: 'tools/call', params: 'x' },
     { jsonrpc: '2.0', id: 1, result: {} },
     { jsonrpc: '2.0', id: 1, error: { code: -1, message: 'no' } },
@@ -86,5 +85,14 @@ describe('toJsonRpcMessage', () => {
     const ours = toJsonRpcMessage(value);
     expect(ours !== undefined).toBe(parsed.success);
     if (parsed.success) expect(ours).toEqual(parsed.data);
+  });
+
+  it('takes params: null as no params, where the SDK schema refuses the message (a decision, wire.ts)', () => {
+    expect(JSONRPCMessageSchema.safeParse({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: null }).success).toBe(false);
+    expect(toJsonRpcMessage({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: null })).toEqual({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(toJsonRpcMessage({ jsonrpc: '2.0', method: 'notifications/initialized', params: null })).toEqual({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    // Still no message: a null id, or params of the wrong kind.
+    expect(toJsonRpcMessage({ jsonrpc: '2.0', id: null, method: 'tools/list', params: null })).toBeUndefined();
+    expect(toJsonRpcMessage({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: 'x' })).toBeUndefined();
   });
 });
