@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { setPath, type EnvSpec, type FlagSpec } from '../../config/load';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
@@ -50,6 +50,12 @@ export const shellProfile: Profile = {
       throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): ${dir} does not exist`);
     }
     if (!isDir) throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): ${dir} is not a directory`);
+    // Claude Desktop starts stdio servers in /, so the default workspace is the root there; the
+    // worker refused it without naming the setting, after the pools had started (exit 1).
+    if (config.shell.sandbox && realpathSync(dir) === '/') {
+      const why = config.shell.workspace === undefined ? 'the current directory, /, as MCP clients such as Claude Desktop start servers there' : '/';
+      throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): the workspace is ${why}; sandbox mode confines commands to a directory below the root: set SHELL_WORKSPACE=DIR in the client's server config (its "env")`);
+    }
     return config;
   },
   helpFooter: [

@@ -1,12 +1,14 @@
 import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { browserFetch } from '../../helpers/browser-fetch';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { connectHttp, connectStdio, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
 import { bin, eventually } from '../../helpers/processes';
+import { tempDir } from '../../helpers/temp';
 
 /**
  * What clients people use send and need, beyond the SDK client's defaults: a browser page (the
@@ -176,5 +178,28 @@ describe('params: null, which some clients send for "none" (Emacs\' mcp.el on to
         controller.abort();
       }
     });
+  });
+});
+
+describe('shell-mcp-server started in / (Claude Desktop starts stdio servers there)', () => {
+  /** The SDK client spawning the server as Claude Desktop does: cwd /, the SDK's default environment plus the server's `env`. */
+  const fromRoot = (env: Record<string, string>) =>
+    new StdioClientTransport({ command: process.execPath, args: [bin('shell-mcp-server')], cwd: '/', env: { ...getDefaultEnvironment(), ...env }, stderr: 'pipe' });
+
+  it('stops at once naming SHELL_WORKSPACE when no workspace is set, and serves its tools once the client config sets it', async () => {
+    const refused = fromRoot({});
+    let stderr = '';
+    refused.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    await expect(new Client({ name: 'claude-desktop-like', version: '1' }).connect(refused)).rejects.toThrow();
+    expect(stderr).toContain('SHELL_WORKSPACE (shell.workspace): the workspace is the current directory, /, as MCP clients such as Claude Desktop start servers there');
+
+    const transport = fromRoot({ SHELL_WORKSPACE: tempDir('mcpvisor-ws-') });
+    const client = new Client({ name: 'claude-desktop-like', version: '1' });
+    try {
+      await client.connect(transport);
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('exec');
+    } finally {
+      await transport.close();
+    }
   });
 });
