@@ -12,7 +12,8 @@ import { tempDir } from '../../helpers/temp';
 
 /**
  * What clients people use send and need, beyond the SDK client's defaults: a browser page (the
- * MCP Inspector's Direct connection), 2025-11-25's task-augmented requests, and null params.
+ * MCP Inspector's Direct connection), 2025-11-25's task-augmented requests, null params, and a
+ * stdio server started in / (Claude Desktop).
  */
 const TOKEN = 'a-long-test-token-0123456789';
 const LISTED = 'http://localhost:6274';
