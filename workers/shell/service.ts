@@ -41,7 +41,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   const config: ShellSettings = shellSettings(rawConfig);
   const workspace = realWorkspace(config.workspace ?? process.cwd());
   if (config.sandbox && workspace === '/') {
-    throw new McpvisorError('BAD_INPUT', 'the shell workspace is / : sandbox mode needs a workspace below the root to confine to');
+    throw new McpvisorError('BAD_INPUT', 'the shell workspace is / (shell.workspace in the config, SHELL_WORKSPACE for shell-mcp-server; unset, the directory the server was started in): sandbox mode needs a workspace below the root to confine to');
   }
   // Sandbox mode only: unconfined commands and file tools act with the user's full rights anyway.
   const readOnly = config.sandbox ? protectedPaths({ workspace, serverFiles: config.serverFiles }) : [];

@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connectStdio } from '../../helpers/mcp';
-import { spawnBin } from '../../helpers/processes';
+import { bin, spawnBin } from '../../helpers/processes';
 import { call } from './helpers';
 
 let dir: string;
@@ -75,6 +76,17 @@ describe('mcpvisor with the shell toolset', () => {
     } finally {
       await server.close();
     }
+  });
+
+  test('started in / (where MCP clients start stdio servers) with no workspace set, stops and names the setting', async () => {
+    const config = path.join(dir, 'root-workspace.json');
+    writeFileSync(config, JSON.stringify({ web: { enabled: false } }));
+    const child = spawn(process.execPath, [bin('mcpvisor'), '--config', config], { cwd: '/', stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const code = await new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve(signal ?? exitCode)));
+    expect(code).toBe(1);
+    expect(stderr).toContain('the shell workspace is / (shell.workspace in the config, SHELL_WORKSPACE for shell-mcp-server');
   });
 
   test('started in its own checkout, warns that the workspace is read-only and names the setting mcpvisor reads', async () => {
