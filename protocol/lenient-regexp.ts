@@ -2,7 +2,7 @@
 import './regexp-backtrack-limit';
 
 /** Syntax that means something else, or nothing, without `u`: `\p{…}`, `\P{…}`, `\u{…}`, characters beyond the BMP. */
-const NEEDS_UNICODE = /\\[pPu]\{|[\uD800-\uDFFF]/;
+export const NEEDS_UNICODE = /\\[pPu]\{|[\uD800-\uDFFF]/;
 
 /**
  * ajv's `code.regExp`: a `pattern` compiled by JavaScript, without ajv's `u` flag unless the

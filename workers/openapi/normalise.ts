@@ -1,5 +1,7 @@
 import type { Json, JsonObject } from './refs';
-import { lenientRegExp } from '../../protocol/lenient-regexp';
+// V8's backtracking limit (see there), before any pattern is compiled here.
+import '../../protocol/regexp-backtrack-limit';
+import { NEEDS_UNICODE } from '../../protocol/lenient-regexp';
 import { unicodePattern } from './unicode-pattern';
 
 /**
@@ -113,9 +115,12 @@ function refusesOwnValues(pattern: string, schema: JsonObject): boolean {
   // An example cut short (GitHub's `sha256:0ecbaa601d...`) is no value.
   const strings = values.filter((value): value is string => typeof value === 'string' && !/(?:\.\.\.|…)$/.test(value));
   if (strings.length === 0) return false;
+  // Only patterns that mean the same without `u`: V8's backtracking limit applies only there, and
+  // a hostile description's `^(a+)+$` with an example to match would otherwise hold the start.
+  if (NEEDS_UNICODE.test(pattern)) return false;
   let compiled: RegExp;
   try {
-    compiled = lenientRegExp(pattern, 'u');
+    compiled = new RegExp(pattern);
   } catch {
     return false;
   }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { ApiToolService } from '../../../workers/openapi/service';
+import { normalise } from '../../../workers/openapi/normalise';
 import { unicodePattern } from '../../../workers/openapi/unicode-pattern';
 import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
 
@@ -92,5 +93,14 @@ describe('patterns written for other engines, or contradicted by their examples'
     });
     expect(ok.isError).toBeUndefined();
     await s.close();
+  });
+});
+
+describe('a pattern tested against its own example', () => {
+  test('is tested under the backtracking limit, so a hostile description cannot hold the start', () => {
+    // Unbounded, the first would backtrack for hours, past the test's timeout.
+    expect(normalise({ type: 'string', pattern: '^(a+)+$', example: `${'a'.repeat(40)}!` })).not.toHaveProperty('pattern');
+    // A pattern that needs `u` (where the limit does not apply) is not tested, and kept.
+    expect(normalise({ type: 'string', pattern: '^(\\p{L}+)+$', example: `${'a'.repeat(40)}!` })).toHaveProperty('pattern', '^(\\p{L}+)+$');
   });
 });
