@@ -14,6 +14,13 @@ const restartSchema = z.strictObject({
 const poolsSchema = z.strictObject({
   /** Default budget of a tool call, queueing included; toolsets may set their own. */
   callTimeoutMs: z.number().int().positive().default(60_000),
+  /**
+   * A call whose request carries a progress token gets a `notifications/progress` this often while
+   * it runs (its progress: seconds so far), so a client that resets its timeout on progress (the
+   * SDK's `resetTimeoutOnProgress`; its default timeout is 60 s) waits for a long command or
+   * search instead of giving up on it. 0: none.
+   */
+  progressIntervalMs: z.number().int().min(0).default(15_000),
   /** How long a worker may take to honour a cancel before it is killed with its tree. */
   cancelGraceMs: z.number().int().positive().default(1_000),
   /** Calls waiting for a free worker, per pool; past it calls answer BUSY at once. */

@@ -2,7 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema, PingRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema, PingRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type ProgressToken, type RequestId, type ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import { McpvisorError } from '../protocol/errors';
 import type { ToolResult } from '../protocol/tool';
 import type { Logger } from './logger';
@@ -89,13 +89,32 @@ export function createSession(options: SessionOptions): Session {
     options.onCallAborted?.(requestId);
   };
 
-  /** One call; `controller` is registered under `requestId` while it runs. */
-  async function callTool(name: string, args: Record<string, unknown> | undefined, requestId: RequestId, controller: AbortController): Promise<ToolResult> {
+  /**
+   * One call; `controller` is registered under `requestId` while it runs. With `progress` (the
+   * request's progress token, and how to send a notification about the request), the call says
+   * every `pools.progressIntervalMs` that it still runs.
+   */
+  async function callTool(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    requestId: RequestId,
+    controller: AbortController,
+    progress?: { token: ProgressToken; notify: (notification: ServerNotification) => Promise<void> },
+  ): Promise<ToolResult> {
     if (running.size >= options.maxConcurrentCalls) {
       return supervisor.refuse(name, new McpvisorError('BUSY', `this session already runs ${options.maxConcurrentCalls} calls; wait for one to finish`));
     }
+    const interval = supervisor.config.pools.progressIntervalMs;
     running.set(requestId, controller);
     const started = Date.now();
+    const ticker =
+      progress && interval > 0
+        ? setInterval(() => {
+            const seconds = Math.round((Date.now() - started) / 1000);
+            const params = { progressToken: progress.token, progress: seconds, message: `${name}: still running after ${seconds} s` };
+            progress.notify({ method: 'notifications/progress', params }).catch(() => undefined);
+          }, interval)
+        : undefined;
     try {
       const result = await supervisor.call(name, args, controller.signal);
       logger.debug({ tool: name, ms: Date.now() - started, isError: result.isError === true }, 'tool call');
@@ -107,6 +126,7 @@ export function createSession(options: SessionOptions): Session {
       }
       throw error;
     } finally {
+      clearInterval(ticker);
       if (running.get(requestId) === controller) running.delete(requestId);
       options.onCallEnded?.();
     }
@@ -131,7 +151,9 @@ export function createSession(options: SessionOptions): Session {
     const onAbort = () => abort(extra.requestId);
     extra.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      return (await callTool(request.params.name, request.params.arguments, extra.requestId, controller)) as never;
+      const token = request.params._meta?.progressToken;
+      const progress = token === undefined ? undefined : { token, notify: extra.sendNotification };
+      return (await callTool(request.params.name, request.params.arguments, extra.requestId, controller, progress)) as never;
     } finally {
       extra.signal.removeEventListener('abort', onAbort);
     }
@@ -170,7 +192,12 @@ export function createSession(options: SessionOptions): Session {
     const params = plainCallParams(message.params as object);
     if (!params) return false;
     const controller = new AbortController();
-    callTool(params.name, params.arguments, id, controller).then(
+    const token = (params._meta as { progressToken?: ProgressToken } | undefined)?.progressToken;
+    const progress =
+      token === undefined
+        ? undefined
+        : { token, notify: (notification: ServerNotification) => transport.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage, { relatedRequestId: id }) };
+    callTool(params.name, params.arguments, id, controller, progress).then(
       (result) => (controller.signal.aborted ? undefined : transport.send({ jsonrpc: '2.0', id, result } as unknown as JSONRPCMessage)),
       (error: { code?: unknown; message?: string; data?: unknown }) => {
         if (controller.signal.aborted) return undefined;
@@ -256,15 +283,15 @@ function withoutTask(message: JSONRPCMessage): JSONRPCMessage {
 
 /**
  * `{name, arguments?, _meta?}` with the types the SDK's CallToolRequest schema requires (`_meta`
- * with a progress token only: we send no progress notifications, on either path), else undefined.
+ * with a progress token only, which callTool uses for its progress notifications), else undefined.
  */
-function plainCallParams(params: object): { name: string; arguments?: Record<string, unknown> } | undefined {
+function plainCallParams(params: object): { name: string; arguments?: Record<string, unknown>; _meta?: unknown } | undefined {
   // invalidCallParams has checked `name` and `arguments`.
   const { name, arguments: args, _meta: meta } = params as { name: string; arguments?: Record<string, unknown> | null; _meta?: unknown };
   if (meta !== undefined && !isPlainMeta(meta)) return undefined;
   for (const key in params) if (key !== 'name' && key !== 'arguments' && key !== '_meta') return undefined;
   // `arguments: null`, which some clients send for "none", is no arguments.
-  return args === null ? { name } : (params as { name: string; arguments?: Record<string, unknown> });
+  return args === null ? { name, _meta: meta } : (params as { name: string; arguments?: Record<string, unknown>; _meta?: unknown });
 }
 
 /** Why tools/call params are unusable (no string `name`, `arguments` not an object), or undefined. */

@@ -14,7 +14,7 @@ function stubSupervisor() {
   let called: () => void = () => undefined;
   const callStarted = new Promise<void>((resolve) => (called = resolve));
   const supervisor = {
-    config: { name: 'test' },
+    config: { name: 'test', pools: { progressIntervalMs: 0 } },
     health: () => ({ version: '0.0.0' }),
     draining: false,
     sessions: 0,
