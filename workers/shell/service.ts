@@ -28,15 +28,15 @@ const LARGE_OUTPUT_BYTES = 1024 * 1024;
 /** Variables never passed to an unsandboxed command: the supervisor's own secrets. */
 const SECRET_ENV = /^(MCPVISOR_|NODE_CHANNEL_)|^API_HEADERS$|AUTH_TOKEN$/;
 
+/** An unconfined shell started ahead of its command: it reads the command from stdin, then gives it an empty stdin. */
+const WARM_SHELL = 'cmd=$(cat) || exit 125; exec </dev/null; eval "$cmd"';
+
 /**
  * The shell toolset's service: spec 002's seven tools over the `shell` config section (defaults
  * filled in by `shellSettings`; the supervisor sends it validated).
  * The workspace must exist; in sandbox mode bubblewrap is probed once here (and again on an `exec`
  * while it is unavailable, so installing it later needs no restart).
  */
-/** An unconfined shell started ahead of its command: it reads the command from stdin, then gives it an empty stdin. */
-const WARM_SHELL = 'cmd=$(cat) || exit 125; exec </dev/null; eval "$cmd"';
-
 export async function createShellService(rawConfig: unknown, log: WorkerLogger): Promise<WorkerService> {
   const config: ShellSettings = shellSettings(rawConfig);
   const workspace = realWorkspace(config.workspace ?? process.cwd());
