@@ -90,7 +90,8 @@ const DRAIN_AFTER_EXIT_MS = 200;
  *   With `guard`, the group is also killed if the worker dies before the command (orphan-guard.ts).
  * - With a cgroup (`cgroups`, or the prepared process's), the command runs in it from its first
  *   instruction, and every process left in it is killed at the timeout, on abort and when the
- *   command exits, setsid and double-forked daemons included; it is removed once they are gone.
+ *   command exits, setsid and double-forked daemons included; then it is removed, or, found empty,
+ *   kept for a later command (command-cgroups.ts).
  *   When it cannot be made, the call rejects with `INTERNAL` and nothing runs.
  * - Output is counted while it is read: up to `maxOutputBytes` per stream is kept (its head and
  *   tail when `keepBytes` is smaller), the rest is read and dropped: the command is not killed for
