@@ -8,6 +8,14 @@ import type { EndpointTool } from './tools-manager';
 /** Page size of `list-api-endpoints` when none is asked; the most it returns is 200. */
 export const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 200;
+/**
+ * Characters of a `list-api-endpoints` page as compact JSON: endpoints past it start the next
+ * page (`nextOffset`), whatever `limit` asked, at least one per page. Why: 200 of Azure's
+ * endpoints, with their long paths written twice (path and ID), were 107 KB of text, over what
+ * hosts take from one tool result (Claude Code: 25,000 tokens); GitHub's and Stripe's 200 are
+ * 46 KB and 57 KB.
+ */
+export const MAX_PAGE_CHARS = 60_000;
 
 export interface MetaTool {
   name: (typeof META_TOOL_NAMES)[number];
@@ -114,15 +122,23 @@ export function listEndpoints(tools: EndpointTool[], args: Record<string, unknow
   const offset = Math.max(0, Number.isInteger(args.offset) ? (args.offset as number) : 0);
   let matching = tools.filter((t) => (!tag || t.tags?.includes(tag)) && (!method || t.method === method) && (!path || t.path.includes(path)));
   if (search) matching = rankBySearch(matching, search, summaryOf);
-  const page = matching.slice(offset, offset + limit).map((t) => ({
-    toolId: t.toolId,
-    name: `${prefix}${t.name}`,
-    method: t.method,
-    path: t.path,
-    summary: summaryOf(t),
-    ...(t.tags && t.tags.length > 0 ? { tags: t.tags } : {}),
-  }));
-  const next = offset + limit < matching.length ? offset + limit : undefined;
+  const page: Array<Record<string, unknown>> = [];
+  let chars = 0;
+  for (const t of matching.slice(offset, offset + limit)) {
+    const entry = {
+      toolId: t.toolId,
+      name: `${prefix}${t.name}`,
+      method: t.method,
+      path: t.path,
+      summary: summaryOf(t),
+      ...(t.tags && t.tags.length > 0 ? { tags: t.tags } : {}),
+    };
+    chars += JSON.stringify(entry).length + 1;
+    if (chars > MAX_PAGE_CHARS && page.length > 0) break;
+    page.push(entry);
+  }
+  const end = offset + page.length;
+  const next = end < matching.length ? end : undefined;
   return { total: matching.length, offset, limit, ...(next !== undefined ? { nextOffset: next } : {}), endpoints: page };
 }
 

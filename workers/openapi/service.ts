@@ -337,8 +337,9 @@ function prefixOf(options: ApiServiceOptions): string {
   return options.namespace ? `${options.namespace}-` : '';
 }
 
+/** Compact, as get-api-endpoint-schema's: indentation was a sixth of a page a model reads. */
 function json(value: Record<string, unknown>): ToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structuredContent: value };
+  return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
 }
 
 /**

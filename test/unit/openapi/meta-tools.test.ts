@@ -1,0 +1,40 @@
+import { listEndpoints, MAX_PAGE_CHARS } from '../../../workers/openapi/meta-tools';
+import type { EndpointTool } from '../../../workers/openapi/tools-manager';
+
+/** A tool as list-api-endpoints reads it; the rest is never looked at. */
+function tool(i: number, segment: string, prefix = '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Web'): EndpointTool {
+  const path = `${prefix}/${segment}/{name}/item${i}`;
+  return { method: 'GET', path, summary: `Gets item ${i}.`, name: `get-item-${i}`, description: '', toolId: `GET::${path.slice(1)}`, tags: ['Items'], inputSchema: { type: 'object' }, targets: new Map() } as EndpointTool;
+}
+
+type Page = { total: number; offset: number; nextOffset?: number; endpoints: Array<{ toolId: string }> };
+
+describe('list-api-endpoints pages', () => {
+  test('a page stops where its text would pass MAX_PAGE_CHARS, and nextOffset continues right after it: every endpoint once', () => {
+    // Azure's long paths, written twice in each entry: 200 of them were 107 KB.
+    const tools = Array.from({ length: 450 }, (_, i) => tool(i, 'hostingEnvironments'.repeat(12)));
+    const first = listEndpoints(tools, { limit: 200 }) as Page;
+    expect(JSON.stringify(first).length).toBeLessThanOrEqual(MAX_PAGE_CHARS + 200);
+    expect(first.endpoints.length).toBeLessThan(200);
+    expect(first.endpoints.length).toBeGreaterThan(50);
+    expect(first.nextOffset).toBe(first.endpoints.length);
+    const seen: string[] = [];
+    let offset: number | undefined = 0;
+    for (let pages = 0; offset !== undefined && pages < 20; pages++) {
+      const page = listEndpoints(tools, { limit: 200, offset }) as Page;
+      expect(page.offset).toBe(offset);
+      seen.push(...page.endpoints.map((e) => e.toolId));
+      offset = page.nextOffset;
+    }
+    expect(seen).toEqual(tools.map((t) => t.toolId));
+  });
+
+  test('short entries fill the page to limit; one entry larger than a page is still listed alone', () => {
+    const short = Array.from({ length: 300 }, (_, i) => tool(i, 'repos', ''));
+    expect((listEndpoints(short, { limit: 200 }) as Page).endpoints).toHaveLength(200);
+    const huge = [tool(0, 'x'.repeat(MAX_PAGE_CHARS)), tool(1, 'sites')];
+    const page = listEndpoints(huge, {}) as Page;
+    expect(page.endpoints.map((e) => e.toolId)).toEqual([huge[0].toolId]);
+    expect(page.nextOffset).toBe(1);
+  });
+});
