@@ -30,11 +30,21 @@ export interface SchemaView {
 const SAME_LEVEL = new Set(['items', 'additionalItems', 'additionalProperties', 'unevaluatedItems', 'unevaluatedProperties', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'prefixItems', 'allOf', 'anyOf', 'oneOf']);
 /** Keywords that list properties: one level deeper. */
 const PROPERTY_MAPS = new Set(['properties', 'patternProperties']);
+/** Keywords whose value is a map of schemas applying to the same value: walked at the same level. */
+const SCHEMA_MAPS = new Set(['dependentSchemas']);
+/**
+ * Keywords whose value is data that constrains: shown whole however long (the answer's size
+ * bound picks a smaller shape instead), as a value left out would pass arguments the call then
+ * refuses. Why: an `enum` (AWS's resource types, Azure's VM sizes) or a `dependentRequired`
+ * (Adyen's optional bodies need their required fields once any is given) over 500 characters
+ * vanished from the answer, and the model's call was refused.
+ */
+const CONSTRAINT_VALUES = new Set(['dependentRequired', 'const']);
 /** Keywords left out: examples and vendor extensions are often most of a schema's size and never its shape. */
 const DROPPED = new Set(['example', 'examples', 'xml', 'externalDocs', '$defs', 'definitions', '$schema', '$id', '$anchor', '$comment']);
 /** Values shown in an enum before the rest is counted. */
 const ENUM_VALUES = 50;
-/** Characters of a non-schema value (`default`, `const`, `discriminator`…) shown whole; longer ones are left out. */
+/** Characters of a non-schema value that only informs (`default`, `discriminator`…) shown whole; longer ones are left out. */
 const VALUE_CHARS = 500;
 /** Paths named in `leftOut`. */
 const LEFT_OUT_PATHS = 5;
@@ -109,7 +119,8 @@ export function viewSchema(schema: Json | undefined, ctx: RefContext, options: V
       } else if (name === 'enum' && Array.isArray(value)) {
         shown = value.length > ENUM_VALUES ? value.slice(0, ENUM_VALUES) : value;
         if (shown !== value) put(out, 'x-enum-left-out', `${value.length - ENUM_VALUES} more values`);
-        shown = clipped(shown);
+        // However long: without it, any value would seem allowed (see CONSTRAINT_VALUES).
+        grow(JSON.stringify(shown).length);
       } else if (PROPERTY_MAPS.has(name) && isObject(value)) {
         const names = Object.keys(value);
         if (stub) {
@@ -127,6 +138,18 @@ export function viewSchema(schema: Json | undefined, ctx: RefContext, options: V
         shown = map;
       } else if (SAME_LEVEL.has(name) && value !== null && typeof value === 'object') {
         shown = show(value, at, level, path);
+      } else if (SCHEMA_MAPS.has(name) && isObject(value)) {
+        const map: JsonObject = {};
+        for (const [key, inner] of Object.entries(value)) {
+          grow(key.length + 4);
+          put(map, key, show(inner, at, level, path) ?? {});
+        }
+        shown = map;
+      } else if (CONSTRAINT_VALUES.has(name)) {
+        // Like `required`: names properties a stub does not list.
+        if (stub && name === 'dependentRequired') continue;
+        shown = value;
+        if (value !== null && typeof value === 'object') grow(JSON.stringify(value).length);
       } else if (value !== null && typeof value === 'object') {
         shown = clipped(value);
       } else {

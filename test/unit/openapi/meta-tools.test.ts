@@ -1,5 +1,11 @@
+import path from 'node:path';
 import { listEndpoints, MAX_PAGE_CHARS } from '../../../workers/openapi/meta-tools';
+import { ApiToolService } from '../../../workers/openapi/service';
 import type { EndpointTool } from '../../../workers/openapi/tools-manager';
+
+const FIXTURE = path.join(__dirname, '..', '..', 'fixtures', 'openapi', 'dynamic-mode.yaml');
+// No request goes upstream in these tests.
+const start = () => ApiToolService.create({ apiBaseUrl: 'http://127.0.0.1:9', openApiSpec: FIXTURE, specCache: false, toolsMode: 'dynamic' });
 
 /** A tool as list-api-endpoints reads it; the rest is never looked at. */
 function tool(i: number, segment: string, prefix = '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Web'): EndpointTool {
@@ -36,5 +42,27 @@ describe('list-api-endpoints pages', () => {
     const page = listEndpoints(huge, {}) as Page;
     expect(page.endpoints.map((e) => e.toolId)).toEqual([huge[0].toolId]);
     expect(page.nextOffset).toBe(1);
+  });
+});
+
+describe('get-api-endpoint-schema in dynamic mode', () => {
+  test('shows every constraint of the input schema invoke-api-endpoint checks, however long its value: enum, const, dependentRequired', async () => {
+    const s = await start();
+    for (const toolId of ['POST::payouts', 'GET::resources']) {
+      const answer = (await s.handle('get-api-endpoint-schema', { toolId })).structuredContent as { inputSchema: unknown };
+      expect(answer.inputSchema).toEqual(s.manager.getToolById(toolId)!.inputSchema);
+    }
+    // What the answer shows is what the call refuses: one body property given needs the required ones.
+    await expect(s.handle('invoke-api-endpoint', { toolId: 'POST::payouts', parameters: { fraudOffsetValue: '1' } })).rejects.toMatchObject({ code: 'BAD_INPUT', message: expect.stringContaining('merchantAccountCode') });
+    await s.close();
+  });
+
+  test('list-api-endpoints answers compact JSON, the same as its structuredContent', async () => {
+    const s = await start();
+    const result = await s.handle('list-api-endpoints', {});
+    const text = (result.content[0] as { text: string }).text;
+    expect(text).not.toMatch(/\n/);
+    expect(JSON.parse(text)).toEqual(result.structuredContent);
+    await s.close();
   });
 });
