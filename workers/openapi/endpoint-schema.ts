@@ -5,7 +5,7 @@ import { cleanDisplayTexts, displayText } from './display-text';
 import { buildInputSchema } from './input-schema';
 import type { OperationEntry } from './operations';
 import { follow, isObject, type Json, type JsonObject, type RefContext } from './refs';
-import { schemaAt, viewSchema, type SchemaView } from './schema-view';
+import { ENUM_VALUES, schemaAt, viewSchema, type SchemaView } from './schema-view';
 import type { EndpointTool } from './tools-manager';
 
 /**
@@ -46,6 +46,8 @@ interface Shape {
   descriptionChars: number;
   /** Levels shown of the success responses' schemas in the summary; -1: no schemas. */
   responseDepth?: number;
+  /** Values shown of an enum; default ENUM_VALUES. */
+  enumValues?: number;
 }
 
 /**
@@ -89,6 +91,7 @@ function summaryAnswer(head: JsonObject, tool: EndpointTool, entry: OperationEnt
     if (!inputView) return undefined;
     answer.inputSchema = inputView.value;
     if (inputView.leftOut.length > 0) notes.push(`the input schema is shown ${levels(shape.depth)} ('x-left-out' marks the rest): ask again with at: '${inputView.leftOut[0]}' (a dotted path of argument and property names) to see a part`);
+    if (inputView.enumsCut.length > 0) notes.push(`an enum shows its first ${ENUM_VALUES} values ('x-enum-left-out' counts the rest): ask again with at: '${inputView.enumsCut[0]}' for all of them`);
     const out: JsonObject = {};
     const responseDepth = shape.responseDepth ?? -1;
     const cut: string[] = [];
@@ -163,7 +166,7 @@ function partAnswer(head: JsonObject, input: JsonObject, response: ResponseInfo 
     if (typeof answer.description === 'string' && answer.description.length > chars) answer.description = `${answer.description.slice(0, chars)}…`;
     let view: SchemaView | undefined;
     if (schema !== undefined) {
-      view = viewSchema(schema, ctx, { depth: shape.depth, descriptionChars: shape.descriptionChars, maxChars: MAX_SCHEMA_ANSWER_CHARS / 2 }, uri);
+      view = viewSchema(schema, ctx, { depth: shape.depth, descriptionChars: shape.descriptionChars, maxChars: MAX_SCHEMA_ANSWER_CHARS / 2, enumValues: shape.enumValues }, uri);
       if (!view) return undefined;
       answer.schema = view.value;
     }
@@ -174,11 +177,15 @@ function partAnswer(head: JsonObject, input: JsonObject, response: ResponseInfo 
       const first = view.leftOut[0] === '(top)' ? at : [at, view.leftOut[0]].filter(Boolean).join('.');
       answer.note = `the schema is shown ${levels(shape.depth)} ('x-left-out' marks the rest): ask again with${response ? ` response: '${response.code}' and` : ''} at: '${first}' to see a part.`;
     }
+    if (view && view.enumsCut.length > 0) answer.note = `${answer.note === undefined ? '' : `${answer.note} `}Enums past ${ENUM_VALUES} values are cut for size ('x-enum-left-out' counts the rest).`;
     return answer;
   };
-  // More levels before longer descriptions; none only when nothing else fits.
+  // More levels before longer descriptions; none only when nothing else fits. Asked for a part,
+  // its enums whole first: the summary sends here for the values it cut.
   const shapes: Shape[] = [];
-  for (let depth = FULL_DEPTH; depth >= 0; depth = depth > 8 ? 8 : depth - 1) shapes.push({ depth, descriptionChars: DESCRIPTION_CHARS }, { depth, descriptionChars: SHORT_DESCRIPTION_CHARS });
+  for (let depth = FULL_DEPTH; depth >= 0; depth = depth > 8 ? 8 : depth - 1) {
+    for (const enumValues of [Infinity, ENUM_VALUES]) shapes.push({ depth, descriptionChars: DESCRIPTION_CHARS, enumValues }, { depth, descriptionChars: SHORT_DESCRIPTION_CHARS, enumValues });
+  }
   for (let depth = 8; depth >= 0; depth--) shapes.push({ depth, descriptionChars: 0 });
   return firstThatFits(shapes, build) ?? { ...head, note: `the schema is too large to show even as a stub; ask with a longer at: path` };
 }

@@ -16,6 +16,8 @@ export interface ViewOptions {
   descriptionChars: number;
   /** About the characters of the view as compact JSON; past them viewSchema returns undefined. */
   maxChars: number;
+  /** Values shown of an enum before the rest is counted; default ENUM_VALUES. */
+  enumValues?: number;
 }
 
 export interface SchemaView {
@@ -24,6 +26,8 @@ export interface SchemaView {
   leftOut: string[];
   /** Whether some description was cut. */
   cutText: boolean;
+  /** Dotted paths of the first enums cut to `enumValues` ('' for the top). */
+  enumsCut: string[];
 }
 
 /** Keywords whose value is a schema, or a list or map of schemas, walked at the same level. */
@@ -42,8 +46,8 @@ const SCHEMA_MAPS = new Set(['dependentSchemas']);
 const CONSTRAINT_VALUES = new Set(['dependentRequired', 'const']);
 /** Keywords left out: examples and vendor extensions are often most of a schema's size and never its shape. */
 const DROPPED = new Set(['example', 'examples', 'xml', 'externalDocs', '$defs', 'definitions', '$schema', '$id', '$anchor', '$comment']);
-/** Values shown in an enum before the rest is counted. */
-const ENUM_VALUES = 50;
+/** Values shown in an enum before the rest is counted, unless asked for more. */
+export const ENUM_VALUES = 50;
 /** Characters of a non-schema value that only informs (`default`, `discriminator`…) shown whole; longer ones are left out. */
 const VALUE_CHARS = 500;
 /** Paths named in `leftOut`. */
@@ -60,6 +64,8 @@ const TOO_LARGE = Symbol('view too large');
  */
 export function viewSchema(schema: Json | undefined, ctx: RefContext, options: ViewOptions, uri = ctx.rootUri): SchemaView | undefined {
   const leftOut: string[] = [];
+  const enumsCut: string[] = [];
+  const enumValues = options.enumValues ?? ENUM_VALUES;
   let cutText = false;
   let size = 0;
   const grow = (chars: number) => {
@@ -117,8 +123,11 @@ export function viewSchema(schema: Json | undefined, ctx: RefContext, options: V
         shown = value.length > options.descriptionChars ? `${value.slice(0, options.descriptionChars)}…` : value;
         if (shown !== value) cutText = true;
       } else if (name === 'enum' && Array.isArray(value)) {
-        shown = value.length > ENUM_VALUES ? value.slice(0, ENUM_VALUES) : value;
-        if (shown !== value) put(out, 'x-enum-left-out', `${value.length - ENUM_VALUES} more values`);
+        shown = value.length > enumValues ? value.slice(0, enumValues) : value;
+        if (shown !== value) {
+          put(out, 'x-enum-left-out', `${value.length - enumValues} more values`);
+          if (enumsCut.length < LEFT_OUT_PATHS && !enumsCut.includes(path)) enumsCut.push(path);
+        }
         // However long: without it, any value would seem allowed (see CONSTRAINT_VALUES).
         grow(JSON.stringify(shown).length);
       } else if (PROPERTY_MAPS.has(name) && isObject(value)) {
@@ -176,7 +185,7 @@ export function viewSchema(schema: Json | undefined, ctx: RefContext, options: V
   };
 
   try {
-    return { value: show(schema, uri, 0, '') ?? {}, leftOut, cutText };
+    return { value: show(schema, uri, 0, '') ?? {}, leftOut, cutText, enumsCut };
   } catch (error) {
     if (error === TOO_LARGE) return undefined;
     throw error;

@@ -57,6 +57,19 @@ describe('get-api-endpoint-schema in dynamic mode', () => {
     await s.close();
   });
 
+  test('shows an enum past 50 values cut in the summary, saying how to see it, and whole when asked for with at', async () => {
+    const s = await start();
+    const summary = (await s.handle('get-api-endpoint-schema', { toolId: 'GET::regions__---region__status' })).structuredContent as { inputSchema: { properties: Record<string, { enum: string[] }> }; note: string };
+    expect(summary.inputSchema.properties.region.enum).toHaveLength(50);
+    expect(summary.inputSchema.properties.region).toMatchObject({ 'x-enum-left-out': '30 more values' });
+    expect(summary.note).toContain("ask again with at: 'region' for all of them");
+    const part = (await s.handle('get-api-endpoint-schema', { toolId: 'GET::regions__---region__status', at: 'region' })).structuredContent as { schema: { enum: string[] }; note?: string };
+    expect(part.schema.enum).toEqual(Array.from({ length: 80 }, (_, i) => `region-${String(i).padStart(2, '0')}`));
+    expect(part.schema).not.toHaveProperty('x-enum-left-out');
+    expect(part).not.toHaveProperty('note');
+    await s.close();
+  });
+
   test('list-api-endpoints answers compact JSON, the same as its structuredContent', async () => {
     const s = await start();
     const result = await s.handle('list-api-endpoints', {});
