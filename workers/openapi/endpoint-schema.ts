@@ -5,7 +5,7 @@ import { cleanDisplayTexts, displayText } from './display-text';
 import { buildInputSchema } from './input-schema';
 import type { OperationEntry } from './operations';
 import { follow, isObject, type Json, type JsonObject, type RefContext } from './refs';
-import { ENUM_VALUES, schemaAt, viewSchema, type SchemaView } from './schema-view';
+import { ENUM_VALUES, propertyNames, schemaAt, viewSchema, type SchemaView } from './schema-view';
 import type { EndpointTool } from './tools-manager';
 
 /**
@@ -174,8 +174,12 @@ function partAnswer(head: JsonObject, input: JsonObject, response: ResponseInfo 
       answer.headers = Object.fromEntries(Object.entries(response.headers).map(([name, header]) => [name, headerDescription(header, ctx, response.uri).slice(0, 200)]));
     }
     if (view && view.leftOut.length > 0) {
-      const first = view.leftOut[0] === '(top)' ? at : [at, view.leftOut[0]].filter(Boolean).join('.');
-      answer.note = `the schema is shown ${levels(shape.depth)} ('x-left-out' marks the rest): ask again with${response ? ` response: '${response.code}' and` : ''} at: '${first}' to see a part.`;
+      // A stub at the top: the way in is one of its properties (asking for `at` again, or for
+      // `at: 'undefined'` after a response alone, showed the same stub or was refused).
+      const top = view.leftOut[0] === '(top)' ? propertyNames(schema, ctx, uri) : [];
+      const first = [at, view.leftOut[0] === '(top)' ? top[0] : view.leftOut[0]].filter(Boolean).join('.');
+      const names = top.length > 1 ? ` (its properties: ${top.slice(0, 20).join(', ')}${top.length > 20 ? ', …' : ''})` : '';
+      answer.note = `the schema is shown ${levels(shape.depth)} ('x-left-out' marks the rest): ask again with${response ? ` response: '${response.code}' and` : ''} at: '${first}' to see a part${names}.`;
     }
     if (view && view.enumsCut.length > 0) answer.note = `${answer.note === undefined ? '' : `${answer.note} `}Enums past ${ENUM_VALUES} values are cut for size ('x-enum-left-out' counts the rest).`;
     return answer;

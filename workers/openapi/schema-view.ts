@@ -195,8 +195,9 @@ export function viewSchema(schema: Json | undefined, ctx: RefContext, options: V
 /**
  * The part of `schema` that `path` (property names joined by dots) names, passing through
  * arrays' `items`, `allOf`/`anyOf`/`oneOf` branches and `additionalProperties`; a name holding
- * dots is matched whole first. `{ missing, at, names }` when some name is not there: the name,
- * the path up to it, and the names that are.
+ * dots is matched whole first, and a name several branches define is looked into in each (the
+ * first has the last name). `{ missing, at, names }` when some name is not there: the name, the
+ * path up to it, and the names that are.
  */
 export function schemaAt(schema: Json | undefined, path: string, ctx: RefContext, uri = ctx.rootUri): { value: Json; uri: string | undefined } | { missing: string; at: string; names: string[] } {
   let best: { missing: string; at: string; names: string[] } | undefined;
@@ -206,9 +207,13 @@ export function schemaAt(schema: Json | undefined, path: string, ctx: RefContext
     for (const head of heads) {
       const found = props.get(head);
       if (found === undefined) continue;
-      if (head === rest) return found;
-      const deeper = walk(found.value, found.uri, rest.slice(head.length + 1), done === '' ? head : `${done}.${head}`);
-      if (deeper) return deeper;
+      if (head === rest) return found[0];
+      // Why each: NPR's documents take `items` from a generic allOf branch (an array of anything)
+      // and from their own (an array of audio items), and only the second has `attributes`.
+      for (const candidate of found) {
+        const deeper = walk(candidate.value, candidate.uri, rest.slice(head.length + 1), done === '' ? head : `${done}.${head}`);
+        if (deeper) return deeper;
+      }
     }
     const missing = rest.split('.')[0];
     if (!best || done.length > best.at.length) best = { missing, at: done, names: [...props.keys()] };
@@ -217,9 +222,14 @@ export function schemaAt(schema: Json | undefined, path: string, ctx: RefContext
   return walk(schema, uri, path, '') ?? best!;
 }
 
-/** The properties a value of `node` may have, by name (the first schema found for each). */
-function propertiesOf(node: Json | undefined, uri: string | undefined, ctx: RefContext): Map<string, { value: Json; uri: string | undefined }> {
-  const found = new Map<string, { value: Json; uri: string | undefined }>();
+/** The names of the properties a value of `schema` may have (through refs, arrays and branches). */
+export function propertyNames(schema: Json | undefined, ctx: RefContext, uri = ctx.rootUri): string[] {
+  return [...propertiesOf(schema, uri, ctx).keys()];
+}
+
+/** The properties a value of `node` may have, by name: each schema found for it, in the order found. */
+function propertiesOf(node: Json | undefined, uri: string | undefined, ctx: RefContext): Map<string, Array<{ value: Json; uri: string | undefined }>> {
+  const found = new Map<string, Array<{ value: Json; uri: string | undefined }>>();
   const seen = new Set<object>();
   const visit = (value: Json | undefined, at: string | undefined) => {
     let current = value;
@@ -231,7 +241,13 @@ function propertiesOf(node: Json | undefined, uri: string | undefined, ctx: RefC
     }
     if (!isObject(current) || seen.has(current)) return;
     seen.add(current);
-    if (isObject(current.properties)) for (const [name, inner] of Object.entries(current.properties)) if (!found.has(name)) found.set(name, { value: inner, uri: where });
+    if (isObject(current.properties)) {
+      for (const [name, inner] of Object.entries(current.properties)) {
+        const list = found.get(name);
+        if (list) list.push({ value: inner, uri: where });
+        else found.set(name, [{ value: inner, uri: where }]);
+      }
+    }
     for (const keyword of ['items', 'additionalProperties']) visit(current[keyword], where);
     for (const keyword of ['allOf', 'anyOf', 'oneOf']) {
       const branches = current[keyword];

@@ -79,3 +79,23 @@ describe('get-api-endpoint-schema in dynamic mode', () => {
     await s.close();
   });
 });
+
+describe("get-api-endpoint-schema's way into a schema", () => {
+  test("a response shown as a stub at its top names a property to ask for with at, and asking for it answers", async () => {
+    const s = await start();
+    const stub = (await s.handle('get-api-endpoint-schema', { toolId: 'GET::reports__---id', response: '200' })).structuredContent as { schema: Record<string, unknown>; note: string };
+    expect(stub.schema).toEqual({ allOf: [{ 'x-left-out': '1 properties' }, { 'x-left-out': '31 properties' }] });
+    expect(stub.note).toContain("ask again with response: '200' and at: 'items' to see a part (its properties: items, f01, f02,");
+    const part = await s.handle('get-api-endpoint-schema', { toolId: 'GET::reports__---id', response: '200', at: 'items' });
+    expect(part.isError).toBeUndefined();
+    expect(part.structuredContent).toMatchObject({ at: 'items', schema: { type: 'array' } });
+    await s.close();
+  });
+
+  test('at looks into each allOf branch that defines a name, not only the first', async () => {
+    const s = await start();
+    const part = (await s.handle('get-api-endpoint-schema', { toolId: 'GET::reports__---id', response: '200', at: 'items.attributes.geofence' })).structuredContent as { schema: unknown };
+    expect(part.schema).toEqual({ type: 'string' });
+    await s.close();
+  });
+});
