@@ -122,6 +122,8 @@ export function rankBySearch(tools: EndpointTool[], search: string, summaryOf: (
   const mine = raw.some((word) => word === 'my' || word === 'me' || word === 'mine');
   const kept = raw.filter((word) => !STOP_WORDS.has(word));
   const query = [...new Set((kept.length > 0 ? kept : raw).map(stem))];
+  // No letter or digit (`.`, `*`): as no search, like an empty one, not as one nothing matches.
+  if (query.length === 0) return tools;
   const methods = VERB_METHODS.get(kept[0] ?? '');
   const action = kept.length > 1 ? stem(kept[0]) : undefined;
   const scored: Array<{ tool: EndpointTool; score: number }> = [];

@@ -64,6 +64,12 @@ describe('ranking rules', () => {
     expect(ranked(tools, 'rechnungen für kunden')).toEqual(['GET /rechnungen']);
   });
 
+  test('a search without a letter or digit filters nothing, as an empty one does', () => {
+    // Some of setlist.fm's summaries are '.': a search for one listed nothing.
+    const tools = [tool('GET', '/pets', 'List pets'), tool('GET', '/stores', 'List stores')];
+    for (const search of ['.', '*', ' - ']) expect(ranked(tools, search)).toEqual(['GET /pets', 'GET /stores']);
+  });
+
   test('an endpoint matching no word is left out', () => {
     expect(ranked([tool('GET', '/pets', 'List pets'), tool('GET', '/stores', 'List stores')], 'zzqx pets')).toEqual(['GET /pets']);
   });
