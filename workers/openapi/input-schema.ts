@@ -241,7 +241,10 @@ function objectProperties(schema: JsonObject): JsonObject | undefined {
  */
 function nonEmpty(schema: Json, param: RawParameter): Json {
   const mustHaveText = param.in === 'path' || (param.in === 'query' && param.required === true && param.allowEmptyValue !== true);
-  if (!mustHaveText || schema === null || typeof schema !== 'object' || Array.isArray(schema) || schema.minLength !== undefined) return schema;
+  if (!mustHaveText || schema === null || typeof schema !== 'object' || Array.isArray(schema)) return schema;
+  // A minLength given stands, but not 0 on a path parameter (AWS networkmanager): "" was listed
+  // as valid, and the call refuses it.
+  if (schema.minLength !== undefined && !(schema.minLength === 0 && param.in === 'path')) return schema;
   const isString = schema.type === 'string' || (Array.isArray(schema.type) && schema.type.includes('string'));
   return isString ? { ...schema, minLength: 1 } : schema;
 }

@@ -18,6 +18,31 @@ async function toolsOf(file: string): Promise<Map<string, EndpointTool>> {
 const props = (tool: EndpointTool) => tool.inputSchema.properties as Record<string, Record<string, unknown>>;
 
 describe('input schemas', () => {
+  test('list a path parameter as non-empty even where the description says minLength 0', async () => {
+    // AWS networkmanager: "" was listed as valid, and the call refused it (an empty segment).
+    const openApiSpec = JSON.stringify({
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: {
+        '/networks/{id}': {
+          get: {
+            operationId: 'getNetwork',
+            parameters: [
+              { name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 0 } },
+              { name: 'q', in: 'query', schema: { type: 'string', minLength: 0 } },
+            ],
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      },
+    });
+    const spec = await loadSpec({ specInputMethod: 'inline', openApiSpec });
+    const [tool] = new ToolsManager({}, spec).generateTools();
+    expect(props(tool).id.minLength).toBe(1);
+    // An optional query parameter keeps what the description says.
+    expect(props(tool).q.minLength).toBe(0);
+  });
+
   test('keep same-name parameters of different locations and colliding body properties distinct', async () => {
     const tool = (await toolsOf('collisions.yaml')).get('POST::items__---id')!;
     expect(tool.inputSchema.type).toBe('object');
