@@ -39,8 +39,10 @@ export function builderPlan(spec: JsonObject): BuilderPlan {
   const swaggerSeparators = new Map<string, string>();
   const [route, methods] = Object.entries(spec.paths as JsonObject)[0];
   const kept: JsonObject = {};
+  const queryNames = new Set<string>();
   for (const [method, operation] of Object.entries(methods as JsonObject)) {
     const parameters = (operation as JsonObject).parameters;
+    for (const p of Array.isArray(parameters) ? parameters : []) if (isObject(p) && p.in === 'query' && typeof p.name === 'string') queryNames.add(p.name);
     const builderParameters = (Array.isArray(parameters) ? parameters : []).filter((p) => {
       if (!isObject(p)) return true;
       if (spec.swagger && (p.in === 'header' || p.in === 'formData') && p.type === 'array') swaggerSeparators.set(`${p.in}\0${p.name}`, SEPARATORS[String(p.collectionFormat ?? 'csv')] ?? ',');
@@ -61,9 +63,29 @@ export function builderPlan(spec: JsonObject): BuilderPlan {
   }
   const keys = parameterKeys(Object.values(kept).flatMap((operation) => (operation as JsonObject).parameters as Json[]));
   const keyOf = (location: string, name: string) => keys.get(`${location}\0${name}`) ?? `${location}.${name}`;
-  made = { builderSpec: { ...spec, paths: { '': kept } }, ownQuery, template: compileTemplate(route), pathParameters, keyOf, swaggerSeparators };
+  made = { builderSpec: { ...spec, paths: { '': kept } }, ownQuery, template: compileTemplate(withoutTemplatedQuery(route, queryNames)), pathParameters, keyOf, swaggerSeparators };
   plans.set(spec, made);
   return made;
+}
+
+/**
+ * `route` without the `name={name}` pairs of its own query whose `name` is a query parameter of
+ * the operation, which is then sent as any other query parameter (or left out when not given).
+ * Medium's `/search/tags?query={query}` and 8 more operations of APIs.guru descriptions were
+ * refused on every call: no path parameter fills `{query}`.
+ */
+export function withoutTemplatedQuery(route: string, queryNames: ReadonlySet<string>): string {
+  const query = route.indexOf('?');
+  if (query < 0 || queryNames.size === 0) return route;
+  const hash = route.indexOf('#', query);
+  const end = hash < 0 ? route.length : hash;
+  const pairs = route.slice(query + 1, end).split('&');
+  const kept = pairs.filter((pair) => {
+    const templated = /^([^=]+)=\{([^{}]+)\}$/.exec(pair);
+    return !(templated && templated[1] === templated[2] && queryNames.has(templated[2]));
+  });
+  if (kept.length === pairs.length) return route;
+  return `${route.slice(0, query)}${kept.length > 0 ? `?${kept.join('&')}` : ''}${route.slice(end)}`;
 }
 
 /**
