@@ -71,7 +71,7 @@ export function builderPlan(spec: JsonObject): BuilderPlan {
 /**
  * `route` without the `name={name}` pairs of its own query whose `name` is a query parameter of
  * the operation, which is then sent as any other query parameter (or left out when not given).
- * Medium's `/search/tags?query={query}` and 8 more operations of APIs.guru descriptions were
+ * Medium's `/search/tags?query={query}` and its other such operations (APIs.guru) were
  * refused on every call: no path parameter fills `{query}`.
  */
 export function withoutTemplatedQuery(route: string, queryNames: ReadonlySet<string>): string {

@@ -1,7 +1,7 @@
 import { withoutTemplatedQuery } from '../../../workers/openapi/builder-plan';
 import { BASE, oas3, OK, requestBuilder, type BuildCall } from '../../helpers/openapi-request';
 
-/** Path keys with a query of their own whose values are templates (medium.com, clicksend, icons8 in APIs.guru). */
+/** Path keys with a query of their own whose values are templates (medium.com in APIs.guru). */
 const SPEC = oas3({
   '/search/tags?query={query}': {
     get: { operationId: 'searchTags', parameters: [{ name: 'query', in: 'query', required: true, schema: { type: 'string' } }], responses: OK },
