@@ -41,7 +41,7 @@ export function propertyClass(name: string, negated: boolean, inClass: boolean):
   let contents: string | undefined = POSIX[name] ?? UNIONS[name];
   if (contents === undefined) {
     const bare = name.startsWith('Is') && name.length > 2 ? name.slice(2) : name;
-    const known = [bare, `Script=${bare}`].find((candidate) => compiles(`\\p{${candidate}}`));
+    const known = [bare, `Script=${bare}`].find((candidate) => compiles(`\\p{${candidate}}`, 'u'));
     if (known !== undefined) return `\\${negated ? 'P' : 'p'}{${known}}`;
     return undefined;
   }
@@ -78,9 +78,10 @@ export function foreignEscape(letter: string, inClass: boolean): string | undefi
   }
 }
 
-function compiles(pattern: string): boolean {
+/** Whether JavaScript compiles `pattern` with `flags`. */
+export function compiles(pattern: string, flags: string): boolean {
   try {
-    new RegExp(pattern, 'u');
+    new RegExp(pattern, flags);
     return true;
   } catch {
     return false;

@@ -1,4 +1,4 @@
-import { foreignEscape, propertyClass } from './foreign-escapes';
+import { compiles, foreignEscape, propertyClass } from './foreign-escapes';
 
 /**
  * A description's `pattern` as JSON Schema validators compile it: with the `u` flag (ajv, and so
@@ -23,15 +23,6 @@ export function unicodePattern(pattern: string): string | undefined {
   if (!compiles(pattern, '')) return undefined;
   const rewritten = rewrite(pattern);
   return rewritten !== undefined && compiles(rewritten, 'u') ? rewritten : undefined;
-}
-
-function compiles(pattern: string, flags: string): boolean {
-  try {
-    new RegExp(pattern, flags);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const SYNTAX = new Set([...'^$\\.*+?()[]{}|/']);
