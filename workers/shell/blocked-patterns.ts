@@ -85,7 +85,11 @@ function checkScript(script: string, depth: number): BlockedMatch | undefined {
   for (const command of parsed.commands) {
     const found = checkCommand(command, depth, cwd);
     if (found) return found;
-    pipelines.set(command.pipeline, [...(pipelines.get(command.pipeline) ?? []), command]);
+    // Appended in place: copying the array per member was quadratic, and `a|a|…` (100,000
+    // characters, 50,000 members) held the worker's event loop until its liveness check killed it.
+    const members = pipelines.get(command.pipeline);
+    if (members) members.push(command);
+    else pipelines.set(command.pipeline, [command]);
   }
   // `echo 'rm -rf /' | sh`: the text printed into a shell is code.
   for (const members of pipelines.values()) {

@@ -2,6 +2,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { errorCodeOf } from '../../../protocol/results';
+import { writeConfig } from '../../helpers/config';
 import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
 import { eventually } from '../../helpers/processes';
 import { call, peakRssBytes, processesMatching, shellWorkerPids } from './helpers';
@@ -125,5 +126,33 @@ describe('a command that kills its own shell pool worker', () => {
     for (const n of [1, 2, 3]) {
       expect(await eventually(() => processesMatching(`sleep 430${n}`).length + processesMatching(`sleep 431${n}`).length === 0, 3000)).toBe(true);
     }
+  });
+});
+
+describe('a command line of 50,000 piped commands, within the length limit', () => {
+  let ws: string;
+  let server: StdioConnection;
+
+  beforeAll(async () => {
+    ws = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'shell-pipes-')));
+    // One worker, found stuck after 2 s: reading the command must not hold it that long.
+    const config = writeConfig({ pools: { livenessIntervalMs: 500, livenessTimeoutMs: 2000 }, shell: { workers: 1 } });
+    server = await connectStdio('shell-mcp-server', ['--config', config], { SANDBOX_MODE: 'false', SHELL_WORKSPACE: ws });
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(ws, { recursive: true, force: true });
+  });
+
+  test('is checked for blocked patterns and run without stalling its worker, which serves the next call', async () => {
+    const before = shellWorkerPids(server.pid()!);
+    // Never run (`if false`), so no 50,000 processes start; the check reads it all the same.
+    const command = `if false; then ${':|'.repeat(49_980)}:; fi; echo end`;
+    expect(command.length).toBeLessThanOrEqual(100_000);
+    const result = await call(server, 'exec', { command }, { timeout: 60_000 });
+    expect(errorCodeOf(result)).toBeUndefined();
+    expect(result.structuredContent).toMatchObject({ stdout: 'end\n', exitCode: 0 });
+    expect(textOf(await call(server, 'exec', { command: 'echo next' }))).toContain('next');
+    expect(shellWorkerPids(server.pid()!)).toEqual(before);
   });
 });
