@@ -50,6 +50,8 @@ const CODES: Record<FetchErrorCode, ErrorCode> = {
   // Like the two above, a property of the page the site sent, not of the network.
   CONVERSION_FAILED: 'UPSTREAM_ERROR',
   CANCELLED: 'CANCELLED',
+  // Library options only: the MCP tool passes no timeout or headers of the caller's.
+  INVALID_OPTIONS: 'BAD_INPUT',
 };
 
 /**

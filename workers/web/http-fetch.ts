@@ -8,6 +8,8 @@ import { ContentCodingError, decodeContent } from '../common/content-coding';
 export type FetchErrorCode =
   | 'INVALID_URL' | 'BLOCKED' | 'DNS_FAILURE' | 'CONNECTION_REFUSED' | 'TIMEOUT' | 'HTTP_ERROR'
   | 'TOO_LARGE' | 'TOO_MANY_REDIRECTS' | 'UNSUPPORTED_TYPE' | 'NETWORK_ERROR' | 'CANCELLED'
+  /** A library caller's timeout or headers cannot be used (nothing was sent). */
+  | 'INVALID_OPTIONS'
   /** The page came but could not be converted (set by content.ts, never by httpFetch). */
   | 'CONVERSION_FAILED';
 
@@ -56,7 +58,7 @@ const openAgent = new Agent({ keepAliveTimeout: 4_000 });
  * failure: HTTP status >= 400 is `HTTP_ERROR` (spec 001: an error status is a failed fetch).
  */
 export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}): Promise<HttpResponse> {
-  const timeoutMs = options.timeoutMs ?? 15_000;
+  const timeoutMs = checkTimeout(options.timeoutMs, 'timeoutMs') ?? 15_000;
   const maxBodyBytes = options.maxBodyBytes ?? 10 * 1024 * 1024;
   const maxRedirects = options.maxRedirects ?? 5;
   const allowPrivate = options.allowPrivateNetwork ?? false;
@@ -183,6 +185,23 @@ export function parseHttpUrl(raw: string): URL {
   return url;
 }
 
+/** The longest timer Node takes (AbortSignal.timeout), about 49.7 days. */
+const MAX_TIMEOUT_MS = 2 ** 32 - 1;
+
+/**
+ * A caller's timeout in whole ms (a fraction rounded up), or undefined when none was given.
+ * Throws INVALID_OPTIONS naming `name` for one that is not a positive number up to
+ * MAX_TIMEOUT_MS: AbortSignal.timeout threw a RangeError about a "delay" the caller never
+ * passed, which the fetcher then reported as a NETWORK_ERROR.
+ */
+export function checkTimeout(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !(value > 0) || value > MAX_TIMEOUT_MS) {
+    throw new FetchError('INVALID_OPTIONS', `${name} must be a positive number of milliseconds up to ${MAX_TIMEOUT_MS}, got ${typeof value === 'number' ? value : `${typeof value} ${JSON.stringify(value)?.slice(0, 50)}`}`);
+  }
+  return Math.ceil(value);
+}
+
 /** Drops a body we will not read; undici reports the abort as an 'error' event, which we expect. */
 function discard(body: Dispatcher.ResponseData['body']): void {
   body.on('error', () => {});
@@ -219,6 +238,8 @@ function toFetchError(error: unknown, url: URL, timeout: AbortSignal, timeoutMs:
     return new FetchError('BLOCKED', `${(err.cause?.code === BLOCKED_ADDRESS_CODE ? err.cause.message : err.message) ?? 'refused'}${hop}`);
   }
   if (outer?.aborted) return new FetchError('CANCELLED', `the fetch of ${url.href} was cancelled`);
+  // undici refuses a header name or value it cannot send (a line break in it): the caller's.
+  if (code === 'UND_ERR_INVALID_ARG') return new FetchError('INVALID_OPTIONS', `the request to ${url.href} was not sent: ${err.message ?? String(error)}`);
   if (timeout.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
     return new FetchError('TIMEOUT', `${url.href} did not answer within ${timeoutMs} ms`);
   }

@@ -1,5 +1,5 @@
 import { fetchWebContent, type FetchOptions, type FetchResult } from './content';
-import { parseHttpUrl } from './http-fetch';
+import { checkTimeout, parseHttpUrl } from './http-fetch';
 import { RateLimiter, type RateLimiterStatus } from './rate-limiter';
 
 export interface WebContentFetcherOptions {
@@ -27,12 +27,19 @@ export class WebContentFetcher {
     this.#options = options;
   }
 
-  /** Never throws; an invalid or non-http(s) URL fails at once without spending a token. */
-  async fetch(url: string, options: FetchOptions & { signal?: AbortSignal } = {}): Promise<FetchResult> {
+  /**
+   * Never throws; an invalid or non-http(s) URL (INVALID_URL) or a `timeout` that is not a
+   * positive number of ms (INVALID_OPTIONS) fails at once without spending a token. `null`
+   * options are none.
+   */
+  async fetch(url: string, given?: (FetchOptions & { signal?: AbortSignal }) | null): Promise<FetchResult> {
+    const options = given ?? {};
+    let timeoutMs: number | undefined;
     try {
       parseHttpUrl(url);
+      timeoutMs = checkTimeout(options.timeout, 'timeout');
     } catch (error) {
-      return { success: false, error: (error as Error).message, code: 'INVALID_URL' };
+      return { success: false, error: (error as Error).message, code: (error as { code?: FetchResult['code'] }).code ?? 'INVALID_URL' };
     }
     try {
       await this.#limiter.acquire({ signal: options.signal });
@@ -40,7 +47,7 @@ export class WebContentFetcher {
       return { success: false, error: 'the fetch was cancelled while waiting for the rate limit', code: 'CANCELLED' };
     }
     return fetchWebContent(url, {
-      timeoutMs: options.timeout ?? this.#options.timeoutMs,
+      timeoutMs: timeoutMs ?? this.#options.timeoutMs,
       headers: options.headers,
       allowPrivateNetwork: this.#options.allowPrivateNetwork,
       maxBodyBytes: this.#options.maxBodyBytes,

@@ -200,6 +200,30 @@ describe('WebContentFetcher', () => {
     expect(await fetcher.fetch('ftp://example.com/file')).toMatchObject({ success: false, code: 'INVALID_URL', error: expect.stringMatching(/unsupported URL scheme ftp:/) });
     expect(fetcher.getRateLimitStatus()).toMatchObject({ requests: 0, waiting: 0 });
   });
+
+  it.each([
+    [-1, 'timeout must be a positive number of milliseconds up to 4294967295, got -1'],
+    [0, 'timeout must be a positive number of milliseconds up to 4294967295, got 0'],
+    [Number.NaN, 'timeout must be a positive number of milliseconds up to 4294967295, got NaN'],
+    [2 ** 32, 'timeout must be a positive number of milliseconds up to 4294967295, got 4294967296'],
+    ['5000', 'timeout must be a positive number of milliseconds up to 4294967295, got string "5000"'],
+  ])('refuses a timeout of %p as INVALID_OPTIONS naming it, without spending a token', async (timeout, error) => {
+    const fetcher = new WebContentFetcher(1, 60_000, { allowPrivateNetwork: true });
+    expect(await fetcher.fetch(`${site.origin}/text`, { timeout: timeout as number })).toEqual({ success: false, code: 'INVALID_OPTIONS', error });
+    expect(fetcher.getRateLimitStatus()).toMatchObject({ requests: 0, waiting: 0 });
+  });
+
+  it('rounds a fractional timeout up instead of failing, and takes null options as none', async () => {
+    const fetcher = new WebContentFetcher(10, 1000, { allowPrivateNetwork: true });
+    expect(await fetcher.fetch(`${site.origin}/text`, { timeout: 2500.5 })).toMatchObject({ success: true, data: { content: 'plain words\nsecond line' } });
+    expect(await fetcher.fetch(`${site.origin}/text`, null)).toMatchObject({ success: true, data: { content: 'plain words\nsecond line' } });
+  });
+
+  it('reports a header it cannot send (a line break in its value) as INVALID_OPTIONS, not a network error', async () => {
+    const fetcher = new WebContentFetcher(10, 1000, { allowPrivateNetwork: true });
+    const result = await fetcher.fetch(`${site.origin}/text`, { headers: { 'X-Note': 'a\r\nX-Injected: 1' } });
+    expect(result).toMatchObject({ success: false, code: 'INVALID_OPTIONS', error: expect.stringMatching(/^the request to http:\/\/127\.0\.0\.1:\d+\/text was not sent: .*header/) });
+  });
 });
 
 describe('HttpClient', () => {
@@ -213,5 +237,6 @@ describe('HttpClient', () => {
     const posted = await client.post(`${site.origin}/json`, { q: 1 });
     expect(posted.status).toBe(200);
     await expect(client.get(`${site.origin}/missing`)).rejects.toMatchObject({ code: 'HTTP_ERROR', status: 404 });
+    await expect(client.get(`${site.origin}/text`, { timeoutMs: -5 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: 'timeoutMs must be a positive number of milliseconds up to 4294967295, got -5' });
   });
 });
