@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import type { CgroupState } from './command-cgroups';
 import type { SandboxState } from './sandbox';
 
@@ -110,7 +111,8 @@ const MAX_COMMAND_CHARS = 300;
 let pageSize: number | undefined;
 
 /**
- * Lists processes: `name` is the kernel's process name (comm), `command` the command line (cut at
+ * Lists processes: `name` is the kernel's process name (comm; its program's whole name when comm
+ * was cut at 15 bytes, see fullName), `command` the command line (cut at
  * 300 characters). `filter` is a case-insensitive substring of the name; rows are sorted by pid and
  * at most `limit` are returned (`total` counts every match). Reads /proc; elsewhere runs `ps`.
  *
@@ -132,6 +134,21 @@ export async function listProcesses(
   return { processes: matching.slice(0, limit), total: matching.length, truncated: matching.length > limit, argumentsHidden: !withArguments };
 }
 
+/** Linux keeps a process name (comm) to 15 bytes (TASK_COMM_LEN less its NUL). */
+const COMM_MAX_BYTES = 15;
+
+/**
+ * The process name: the kernel's comm, or, when comm was cut at 15 bytes, the name of the program
+ * it was cut from (argv[0]'s last path component, when that starts with comm). Filtering on the
+ * cut name alone found nothing for `systemd-journald` or `containerd-shim-runc-v2`, though the
+ * command column showed them.
+ */
+function fullName(comm: string, argv: string): string {
+  if (Buffer.byteLength(comm) !== COMM_MAX_BYTES) return comm;
+  const program = path.posix.basename(programOf(argv));
+  return program.length > comm.length && program.startsWith(comm) ? program : comm;
+}
+
 /** The program of a command line given as its NUL-separated argv, without its arguments. */
 function programOf(argv: string): string {
   return argv.split('\0')[0].split(' ')[0];
@@ -148,12 +165,13 @@ async function fromProc(withArguments: boolean): Promise<ProcessRow[]> {
         const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
         const open = stat.indexOf('(');
         const close = stat.lastIndexOf(')');
-        const name = stat.slice(open + 1, close);
+        const comm = stat.slice(open + 1, close);
         const fields = stat.slice(close + 2).split(' ');
         const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
         const elapsed = uptime - Number(fields[19]) / CLOCK_TICKS;
         const rss = Number(fields[21]) * page;
         const argv = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replace(/\0+$/, '');
+        const name = fullName(comm, argv);
         let command = withArguments ? argv.replace(/\0/g, ' ') : programOf(argv);
         if (command === '') command = `[${name}]`;
         return {

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { getSystemInfo, listProcesses } from '../../../workers/shell/system-info';
 
 describe('getSystemInfo', () => {
@@ -44,6 +46,20 @@ describe('listProcesses', () => {
       expect((await listProcesses('sh', 1000)).argumentsHidden).toBe(false);
     } finally {
       child.kill('SIGKILL');
+    }
+  });
+
+  test('finds a program whose name is longer than the 15 bytes the kernel keeps, by its whole name', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'long-name-'));
+    const program = path.join(dir, 'a-program-with-a-long-name');
+    copyFileSync('/bin/sleep', program);
+    const child = spawn(program, ['33'], { stdio: 'ignore' });
+    try {
+      const { processes } = await listProcesses('program-with-a-LONG-name', 1000);
+      expect(processes.find((entry) => entry.pid === child.pid)).toMatchObject({ name: 'a-program-with-a-long-name', command: `${program} 33` });
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
