@@ -164,7 +164,8 @@ export class LineStdioTransport implements Transport {
   }
 
   #tooLong(tail: string): void {
-    this.#reply(trailingId(tail), -32600, `Invalid Request: message longer than ${this.#maxLineBytes} bytes`);
+    // Named, since nothing else tells a stdio user that an http.* key sets it (a 5 MB writeFile).
+    this.#reply(trailingId(tail), -32600, `Invalid Request: message longer than ${this.#maxLineBytes} bytes (the limit http.maxBodyBytes sets, on stdio too)`);
   }
 
   #reply(id: string | number | null, code: number, message: string): void {

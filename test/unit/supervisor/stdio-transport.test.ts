@@ -27,7 +27,7 @@ describe('LineStdioTransport', () => {
     for (let at = 0; at < long.length; at += 700) h.input.write(long.slice(at, at + 700));
     h.input.write(`\n${call('next', 'short')}\n`);
     await h.settle();
-    expect(h.answers()).toEqual([{ jsonrpc: '2.0', id: 42, error: { code: -32600, message: 'Invalid Request: message longer than 1000 bytes' } }]);
+    expect(h.answers()).toEqual([{ jsonrpc: '2.0', id: 42, error: { code: -32600, message: 'Invalid Request: message longer than 1000 bytes (the limit http.maxBodyBytes sets, on stdio too)' } }]);
     expect(h.received).toEqual([JSON.parse(call('next', 'short'))]);
   });
 
