@@ -175,17 +175,21 @@ function convert(raw: string, kind: ValueKind, source: string): unknown {
       if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${source}: expected an integer, got '${raw}'`);
       return Number(raw.trim());
     }
-    case 'bool': {
-      const lower = raw.trim().toLowerCase();
-      if (['true', '1', 'yes', 'on'].includes(lower)) return true;
-      if (['false', '0', 'no', 'off'].includes(lower)) return false;
-      throw new ConfigError(`${source}: expected true or false, got '${raw}'`);
-    }
+    case 'bool':
+      return parseBool(raw, source);
     case 'list':
       return raw.split(',').map((item) => item.trim()).filter(Boolean);
     case 'headers':
       return parseHeaderList(raw, source);
   }
+}
+
+/** `true`/`false` (also 1/0, yes/no, on/off, any case); anything else is a ConfigError naming `source`. */
+export function parseBool(raw: string, source: string): boolean {
+  const lower = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(lower)) return true;
+  if (['false', '0', 'no', 'off'].includes(lower)) return false;
+  throw new ConfigError(`${source}: expected true or false, got '${raw}'`);
 }
 
 /** `Name:value,Other:value` (spec 000's --headers and API_HEADERS); values may hold colons. */

@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { setPath, type EnvSpec, type FlagSpec } from '../../config/load';
+import { parseBool, setPath, type EnvSpec, type FlagSpec } from '../../config/load';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
 import { runProfile, SERVER_ENV, SERVER_FLAGS, type Profile } from '../profile';
 import { isCommand } from './command';
 
 /** A bool variable of spec 002: `true`/`false` (also 1/0, yes/no, on/off); anything else names the variable. */
 const bool = (name: string, dotted: string): EnvSpec => ({ name, kind: 'bool', path: dotted });
+
+/** A `debug` package namespace list: it holds a `*`, a `:` or a `,` (no true/false does). */
+const DEBUG_NAMESPACES = /[*:,]/;
 
 const envVars: EnvSpec[] = [
   bool('SANDBOX_MODE', 'shell.sandbox'),
@@ -22,7 +25,16 @@ const envVars: EnvSpec[] = [
       setPath(input as Record<string, unknown>, 'shell.commandTimeoutMs', ms);
     },
   },
-  bool('DEBUG', 'shell.logCommands'),
+  {
+    // Many users set DEBUG for the `debug` package in every Node program's environment
+    // (`express:*`, `*`, `a,b`): such a list is not ours and is taken as unset, where refusing
+    // it stopped the server. Anything else that is not true or false is still refused.
+    name: 'DEBUG',
+    kind: 'string',
+    apply: (input, value) => {
+      if (!DEBUG_NAMESPACES.test(String(value))) setPath(input as Record<string, unknown>, 'shell.logCommands', parseBool(String(value), 'DEBUG'));
+    },
+  },
   bool('SANDBOX_NETWORK', 'shell.sandboxNetwork'),
   { name: 'SHELL_WORKSPACE', kind: 'string', apply: (input, value) => setPath(input as Record<string, unknown>, 'shell.workspace', path.resolve(String(value))) },
 ];
@@ -62,7 +74,7 @@ export const shellProfile: Profile = {
     'Environment:',
     '  SANDBOX_MODE=true|false   run every command under bubblewrap and confine file tools to the workspace (default true)',
     '  COMMAND_TIMEOUT=MS        time limit per command; the command and all it started are killed (default 30000)',
-    '  DEBUG=true|false          log each command on stderr (default false)',
+    '  DEBUG=true|false          log each command on stderr (default false; a debug-package list such as express:* is ignored)',
     '  SHELL_WORKSPACE=DIR       working directory of commands and the sandbox\'s only writable place (default: current directory)',
     '  SANDBOX_NETWORK=true|false  sandboxed commands share the host\'s network, and reach all it reaches, 127.0.0.1 included (default false: none)',
     '',

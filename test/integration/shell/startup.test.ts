@@ -48,6 +48,18 @@ describe('shell-mcp-server start-up', () => {
     }
   });
 
+  test('takes a DEBUG meant for the debug package (express:*) as unset: it starts and logs no command', async () => {
+    const server = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE: 'false', SHELL_WORKSPACE: dir, DEBUG: 'express:*,-express:router' });
+    try {
+      expect((await call(server, 'exec', { command: 'echo debug-namespace-marker' })).structuredContent!.stdout).toBe('debug-namespace-marker\n');
+      // A second call through the same worker: its log of the first, had there been one, came before.
+      await call(server, 'exec', { command: 'true' });
+      expect(server.stderr()).not.toContain('debug-namespace-marker');
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a malformed command is an ordinary failed command, and the server keeps serving', async () => {
     const server = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE: 'false', SHELL_WORKSPACE: dir });
     try {
