@@ -136,6 +136,8 @@ export async function readTextFile(input: string, options: FileToolOptions): Pro
   try {
     const stat = await handle.stat();
     if (stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is a directory; use listDir`);
+    // path.resolve drops the slash, so sandbox mode read `f.txt/` as f.txt (open(2) says ENOTDIR).
+    if (input.endsWith('/')) throw new McpvisorError('BAD_INPUT', `${input} ends with a slash, but it names a file, not a directory`);
     if (!stat.isFile()) throw new McpvisorError('BAD_INPUT', `${input} is not a regular file`);
     if (stat.size > options.maxReadBytes) {
       throw new McpvisorError('BAD_INPUT', `${input} is ${stat.size} bytes, over the ${options.maxReadBytes}-byte limit of readFile; use exec with head, tail or grep`);
@@ -260,6 +262,8 @@ async function linkTarget(file: string): Promise<string> {
 
 /** Deletes a file (a symlink is removed itself). BAD_INPUT for a directory; NOT_FOUND when missing. */
 export async function deleteFile(input: string, options: FileToolOptions): Promise<{ path: string; deleted: true }> {
+  // `f.txt/` names a directory; path.resolve would drop the slash, and sandbox mode deleted f.txt.
+  if (input.endsWith('/')) throw new McpvisorError('BAD_INPUT', `${input} ends with a slash, so it names a directory; deleteFile removes files only`);
   const file = await resolvePath(input, options, false);
   if (file === options.workspace) throw new McpvisorError('BAD_INPUT', `${input} is a directory; deleteFile removes files only`);
   // A symlink named last is removed itself, not its target: only the link's own path counts.

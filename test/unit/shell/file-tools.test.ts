@@ -129,6 +129,14 @@ describe('deleteFile', () => {
     await expect(deleteFile('sub', confined)).rejects.toMatchObject({ code: 'BAD_INPUT', message: 'sub is a directory; deleteFile removes files only' });
     await expect(deleteFile('gone.txt', confined)).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
+
+  test.each([['sandbox mode', true], ['unconfined', false]])('takes a trailing slash as naming a directory, in %s: the file stays', async (_mode, isConfined) => {
+    writeFileSync(path.join(ws, 'kept.txt'), 'x');
+    const options = isConfined ? confined : open;
+    await expect(deleteFile('kept.txt/', options)).rejects.toMatchObject({ code: 'BAD_INPUT', message: 'kept.txt/ ends with a slash, so it names a directory; deleteFile removes files only' });
+    await expect(readTextFile('kept.txt/', options)).rejects.toMatchObject({ code: 'BAD_INPUT' });
+    expect(readFileSync(path.join(ws, 'kept.txt'), 'utf8')).toBe('x');
+  });
 });
 
 describe("the server's own code and config in the workspace (sandbox mode)", () => {
