@@ -23,7 +23,9 @@ export class LineStdioTransport implements Transport {
   #input: NodeJS.ReadableStream;
   #output: NodeJS.WritableStream;
   #maxLineBytes: number;
-  #buffer = '';
+  /** The pieces of the line not yet ended, and their size in UTF-8. */
+  #pending: string[] = [];
+  #pendingBytes = 0;
   /** While an over-long line is being dropped: its last characters, where its id usually is. */
   #skippedTail: string | undefined;
   #closed = false;
@@ -86,31 +88,53 @@ export class LineStdioTransport implements Transport {
 
   #onError = (error: Error) => this.onerror?.(error);
 
+  /**
+   * Each chunk is scanned once and the pieces of an unfinished line kept apart until its end:
+   * appending to one string and searching it from the start made a line read in 64 KiB chunks
+   * cost its length squared (a 40 MB writeFile took 14.5 s, 10 MB 1.1 s).
+   */
   #onData = (chunk: string) => {
-    this.#buffer += chunk;
+    let start = 0;
     let at: number;
-    while ((at = this.#buffer.indexOf('\n')) >= 0) {
-      const line = this.#buffer.slice(0, at).replace(/\r$/, '');
-      this.#buffer = this.#buffer.slice(at + 1);
-      if (this.#skippedTail !== undefined) {
-        const tail = (this.#skippedTail + line).slice(-SKIPPED_TAIL_CHARS);
-        this.#skippedTail = undefined;
-        this.#tooLong(tail);
-        continue;
-      }
-      if (this.#over(line)) {
-        this.#tooLong(line.slice(-SKIPPED_TAIL_CHARS));
-      } else if (line.trim() !== '') this.#handle(line);
+    while ((at = chunk.indexOf('\n', start)) >= 0) {
+      this.#lineEnds(chunk.slice(start, at));
+      start = at + 1;
     }
-    if (this.#skippedTail !== undefined) {
-      this.#skippedTail = (this.#skippedTail + this.#buffer).slice(-SKIPPED_TAIL_CHARS);
-      this.#buffer = '';
-    } else if (this.#over(this.#buffer)) {
-      // Dropped as it arrives, so memory stays bounded; answered when the line ends.
-      this.#skippedTail = this.#buffer.slice(-SKIPPED_TAIL_CHARS);
-      this.#buffer = '';
-    }
+    this.#keep(chunk.slice(start));
   };
+
+  /** Takes the unfinished line's next piece; past the limit, only the line's tail is kept. */
+  #keep(piece: string): void {
+    if (piece === '') return;
+    if (this.#skippedTail !== undefined) {
+      this.#skippedTail = (this.#skippedTail + piece).slice(-SKIPPED_TAIL_CHARS);
+      return;
+    }
+    this.#pending.push(piece);
+    this.#pendingBytes += Buffer.byteLength(piece);
+    if (this.#pendingBytes > this.#maxLineBytes) {
+      // Dropped as it arrives, so memory stays bounded; answered when the line ends.
+      this.#skippedTail = this.#pending.join('').slice(-SKIPPED_TAIL_CHARS);
+      this.#pending = [];
+      this.#pendingBytes = 0;
+    }
+  }
+
+  /** A line ends with `last`: answered as too long, or handled. */
+  #lineEnds(last: string): void {
+    if (this.#skippedTail !== undefined) {
+      const tail = (this.#skippedTail + last.replace(/\r$/, '')).slice(-SKIPPED_TAIL_CHARS);
+      this.#skippedTail = undefined;
+      return this.#tooLong(tail);
+    }
+    const raw = this.#pending.length === 0 ? last : this.#pending.join('') + last;
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    const bytes = this.#pendingBytes + Buffer.byteLength(last) - (raw.length - line.length);
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    if (bytes > this.#maxLineBytes) this.#tooLong(line.slice(-SKIPPED_TAIL_CHARS));
+    else if (line.trim() !== '') this.#handle(line);
+  }
 
   #handle(line: string): void {
     let value: unknown;
@@ -158,10 +182,6 @@ export class LineStdioTransport implements Transport {
     this.onmessage?.(message);
   }
 
-  /** Longer than the limit in UTF-8 (a UTF-16 unit is at most 3 bytes: most lines skip the count). */
-  #over(text: string): boolean {
-    return text.length * 3 > this.#maxLineBytes && Buffer.byteLength(text) > this.#maxLineBytes;
-  }
 
   #tooLong(tail: string): void {
     // Named, since nothing else tells a stdio user that an http.* key sets it (a 5 MB writeFile).

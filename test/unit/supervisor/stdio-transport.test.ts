@@ -48,4 +48,19 @@ describe('LineStdioTransport', () => {
       { jsonrpc: '2.0', id: 3, error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' } },
     ]);
   });
+
+  it('counts a line in UTF-8 bytes across pieces, without its CRLF: at the limit it is read, one byte over it is refused', async () => {
+    const h = await harness(1000);
+    const fits = call(1, 'é'.repeat(500));
+    const text = 'é'.repeat(500 - (Buffer.byteLength(fits) - 1000) / 2);
+    const exact = call(1, text);
+    expect(Buffer.byteLength(exact)).toBe(1000);
+    const over = call(2, `${text}x`);
+    // Pieces that split the CR from its LF, and lines that end inside a piece.
+    const stream = `${exact}\r\n${over}\r\n${call(3, 'after')}\n`;
+    for (let at = 0; at < stream.length; at += 333) h.input.write(stream.slice(at, at + 333));
+    await h.settle();
+    expect(h.received).toEqual([JSON.parse(exact), JSON.parse(call(3, 'after'))]);
+    expect(h.answers()).toEqual([{ jsonrpc: '2.0', id: 2, error: { code: -32600, message: expect.stringContaining('longer than 1000 bytes') } }]);
+  });
 });
