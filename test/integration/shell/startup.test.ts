@@ -17,6 +17,9 @@ describe('shell-mcp-server start-up', () => {
     [{ SANDBOX_MODE: 'maybe' }, "SANDBOX_MODE: expected true or false, got 'maybe'"],
     [{ COMMAND_TIMEOUT: 'soon' }, "COMMAND_TIMEOUT: expected an integer, got 'soon'"],
     [{ COMMAND_TIMEOUT: '0' }, 'COMMAND_TIMEOUT: expected milliseconds between 1 and 86400000, got 0'],
+    [{ COMMAND_TIMEOUT: '-5' }, 'COMMAND_TIMEOUT: expected milliseconds between 1 and 86400000, got -5'],
+    [{ COMMAND_TIMEOUT: '86400001' }, 'COMMAND_TIMEOUT: expected milliseconds between 1 and 86400000, got 86400001'],
+    [{ COMMAND_TIMEOUT: '1.5' }, "COMMAND_TIMEOUT: expected an integer, got '1.5'"],
     [{ DEBUG: 'verbose' }, "DEBUG: expected true or false, got 'verbose'"],
     [{ SHELL_WORKSPACE: '/nonexistent/workspace' }, 'SHELL_WORKSPACE (shell.workspace): /nonexistent/workspace does not exist'],
   ])('refuses %j with an error that names the variable', async (env, message) => {
