@@ -148,12 +148,57 @@ let rowsSeen: WeakMap<object, Element[]> | undefined;
 function convert(root: Root): string {
   Object.defineProperty(root, 'cloneNode', { value: () => root, configurable: true });
   rowsSeen = new WeakMap();
+  memoiseChildNodes(root);
+  childNodesSeen = new WeakMap();
   try {
     return converter().turndown(root as unknown as HTMLElement);
   } finally {
     rowsSeen = undefined;
+    childNodesSeen = undefined;
   }
 }
+
+/** Child lists per node during one turndown run; a new map after any removal. */
+let childNodesSeen: WeakMap<object, unknown> | undefined;
+
+/**
+ * linkedom builds `childNodes` anew, walking the children, on every read, and the GFM plugin
+ * reads it twice per child in its loops over a table's rows (`for (i < node.childNodes.length)
+ * … node.childNodes[i]`), several times per table: a table of 2,000 rows took 4 s, of 8,000 rows
+ * 34 s (the fetch timed out). During a run the lists are kept; turndown changes the tree only
+ * with `removeChild` (collapsing whitespace, before it converts), which drops them all. Installed
+ * once, on the prototype that holds both (linkedom's ParentNode mixin).
+ */
+function memoiseChildNodes(root: Root): void {
+  let proto = Object.getPrototypeOf(root) as object | null;
+  while (proto && !Object.prototype.hasOwnProperty.call(proto, 'childNodes')) proto = Object.getPrototypeOf(proto) as object | null;
+  if (!proto || (proto as { [MEMOISED]?: true })[MEMOISED]) return;
+  const childNodes = Object.getOwnPropertyDescriptor(proto, 'childNodes')!.get!;
+  const removeChild = (proto as { removeChild?: (node: unknown) => unknown }).removeChild;
+  if (!removeChild) return;
+  Object.defineProperties(proto, {
+    childNodes: {
+      configurable: true,
+      get(this: object) {
+        if (!childNodesSeen) return childNodes.call(this);
+        let list = childNodesSeen.get(this);
+        if (list === undefined) childNodesSeen.set(this, (list = childNodes.call(this)));
+        return list;
+      },
+    },
+    removeChild: {
+      configurable: true,
+      writable: true,
+      value(this: object, node: unknown) {
+        if (childNodesSeen) childNodesSeen = new WeakMap();
+        return removeChild.call(this, node);
+      },
+    },
+    [MEMOISED]: { value: true },
+  });
+}
+
+const MEMOISED = Symbol('childNodes memoised');
 
 /**
  * linkedom has no `HTMLTableElement.rows`, which the GFM table rule needs. Turndown clones its

@@ -30,6 +30,11 @@ describe('htmlToMarkdown tables', () => {
     expect(lines[301]).toBe('| r299 | 299 |');
   });
 
+  it('places cells by the children left after whitespace between rows and cells is collapsed', () => {
+    const spaced = '<table>\n  <tr>\n    <th>h1</th>\n    <th>h2</th>\n  </tr>\n  <tr>\n    <td>a</td>\n    <td>b</td>\n  </tr>\n</table>';
+    expect(tableLines(page('', spaced))).toEqual(['| h1 | h2 |', '| --- | --- |', '| a | b |']);
+  });
+
   it('reads each conversion\'s own rows (none are kept from the one before)', () => {
     expect(tableLines(page('', '<table><thead><tr><th>k</th></tr></thead><tbody><tr><td>v1</td></tr></tbody></table>'))).toEqual(['| k |', '| --- |', '| v1 |']);
     expect(tableLines(page('', '<table><thead><tr><th>k</th></tr></thead><tbody><tr><td>v2</td></tr><tr><td>v3</td></tr></tbody></table>'))).toEqual(['| k |', '| --- |', '| v2 |', '| v3 |']);
