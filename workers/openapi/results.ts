@@ -51,7 +51,7 @@ function bounded(result: ToolResult, maxBytes: number, responseCut?: number): To
   // JSON writes a UTF-16 unit as at most 6 bytes, and compact JSON is never longer than pretty.
   if (text.length * 6 * (result.structuredContent === undefined ? 1 : 2) <= maxBytes) return result;
   const bytes = wireBytes(text);
-  if (result.structuredContent !== undefined && bytes + wireBytes(JSON.stringify(result.structuredContent)) <= maxBytes) return result;
+  if (result.structuredContent !== undefined && bytes <= maxBytes && bytes + wireBytes(JSON.stringify(result.structuredContent)) <= maxBytes) return result;
   const { structuredContent: _dropped, ...rest } = result;
   if (bytes <= maxBytes) return rest;
   const received = responseCut === undefined ? '' : ` (the response itself was cut at ${responseCut} bytes, maxResponseBytes)`;
@@ -63,9 +63,26 @@ function bounded(result: ToolResult, maxBytes: number, responseCut?: number): To
   return { ...rest, content: [{ type: 'text', text: head + note }] };
 }
 
+/**
+ * Whether `text` holds `length` digits in a row. A loop, not `/\d{16}/`: every digit run shorter
+ * than that is a backtrack, and past 50,000 of them V8 hands a regexp to its linear engine
+ * (regexp-backtrack-limit.ts), which read an 8 MB body of numbers in 3-5 s instead of 0.1 s.
+ */
+export function hasDigitRun(text: string, length: number): boolean {
+  let run = 0;
+  for (let at = 0; at < text.length; at++) {
+    const code = text.charCodeAt(at);
+    if (code >= 48 && code <= 57) {
+      if (++run >= length) return true;
+    } else run = 0;
+  }
+  return false;
+}
+
 /** Whether `text` as a JSON string on the wire takes at most `maxBytes` (a UTF-16 unit is at most 6 bytes). */
 function fits(text: string, maxBytes: number): boolean {
-  return text.length * 6 <= maxBytes || wireBytes(text) <= maxBytes;
+  // Each UTF-16 unit is at least one byte: a longer text need not be measured (a copy of 8 MB).
+  return text.length * 6 <= maxBytes || (text.length <= maxBytes && wireBytes(text) <= maxBytes);
 }
 
 /** Bytes of `text` as a JSON string on the wire, quotes left out. */
@@ -105,7 +122,7 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
         // Digits enough for a number JSON.parse cannot hold: indent the text itself, and leave
         // structuredContent out if it would carry another number. Indented past the budget
         // (deep nesting): the body as it came, and no structuredContent, which may differ.
-        const exact = /\d{16}/.test(text) ? indentJson(text, maxBytes) ?? { text: text.trim(), lossy: true } : undefined;
+        const exact = hasDigitRun(text, 16) ? indentJson(text, maxBytes) ?? { text: text.trim(), lossy: true } : undefined;
         const indented = exact?.text ?? JSON.stringify(value, null, 2);
         // Indenting can take a body that fits over the budget: then the body as it came.
         const shown = indented.length > text.length && !fits(indented, maxBytes) && fits(text, maxBytes) ? text.trim() : indented;

@@ -1,6 +1,6 @@
 import { ApiClient, type ApiResponse } from '../../../workers/openapi/api-client';
 import { isAuthError, StaticAuthProvider, type AuthErrorInfo, type IAuthProvider } from '../../../workers/openapi/auth';
-import { responseToResult } from '../../../workers/openapi/results';
+import { hasDigitRun, responseToResult } from '../../../workers/openapi/results';
 import { errorCodeOf } from '../../../protocol/results';
 import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
 import { rejection } from '../../helpers/rejection';
@@ -272,6 +272,17 @@ describe('results', () => {
     // Other forms parsing changes: out of a double's range, more digits than it holds.
     expect(responseToResult(response(200, 'application/json', '[1e400, 12345678901234567890e0]')).structuredContent).toBeUndefined();
     expect(responseToResult(response(200, 'application/json', '[0.30000000000000004, 1234567890123456]')).structuredContent).toEqual({ result: [0.30000000000000004, 1234567890123456] });
+  });
+  test.each([
+    ['1234567890123456', true],
+    ['x1234567890123456', true],
+    ['[123456789012345, 1234567890123456]', true],
+    ['123456789012345', false],
+    ['12345678.90123456', false],
+    ['123456789012345a1234567890', false],
+    ['', false],
+  ])('find a run of 16 digits in %j: %s', (text, found) => {
+    expect(hasDigitRun(text, 16)).toBe(found);
   });
   test('keep a deeply nested body with long numbers to the budget: as it came, not indented into gigabytes', () => {
     const body = `${'['.repeat(16_000)}12345678901234567890${']'.repeat(16_000)}`;
