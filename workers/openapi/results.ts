@@ -63,6 +63,16 @@ function bounded(result: ToolResult, maxBytes: number, responseCut?: number): To
   return { ...rest, content: [{ type: 'text', text: head + note }] };
 }
 
+/** `value` as JSON indented by two spaces; undefined when it is nested too deep to write. */
+function indent(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
+  }
+}
+
 /**
  * Whether `text` holds `length` digits in a row. A loop, not `/\d{16}/`: every digit run shorter
  * than that is a backtrack, and past 50,000 of them V8 hands a regexp to its linear engine
@@ -123,7 +133,10 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
         // structuredContent out if it would carry another number. Indented past the budget
         // (deep nesting): the body as it came, and no structuredContent, which may differ.
         const exact = hasDigitRun(text, 16) ? indentJson(text, maxBytes) ?? { text: text.trim(), lossy: true } : undefined;
-        const indented = exact?.text ?? JSON.stringify(value, null, 2);
+        const indented = exact?.text ?? indent(value);
+        // Valid JSON nested deeper than JSON.stringify recurses (thousands of levels) was labelled
+        // "not valid JSON": shown as it came, without structuredContent, which could not be sent.
+        if (indented === undefined) return { content: [{ type: 'text', text: text.trim() }] };
         // Indenting can take a body that fits over the budget: then the body as it came.
         const shown = indented.length > text.length && !fits(indented, maxBytes) && fits(text, maxBytes) ? text.trim() : indented;
         if (exact?.lossy) return { content: [{ type: 'text', text: shown }] };

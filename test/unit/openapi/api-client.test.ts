@@ -284,6 +284,10 @@ describe('results', () => {
   ])('find a run of 16 digits in %j: %s', (text, found) => {
     expect(hasDigitRun(text, 16)).toBe(found);
   });
+  test('show valid JSON nested deeper than JSON.stringify recurses as it came, not as "not valid JSON", without structuredContent', () => {
+    const body = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+    expect(responseToResult(response(200, 'application/json', body), 100_000)).toEqual({ content: [{ type: 'text', text: body }] });
+  });
   test('keep a deeply nested body with long numbers to the budget: as it came, not indented into gigabytes', () => {
     const body = `${'['.repeat(16_000)}12345678901234567890${']'.repeat(16_000)}`;
     const before = process.memoryUsage().rss;
