@@ -182,7 +182,6 @@ export class LineStdioTransport implements Transport {
     this.onmessage?.(message);
   }
 
-
   #tooLong(tail: string): void {
     // Named, since nothing else tells a stdio user that an http.* key sets it (a 5 MB writeFile).
     this.#reply(trailingId(tail), -32600, `Invalid Request: message longer than ${this.#maxLineBytes} bytes (the limit http.maxBodyBytes sets, on stdio too)`);
