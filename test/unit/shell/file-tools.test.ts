@@ -247,7 +247,7 @@ describe('special files and modes', () => {
     expect(spawnSync('mkfifo', [path.join(ws, 'pipe')]).status).toBe(0);
     const outcome = await Promise.race([
       readTextFile('pipe', confined).then(() => 'read', (error: { code?: string }) => error.code),
-      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5000)),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5000).unref()),
     ]);
     expect(outcome).toBe('BAD_INPUT');
   });
