@@ -51,6 +51,15 @@ const httpSchema = z.strictObject({
   endpointPath: z.string().regex(/^\/[A-Za-z0-9/_.-]*$/, 'endpointPath must start with / and hold only [A-Za-z0-9/_.-]').default('/mcp'),
   /** Sessions with no request and no running call for this long, and no open GET stream, are closed. */
   sessionIdleTimeoutMs: z.number().int().positive().default(30 * 60_000),
+  /**
+   * Sessions with no request and no running call for this long are closed even though their
+   * stream is open (a Streamable HTTP GET stream, or a legacy SSE session's stream); 0: never.
+   * An open stream says the client process lives, not that it still uses the session: one that
+   * drops a session without DELETE (a gateway opening one per conversation) keeps its stream,
+   * and its sessions piled up until `maxSessions` refused every new one. Decision: 24 h, past any
+   * pause of a person at a client; the client is then told as after a restart (404: initialize).
+   */
+  connectedSessionIdleTimeoutMs: z.number().int().min(0).default(24 * 3_600_000),
   /** Interval of the `heartbeat` events on GET SSE streams. */
   heartbeatIntervalMs: z.number().int().positive().default(15_000),
   /** Origins allowed besides the local ones (http(s)://localhost, 127.0.0.1, [::1] on any port). */

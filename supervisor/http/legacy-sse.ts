@@ -2,28 +2,41 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { Request, Response } from 'express';
 import type { HttpConfig } from '../../config/schema';
 import type { Logger } from '../logger';
-import { createSession } from '../mcp-session';
+import { createSession, type Session } from '../mcp-session';
 import type { Supervisor } from '../supervisor';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
 import { toJsonRpcMessage } from '../wire';
+import { sweepIntervalMs } from './streamable';
+
+interface Entry {
+  transport: SSEServerTransport;
+  session: Session;
+  lastActiveAt: number;
+}
 
 /**
  * The legacy HTTP+SSE transport (protocol 2024-11-05, spec 001): `GET /sse` opens a session whose
  * `endpoint` event names `/message?sessionId=<id>`; `POST /message/<id>` is accepted too. The
- * session lives as long as its stream.
+ * session lives as long as its stream, and at most `connectedSessionIdleTimeoutMs` past its last
+ * request or call.
  */
 export class LegacySseSessions {
-  #sessions = new Map<string, SSEServerTransport>();
+  #sessions = new Map<string, Entry>();
   #supervisor: Supervisor;
   #config: HttpConfig;
   #log: Logger;
+  #sweeper: NodeJS.Timeout | undefined;
 
   constructor(supervisor: Supervisor, config: HttpConfig, logger: Logger) {
     this.#supervisor = supervisor;
     this.#config = config;
     this.#log = logger.child({ transport: 'sse' });
+    if (config.connectedSessionIdleTimeoutMs > 0) {
+      this.#sweeper = setInterval(() => this.#expireIdle(), sweepIntervalMs(config));
+      this.#sweeper.unref();
+    }
   }
 
   /** Whether `id` names a session this endpoint holds. */
@@ -42,12 +55,18 @@ export class LegacySseSessions {
     }
     const transport = new SSEServerTransport('/message', res);
     const id = transport.sessionId;
+    let entry: Entry | undefined;
     const session = createSession({
       supervisor: this.#supervisor,
       logger: this.#log,
       maxConcurrentCalls: this.#config.maxConcurrentCallsPerSession,
+      // As on Streamable HTTP, the idle clock starts when a call ends.
+      onCallEnded: () => {
+        if (entry) entry.lastActiveAt = Date.now();
+      },
     });
-    this.#sessions.set(id, transport);
+    entry = { transport, session, lastActiveAt: Date.now() };
+    this.#sessions.set(id, entry);
     transport.onclose = () => {
       if (this.#sessions.delete(id)) this.#log.debug({ sessionId: id }, 'session ended');
     };
@@ -61,10 +80,11 @@ export class LegacySseSessions {
     const fromQuery = typeof req.query.sessionId === 'string' ? req.query.sessionId : undefined;
     const id = (req.params as { sessionId?: string }).sessionId ?? fromQuery;
     if (!id) return sendJsonRpcError(res, 400, -32000, 'Bad Request: the session id is missing (POST /message/<sessionId>)');
-    const transport = this.#sessions.get(id);
-    if (!transport || this.#supervisor.draining) {
-      return sendJsonRpcError(res, 404, -32001, transport ? 'Session ended: this server is shutting down' : 'Session not found: open a new one with GET /sse');
+    const entry = this.#sessions.get(id);
+    if (!entry || this.#supervisor.draining) {
+      return sendJsonRpcError(res, 404, -32001, entry ? 'Session ended: this server is shutting down' : 'Session not found: open a new one with GET /sse');
     }
+    entry.lastActiveAt = Date.now();
     // The SDK's transport answers these in plain text (one a bare "TypeError: argument string is
     // required"); they get JSON-RPC errors, as on the Streamable HTTP endpoint.
     if (!isJsonType(req.headers['content-type'])) return sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: the body must be application/json');
@@ -74,11 +94,23 @@ export class LegacySseSessions {
     const message = toJsonRpcMessage(req.body);
     if (!message) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: not a JSON-RPC 2.0 message (a request needs a string or integer id)');
     // The message as wire.ts took it (null params dropped), not the body as sent.
-    await transport.handlePostMessage(req, res, message);
+    await entry.transport.handlePostMessage(req, res, message);
   }
 
   async closeAll(): Promise<void> {
-    await Promise.all([...this.#sessions.values()].map((transport) => transport.close().catch(() => undefined)));
+    clearInterval(this.#sweeper);
+    await Promise.all([...this.#sessions.values()].map((entry) => entry.transport.close().catch(() => undefined)));
     this.#sessions.clear();
+  }
+
+  /** Ends the streams of sessions with no request and no call for `connectedSessionIdleTimeoutMs`. */
+  #expireIdle(): void {
+    const now = Date.now();
+    for (const [id, entry] of this.#sessions) {
+      if (now - entry.lastActiveAt <= this.#config.connectedSessionIdleTimeoutMs || entry.session.inFlight > 0) continue;
+      this.#log.debug({ sessionId: id }, 'closing idle session');
+      this.#sessions.delete(id);
+      void entry.transport.close().catch(() => undefined);
+    }
   }
 }

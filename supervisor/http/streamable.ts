@@ -36,7 +36,7 @@ export class StreamableSessions {
     this.#supervisor = supervisor;
     this.#config = config;
     this.#log = logger.child({ transport: 'streamable-http' });
-    this.#sweeper = setInterval(() => this.#expireIdle(), Math.min(config.sessionIdleTimeoutMs / 2, 30_000));
+    this.#sweeper = setInterval(() => this.#expireIdle(), sweepIntervalMs(config));
     this.#sweeper.unref();
   }
 
@@ -163,17 +163,30 @@ export class StreamableSessions {
     transport.handlePost(req, res, body);
   }
 
+  /**
+   * Closes sessions idle past their timeout: `sessionIdleTimeoutMs` without a GET stream, and
+   * `connectedSessionIdleTimeoutMs` (0: never) with one, which a client that dropped the session
+   * but lives on keeps open. Never while a call runs.
+   */
   #expireIdle(): void {
     const now = Date.now();
+    const connected = this.#config.connectedSessionIdleTimeoutMs;
     for (const [id, entry] of this.#sessions) {
-      const idle = now - entry.lastActiveAt > this.#config.sessionIdleTimeoutMs;
-      if (idle && !entry.stream && entry.session.inFlight === 0) {
+      const idleMs = now - entry.lastActiveAt;
+      const idle = entry.stream ? connected > 0 && idleMs > connected : idleMs > this.#config.sessionIdleTimeoutMs;
+      if (idle && entry.session.inFlight === 0) {
         this.#log.debug({ sessionId: id }, 'closing idle session');
         this.#sessions.delete(id);
         void entry.transport.close().catch(() => undefined);
       }
     }
   }
+}
+
+/** How often idle sessions are looked for: half the shorter idle timeout, at most every 30 s. */
+export function sweepIntervalMs(config: Pick<HttpConfig, 'sessionIdleTimeoutMs' | 'connectedSessionIdleTimeoutMs'>): number {
+  const shortest = Math.min(config.sessionIdleTimeoutMs, config.connectedSessionIdleTimeoutMs || Infinity);
+  return Math.max(1, Math.min(shortest / 2, 30_000));
 }
 
 /** Whether a message of `body` has the method initialize, well formed or not. */

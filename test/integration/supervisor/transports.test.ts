@@ -345,4 +345,43 @@ describe('session expiry', () => {
     expect(await notify()).toBe(404);
     await server.stop();
   });
+
+  it('closes sessions whose clients keep their streams open but send nothing, on both HTTP transports', async () => {
+    // A client that drops its sessions without DELETE but lives on (a gateway opening one per
+    // conversation): the SDK client holds each session's GET stream, the legacy one its SSE stream.
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: { sessionIdleTimeoutMs: 3_600_000, connectedSessionIdleTimeoutMs: 600 } } }))]);
+    const sessions = async () => ((await (await fetch(`${server.baseUrl}/health`)).json()) as { sessions: number }).sessions;
+    const { client: streamable, transport } = await connectHttp(server.mcpUrl);
+    const { client: legacy } = await connectSse(server.baseUrl);
+    try {
+      expect(textOf(await streamable.callTool({ name: 'echo', arguments: { text: 'used once' } }))).toBe('used once');
+      expect(textOf(await legacy.callTool({ name: 'echo', arguments: { text: 'used once' } }))).toBe('used once');
+      expect(await sessions()).toBe(2);
+      expect(await eventually(async () => (await sessions()) === 0)).toBe(true);
+      // Ended as a deleted session is: the client is told to initialize again.
+      const again = await fetch(server.mcpUrl, {
+        method: 'POST',
+        headers: { ...HEADERS, 'mcp-session-id': transport.sessionId! },
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      });
+      expect(again.status).toBe(404);
+    } finally {
+      await Promise.all([streamable.close(), legacy.close()]);
+      await server.stop();
+    }
+  });
+
+  it('keeps a session with an open stream while its calls run, however long', async () => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: { connectedSessionIdleTimeoutMs: 300 } } }))]);
+    try {
+      const { client } = await connectHttp(server.mcpUrl);
+      // Five timeouts long: sweeps pass while it runs, and the answer still comes on the session
+      // (a session closed under it answers -32000, "closed before this request was answered").
+      const result = await client.callTool({ name: 'sleep', arguments: { ms: 1500 } });
+      expect(textOf(result)).toBe('slept 1500 ms');
+      await client.close();
+    } finally {
+      await server.stop();
+    }
+  });
 });
