@@ -46,13 +46,28 @@ export const CHROMIUM_ARGS = [
   '--lang=en-US',
 ];
 
+/** What Chromium adds to its TMPDIR for its singleton socket, and the most a socket path may hold (sun_path less its NUL). */
+const SINGLETON_SOCKET = '/org.chromium.Chromium.XXXXXX/SingletonSocket';
+const MAX_SOCKET_PATH_BYTES = 107;
+
+/**
+ * Where browser profiles go: the temporary directory, unless the singleton socket Chromium makes
+ * in a profile's `tmp` would not fit in a Unix socket path (107 bytes) under it; then /tmp.
+ * Chromium stops at once on such a path ("Socket path too long"), so every launch failed with
+ * "Target closed" on a TMPDIR past ~25 characters (a pm2 or systemd setup's own, macOS's).
+ */
+export function profileRoot(root = tmpdir()): string {
+  const socket = path.join(root, `mcpvisor-chromium-${process.pid}-XXXXXX`, 'tmp') + SINGLETON_SOCKET;
+  return Buffer.byteLength(socket) <= MAX_SOCKET_PATH_BYTES || !existsSync('/tmp') ? root : '/tmp';
+}
+
 /**
  * A fresh profile directory per browser worker, named with its pid (common/process-dirs.ts: a
  * new one first removes those of workers killed with -9); `remove` deletes it (removeProfile).
  * Chromium's own temporary files (its `org.chromium.Chromium.*` singleton directories) go in
  * its `tmp`, given as TMPDIR (chromiumEnv), so they go with it.
  */
-export function freshProfileDir(root = tmpdir()): { dir: string; remove(): Promise<void> } {
+export function freshProfileDir(root = profileRoot()): { dir: string; remove(): Promise<void> } {
   const { dir } = freshProcessDir('mcpvisor-chromium-', root);
   mkdirSync(path.join(dir, 'tmp'));
   return { dir, remove: () => removeProfile(dir) };

@@ -1,7 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { WebSearcher } from '../../../workers/web/web-searcher';
 import { chromium, faultyLaunches, killFailed, processGroup, profileDirs, type LaunchFault } from '../../helpers/chromium';
+import { connectHttp, startHttp } from '../../helpers/mcp';
 import { eventually } from '../../helpers/processes';
+import { tempDir } from '../../helpers/temp';
 import type { LocalSite } from '../../fixtures/web/local-site';
 import { startSerpSite } from '../../fixtures/web/serp-site';
 
@@ -67,4 +70,25 @@ describe('WebSearcher when a browser launch hangs', () => {
       await searcher.close();
     }
   }, 30_000);
+});
+
+describe('a browser launch under a long TMPDIR', () => {
+  it('searches when the temporary directory is too long for the socket Chromium makes below it', async () => {
+    // Chromium's singleton socket lands ~80 bytes below the profile's root, and a Unix socket path
+    // holds 107: under this TMPDIR, Chromium stopped at once ("Socket path too long").
+    const long = path.join(tempDir('mcpvisor-long-tmpdir-'), 'a-temporary-directory-of-a-service');
+    mkdirSync(long);
+    const config = path.join(tempDir('mcpvisor-test-'), 'config.json');
+    writeFileSync(config, JSON.stringify({ web: { search: { engineUrl: `${site.origin}/ddg1`, timeoutMs: 30_000 }, fetch: { allowPrivateNetwork: true } } }));
+    const server = await startHttp('web-search-mcp', ['--config', config], { TMPDIR: long });
+    const { client } = await connectHttp(server.mcpUrl);
+    try {
+      const result = (await client.callTool({ name: 'search', arguments: { query: 'under a long TMPDIR' } })) as { isError?: boolean; structuredContent?: { results?: unknown[] } };
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent?.results?.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+      await server.stop();
+    }
+  }, 60_000);
 });
