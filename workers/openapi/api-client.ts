@@ -7,6 +7,7 @@ import { isAuthProvider, type IAuthProvider } from './auth';
 import type { BuiltRequest } from './request';
 import { checkUrl } from './request';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
+import { sendRetryingStale } from '../common/stale-connection';
 import { networkReason } from './network-reason';
 import { decodedQueryPart, queryCredentials, type SentCredential } from './redact';
 import { flatHeaders, joinCookies, lowerKeys } from './upstream-headers';
@@ -244,7 +245,8 @@ export class ApiClient {
     let body: unknown = toUndiciForm(req.body);
     try {
       for (let hop = 0; ; hop++) {
-        const res = await undici().request(url, { method: method as Dispatcher.HttpMethod, headers, body: body as Dispatcher.RequestOptions['body'], signal: combined as unknown as AbortSignal, dispatcher: this.#agent() });
+        const options = { method: method as Dispatcher.HttpMethod, headers, body: body as Dispatcher.RequestOptions['body'], signal: combined as unknown as AbortSignal, dispatcher: this.#agent() };
+        const res = await sendRetryingStale(() => undici().request(url, options), method, body, combined);
         if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304 && res.headers.location) {
           await res.body.dump();
           const next = new URL(String(res.headers.location), url);

@@ -3,6 +3,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { BLOCKED_ADDRESS_CODE, guardedLookup, isBlockedAddress } from '../common/address-guard';
 import { decodeBody } from './charset';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
+import { sendRetryingStale } from '../common/stale-connection';
 
 /** Why a fetch failed, stable for programs; the message is for people. */
 export type FetchErrorCode =
@@ -80,13 +81,8 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
     }
     let response: Dispatcher.ResponseData;
     try {
-      response = await request(url, {
-        method,
-        body,
-        dispatcher,
-        signal,
-        headers: sameOrigin ? sent : withoutCredentials(sent),
-      });
+      const headers = sameOrigin ? sent : withoutCredentials(sent);
+      response = await sendRetryingStale(() => request(url, { method, body, dispatcher, signal, headers }), method, body, signal);
     } catch (error) {
       throw toFetchError(error, url, timeout, timeoutMs, options.signal, hop > 0);
     }
