@@ -349,7 +349,7 @@ describe('session expiry', () => {
   it('closes sessions whose clients keep their streams open but send nothing, on both HTTP transports', async () => {
     // A client that drops its sessions without DELETE but lives on (a gateway opening one per
     // conversation): the SDK client holds each session's GET stream, the legacy one its SSE stream.
-    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: { sessionIdleTimeoutMs: 3_600_000, connectedSessionIdleTimeoutMs: 600 } } }))]);
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root: { http: { sessionIdleTimeoutMs: 3_600_000, connectedSessionIdleTimeoutMs: 2_500 } } }))]);
     const sessions = async () => ((await (await fetch(`${server.baseUrl}/health`)).json()) as { sessions: number }).sessions;
     const { client: streamable, transport } = await connectHttp(server.mcpUrl);
     const { client: legacy } = await connectSse(server.baseUrl);
