@@ -107,6 +107,10 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
   for (const [arg, value] of Object.entries(args)) {
     const target = plan.targets.get(arg);
     if (!target || value === undefined) continue;
+    // Percent-encoding and form parts write UTF-8, which has no form for half a character: the
+    // builder sent U+FFFD in its place, silently (a path argument was refused already).
+    const encoded = target.kind === 'parameter' ? target.in !== 'header' : target.kind === 'bodyProperty' && plan.body !== undefined && /form-urlencoded|multipart\//i.test(plan.body.contentType);
+    if (encoded && hasLoneSurrogate(value)) throw new McpvisorError('BAD_INPUT', `argument '${arg}' has a lone UTF-16 surrogate, which ${target.kind === 'parameter' ? 'a URL' : 'a form body'} cannot carry`);
     if (target.kind === 'parameter') {
       if (target.in === 'path') {
         // An empty segment would call another endpoint (`/items/` for `/items/{id}`).
@@ -326,6 +330,20 @@ function withMalformedAs<T>(arg: string, serialize: () => T): T {
     if (error instanceof URIError) throw new McpvisorError('BAD_INPUT', `argument '${arg}' has a lone UTF-16 surrogate, which a URL cannot carry`);
     throw error;
   }
+}
+
+/** Whether a string in `value` (nested in arrays and objects, walked without recursion) has a lone UTF-16 surrogate. */
+function hasLoneSurrogate(value: unknown): boolean {
+  const stack = [value];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (typeof next === 'string') {
+      if (!(next as string & { isWellFormed(): boolean }).isWellFormed()) return true;
+    } else if (next !== null && typeof next === 'object' && !(next instanceof Uint8Array)) {
+      for (const key in next) stack.push(key, (next as Record<string, unknown>)[key]);
+    }
+  }
+  return false;
 }
 
 function isEmptyContainer(value: unknown): boolean {

@@ -115,6 +115,14 @@ describe('request bodies', () => {
     expect(tool('POST::notes').body?.contentType).toBe('multipart/form-data');
   });
 
+  test('a form body with a lone UTF-16 surrogate is refused, naming the argument; a JSON body carries it escaped', async () => {
+    const { build } = await api('swagger-2.0-forms.json');
+    expect(() => build('POST::login', { user: 'a\ud800' })).toThrow("argument 'user' has a lone UTF-16 surrogate, which a form body cannot carry");
+    const split = await api('split/openapi.yaml');
+    const pet = split.build('PUT::pets__---petId', { petId: 7, name: 'R\ud800' });
+    expect(pet.body).toContain('"name":"R\\ud800"');
+  });
+
   test('a body of a description split over several files is planned and sent in the terms of the files it is written in', async () => {
     const { tool, check, build } = await api('split/openapi.yaml');
     const pet = build('PUT::pets__---petId', { petId: 7, name: 'Rex', tags: ['old'], owner: { email: 'a@b.co', address: { city: 'Oslo' } } });

@@ -44,6 +44,15 @@ describe('buildUpstreamRequest', () => {
     expect(build('POST::items__---id', { ...args, id: '\ud83d\ude00' }).url).toBe(`${BASE}/items/%F0%9F%98%80`);
   });
 
+  test('refuses a lone UTF-16 surrogate in a query or cookie argument the builder writes, nested too, instead of sending U+FFFD', async () => {
+    const collisions = await builder('collisions.yaml');
+    const args = { id: 'p', body_id: 7, label: 'L' };
+    expect(() => collisions('POST::items__---id', { ...args, query_id: 'q\ud800' })).toThrow("argument 'query_id' has a lone UTF-16 surrogate, which a URL cannot carry");
+    expect(new URL(collisions('POST::items__---id', { ...args, query_id: '\ud83d\ude00' }).url).search).toBe('?id=%F0%9F%98%80');
+    const serialization = await builder('serialization.yaml');
+    expect(() => serialization('GET::search', { color: ['red', 'x\udc00'] })).toThrow("argument 'color' has a lone UTF-16 surrogate");
+  });
+
   test('sends a non-object body as it is', async () => {
     const build = await builder('collisions.yaml');
     expect(JSON.parse(build('PUT::items', { body: ['a', 'b'] }).body as string)).toEqual(['a', 'b']);
