@@ -3,6 +3,7 @@ import { errorResult } from '../../protocol/results';
 import type { ToolResult } from '../../protocol/tool';
 import type { ApiResponse } from './api-client';
 import { htmlText, isHtml } from './html-text';
+import { bomCharset, charsetOf, decodeIn, isUtf8Body, isUtf8Label } from '../common/charset';
 import { indentJson } from './json-text';
 import { isRateLimited, withHeaders } from './response-headers';
 
@@ -110,7 +111,7 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
   const cut = response.truncated ? `\n[response cut at ${response.body.length} bytes]` : '';
   if (response.status >= 300 && response.status < 400) return redirectResult(response);
   if (response.status < 200 || response.status >= 300) {
-    const raw = decode(response.body, type);
+    const raw = decode(response.body, type, response.truncated).text;
     // A proxy's or framework's error page: its words, not its markup.
     const html = isHtml(type, raw);
     const text = html ? htmlText(raw) : raw;
@@ -125,7 +126,9 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
   if (response.body.length === 0) return { content: [{ type: 'text', text: `HTTP ${response.status}` }] };
   if (/json/.test(type) || (type === '' && looksLikeJson(response.body))) {
     // A byte order mark may start JSON text (RFC 8259 8.1): read past it.
-    const text = decode(response.body, type).replace(/^\uFEFF/, '');
+    const decoded = decode(response.body, type, response.truncated);
+    const text = decoded.text.replace(/^\uFEFF/, '');
+    const note = decoded.note;
     if (!response.truncated) {
       try {
         const value: unknown = JSON.parse(text);
@@ -136,23 +139,24 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
         const indented = exact?.text ?? indent(value);
         // Valid JSON nested deeper than JSON.stringify recurses (thousands of levels) was labelled
         // "not valid JSON": shown as it came, without structuredContent, which could not be sent.
-        if (indented === undefined) return { content: [{ type: 'text', text: text.trim() }] };
+        if (indented === undefined) return { content: [{ type: 'text', text: text.trim() + note }] };
         // Indenting can take a body that fits over the budget: then the body as it came.
         const shown = indented.length > text.length && !fits(indented, maxBytes) && fits(text, maxBytes) ? text.trim() : indented;
-        if (exact?.lossy) return { content: [{ type: 'text', text: shown }] };
+        if (exact?.lossy) return { content: [{ type: 'text', text: shown + note }] };
         const structured = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value };
-        return { content: [{ type: 'text', text: shown }], structuredContent: structured };
+        return { content: [{ type: 'text', text: shown + note }], structuredContent: structured };
       } catch (error) {
         // Not JSON after all: the text; labelled JSON, saying so, so that a broken body does not
         // read as a text answer.
         const why = error instanceof Error ? error.message.slice(0, 120) : String(error);
-        if (type !== '') return { content: [{ type: 'text', text: `${text}\n[not valid JSON although the response says ${type.split(';')[0]}: ${why}]` }] };
+        if (type !== '') return { content: [{ type: 'text', text: `${text}${note}\n[not valid JSON although the response says ${type.split(';')[0]}: ${why}]` }] };
       }
     }
-    return { content: [{ type: 'text', text: text + cut }] };
+    return { content: [{ type: 'text', text: text + note + cut }] };
   }
   if (isTextType(type) || (type === '' && looksLikeText(response.body))) {
-    return { content: [{ type: 'text', text: decode(response.body, type) + cut }] };
+    const decoded = decode(response.body, type, response.truncated);
+    return { content: [{ type: 'text', text: decoded.text + decoded.note + cut }] };
   }
   const image = type.startsWith('image/') ? modelImageType(response.body) : undefined;
   if (image !== undefined && !response.truncated && response.body.length <= MAX_IMAGE_BYTES) {
@@ -201,7 +205,7 @@ function redirectResult(response: ApiResponse): ToolResult {
   // Only a redirect outside the base URL reaches here with a Location (others are followed), never a 304.
   const location = response.status === 304 ? undefined : response.headers.location;
   if (location === undefined) {
-    const text = decode(response.body, (response.headers['content-type'] ?? '').toLowerCase());
+    const text = decode(response.body, (response.headers['content-type'] ?? '').toLowerCase()).text;
     return { content: [{ type: 'text', text: `HTTP ${response.status}${text ? `\n${text.slice(0, ERROR_EXCERPT_CHARS)}` : ''}` }] };
   }
   let target = location;
@@ -217,25 +221,25 @@ function redirectResult(response: ApiResponse): ToolResult {
 }
 
 /**
- * The body as text in the charset its content type names (`charset=iso-8859-1`, `shift_jis`…);
- * UTF-8 when it names none, or one this Node does not know.
+ * The body as text: in the encoding its byte order mark names, else in the charset its content
+ * type names (`charset=iso-8859-1`, `shift_jis`…; workers/common/charset.ts), else UTF-8. `note`
+ * is empty, or says in a line of its own why the text may not be what was sent: a charset no
+ * decoder knows (decoded as UTF-8), or bytes that are not UTF-8 (shown as U+FFFD). Why: a body
+ * in another encoding came back with U+FFFD for its accented letters (a UTF-16 body with a BOM
+ * but no charset, all of it) and nothing said so.
  */
-function decode(body: Buffer, type: string): string {
-  const charset = /;\s*charset="?([^";\s]+)/.exec(type)?.[1];
-  if (charset === undefined || /^utf-?8$/.test(charset)) return body.toString('utf8');
-  let decoder = decoders.get(charset);
-  if (decoder === undefined) {
-    try {
-      decoder = new TextDecoder(charset);
-    } catch {
-      decoder = null;
-    }
-    if (decoders.size < 32) decoders.set(charset, decoder);
+function decode(body: Buffer, type: string, cut = false): { text: string; note: string } {
+  const label = charsetOf(type);
+  const charset = bomCharset(body) ?? label;
+  if (charset !== undefined && !isUtf8Label(charset)) {
+    const text = decodeIn(body, charset);
+    if (text !== undefined) return { text, note: '' };
   }
-  return decoder ? decoder.decode(body) : body.toString('utf8');
+  const text = body.toString('utf8');
+  if (isUtf8Body(body, cut)) return { text, note: '' };
+  const named = label === undefined ? 'names no charset' : isUtf8Label(label) ? `says charset=${label}` : `names charset ${label}, which no decoder here knows,`;
+  return { text, note: `\n[the response ${named} and is not valid UTF-8: its invalid bytes are shown as U+FFFD]` };
 }
-
-const decoders = new Map<string, TextDecoder | null>();
 
 /** An untyped body that is UTF-8 without control characters other than tab and line breaks. */
 function looksLikeText(body: Buffer): boolean {
