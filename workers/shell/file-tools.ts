@@ -28,6 +28,11 @@ export interface DirEntry {
   sizeBytes: number;
   /** ISO 8601 modification time (of the entry itself; a symlink is not followed). */
   modified: string;
+  /**
+   * Set when the name's bytes are not UTF-8 (Linux allows any but `/` and NUL): `name` shows
+   * them as U+FFFD, so no file tool can name this entry; exec can.
+   */
+  nameNotUtf8?: true;
 }
 
 /**
@@ -46,6 +51,9 @@ export interface DirEntry {
 export async function resolvePath(input: string, options: FileToolOptions, followLast = true): Promise<string> {
   if (typeof input !== 'string' || input.length === 0) throw new McpvisorError('BAD_INPUT', 'path must be a non-empty string');
   if (input.includes('\0')) throw new McpvisorError('BAD_INPUT', 'path must not contain NUL characters');
+  // A lone surrogate has no UTF-8 form: the file system call would name `x\uFFFD` instead, which
+  // may be another file (deleteFile of `a\ud800` deleted `a\uFFFD`).
+  if (!(input as string & { isWellFormed(): boolean }).isWellFormed()) throw new McpvisorError('BAD_INPUT', 'path has a lone UTF-16 surrogate (half of a character), which a file name cannot carry');
   const absolute = path.resolve(options.workspace, input);
   if (!options.confined) return absolute;
   const inside = (real: string) => real === options.workspace || real.startsWith(options.workspace.endsWith(path.sep) ? options.workspace : options.workspace + path.sep);
@@ -301,19 +309,25 @@ export async function listDirectory(input: string, options: FileToolOptions): Pr
 }
 
 async function listPinned(where: string, dir: string, input: string, options: FileToolOptions): Promise<{ path: string; entries: DirEntry[]; total: number; truncated: boolean }> {
-  const names = (await fs.readdir(where).catch((error) => {
+  // As bytes: a name that is not UTF-8, read as a string, was stat'ed by its U+FFFD form, which
+  // is no file, and listed as `other`, 0 bytes, 1970.
+  const names = (await fs.readdir(where, { encoding: 'buffer' }).catch((error) => {
     throw fileError(error, input);
-  })).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }))
+    .map((bytes) => ({ bytes, name: bytes.toString('utf8') }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const kept = names.slice(0, options.maxListEntries);
+  const prefix = Buffer.from(where.endsWith('/') ? where : `${where}/`);
   const entries = await Promise.all(
-    kept.map(async (name): Promise<DirEntry> => {
+    kept.map(async ({ bytes, name }): Promise<DirEntry> => {
+      const odd: { nameNotUtf8?: true } = isUtf8(bytes) ? {} : { nameNotUtf8: true };
       try {
-        const entry = await fs.lstat(path.join(where, name));
+        const entry = await fs.lstat(Buffer.concat([prefix, bytes]));
         const type = entry.isFile() ? 'file' : entry.isDirectory() ? 'directory' : entry.isSymbolicLink() ? 'symlink' : 'other';
-        return { name, type, sizeBytes: entry.size, modified: entry.mtime.toISOString() };
+        return { name, type, sizeBytes: entry.size, modified: entry.mtime.toISOString(), ...odd };
       } catch {
         // Removed while we looked.
-        return { name, type: 'other', sizeBytes: 0, modified: new Date(0).toISOString() };
+        return { name, type: 'other', sizeBytes: 0, modified: new Date(0).toISOString(), ...odd };
       }
     }),
   );
@@ -328,7 +342,7 @@ export function fileError(error: unknown, given: string): McpvisorError {
   const code = (error as NodeJS.ErrnoException).code;
   switch (code) {
     case 'ENOENT':
-      return new McpvisorError('NOT_FOUND', `${input}: no such file or directory`, { data: { path: input } });
+      return new McpvisorError('NOT_FOUND', `${input}: no such file or directory${input.includes('\uFFFD') ? ' (listDir shows a name that is not UTF-8 with U+FFFD, and no file tool can name it: use exec)' : ''}`, { data: { path: input } });
     case 'EACCES':
     case 'EPERM':
       return new McpvisorError('BAD_INPUT', `${input}: permission denied`, { data: { path: input, errno: code } });

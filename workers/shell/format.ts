@@ -53,7 +53,8 @@ function signalNote(code: number): string {
 export function formatDir(listing: { path: string; entries: DirEntry[]; total: number; truncated: boolean }): string {
   const rows = listing.entries.map((entry) => {
     const mark = entry.type === 'directory' ? '/' : entry.type === 'symlink' ? '@' : '';
-    return `${entry.type.padEnd(9)} ${String(entry.sizeBytes).padStart(12)}  ${entry.modified}  ${shownName(entry.name)}${mark}`;
+    const odd = entry.nameNotUtf8 ? '  [name not UTF-8, shown with U+FFFD: file tools cannot reach it; exec can, e.g. ls -b]' : '';
+    return `${entry.type.padEnd(9)} ${String(entry.sizeBytes).padStart(12)}  ${entry.modified}  ${shownName(entry.name)}${mark}${odd}`;
   });
   const head = `${listing.path}: ${listing.total} entr${listing.total === 1 ? 'y' : 'ies'}`;
   const tail = listing.truncated ? [`[first ${listing.entries.length} of ${listing.total} shown]`] : [];

@@ -137,6 +137,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     const command = args.command;
     if (typeof command !== 'string' || command.trim() === '') throw new McpvisorError('BAD_INPUT', 'command must be a non-empty string');
     if (command.includes('\0')) throw new McpvisorError('BAD_INPUT', 'command must not contain NUL characters (a shell cannot take them)');
+    // Written to the shell as UTF-8, a lone surrogate became U+FFFD: another command than the one given.
+    if (!(command as string & { isWellFormed(): boolean }).isWellFormed()) throw new McpvisorError('BAD_INPUT', 'command has a lone UTF-16 surrogate (half of a character), which UTF-8 cannot carry');
     if (command.length > MAX_COMMAND_CHARS) throw new McpvisorError('BAD_INPUT', `command is ${command.length} characters, over the limit of ${MAX_COMMAND_CHARS}`);
     // A cold start passes the command as an argument, which Linux caps at 128 KiB: 100,000
     // characters of `€` are 300 KB of UTF-8, and failed with E2BIG when no warm sandbox was free.

@@ -109,7 +109,7 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
           type: 'array',
           items: {
             type: 'object',
-            properties: { name: str, type: { enum: ['file', 'directory', 'symlink', 'other'] }, sizeBytes: int, modified: str },
+            properties: { name: str, type: { enum: ['file', 'directory', 'symlink', 'other'] }, sizeBytes: int, modified: str, nameNotUtf8: bool },
             required: ['name', 'type', 'sizeBytes', 'modified'],
           },
         },
