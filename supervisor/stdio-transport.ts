@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { serializeMessage } from './preserialized';
@@ -23,8 +24,8 @@ export class LineStdioTransport implements Transport {
   #input: NodeJS.ReadableStream;
   #output: NodeJS.WritableStream;
   #maxLineBytes: number;
-  /** The pieces of the line not yet ended, and their size in UTF-8. */
-  #pending: string[] = [];
+  /** The pieces of the line not yet ended, as bytes, and their size. */
+  #pending: Buffer[] = [];
   #pendingBytes = 0;
   /** While an over-long line is being dropped: its last characters, where its id usually is. */
   #skippedTail: string | undefined;
@@ -41,7 +42,8 @@ export class LineStdioTransport implements Transport {
   }
 
   async start(): Promise<void> {
-    this.#input.setEncoding('utf8');
+    // Read as bytes, not with setEncoding('utf8'): its decoder made bytes that are not UTF-8
+    // U+FFFD silently (a writeFile wrote them); a line now is checked whole (#lineEnds).
     this.#input.on('data', this.#onData);
     this.#input.on('error', this.#onError);
   }
@@ -93,47 +95,66 @@ export class LineStdioTransport implements Transport {
    * appending to one string and searching it from the start made a line read in 64 KiB chunks
    * cost its length squared (a 40 MB writeFile took 14.5 s, 10 MB 1.1 s).
    */
-  #onData = (chunk: string) => {
+  #onData = (data: Buffer | string) => {
+    const chunk = typeof data === 'string' ? Buffer.from(data) : data;
+    // A 0x0A byte is never part of a longer UTF-8 sequence: splitting bytes there is safe.
     let start = 0;
-    let at: number;
-    while ((at = chunk.indexOf('\n', start)) >= 0) {
-      this.#lineEnds(chunk.slice(start, at));
+    let at = chunk.indexOf(0x0a);
+    if (at < 0) return this.#keep(chunk);
+    this.#lineEnds(chunk.subarray(0, at));
+    start = at + 1;
+    const last = chunk.lastIndexOf(0x0a);
+    // The whole lines after the first, when all are UTF-8 and none can be too long (the usual
+    // case): decoded at once and split as text, one Buffer and one check for all of them.
+    if (last > start && last - start <= this.#maxLineBytes && isUtf8(chunk.subarray(start, last))) {
+      for (const line of chunk.toString('utf8', start, last).split('\n')) this.#text(line.endsWith('\r') ? line.slice(0, -1) : line);
+      start = last + 1;
+    }
+    while ((at = chunk.indexOf(0x0a, start)) >= 0) {
+      this.#lineEnds(chunk.subarray(start, at));
       start = at + 1;
     }
-    this.#keep(chunk.slice(start));
+    this.#keep(chunk.subarray(start));
   };
 
   /** Takes the unfinished line's next piece; past the limit, only the line's tail is kept. */
-  #keep(piece: string): void {
-    if (piece === '') return;
+  #keep(piece: Buffer): void {
+    if (piece.length === 0) return;
     if (this.#skippedTail !== undefined) {
-      this.#skippedTail = (this.#skippedTail + piece).slice(-SKIPPED_TAIL_CHARS);
+      this.#skippedTail = (this.#skippedTail + tailText(piece)).slice(-SKIPPED_TAIL_CHARS);
       return;
     }
     this.#pending.push(piece);
-    this.#pendingBytes += Buffer.byteLength(piece);
+    this.#pendingBytes += piece.length;
     if (this.#pendingBytes > this.#maxLineBytes) {
       // Dropped as it arrives, so memory stays bounded; answered when the line ends.
-      this.#skippedTail = this.#pending.join('').slice(-SKIPPED_TAIL_CHARS);
+      this.#skippedTail = tailText(Buffer.concat(this.#pending)).slice(-SKIPPED_TAIL_CHARS);
       this.#pending = [];
       this.#pendingBytes = 0;
     }
   }
 
   /** A line ends with `last`: answered as too long, or handled. */
-  #lineEnds(last: string): void {
+  #lineEnds(last: Buffer): void {
     if (this.#skippedTail !== undefined) {
-      const tail = (this.#skippedTail + last.replace(/\r$/, '')).slice(-SKIPPED_TAIL_CHARS);
+      const tail = (this.#skippedTail + tailText(last).replace(/\r$/, '')).slice(-SKIPPED_TAIL_CHARS);
       this.#skippedTail = undefined;
       return this.#tooLong(tail);
     }
-    const raw = this.#pending.length === 0 ? last : this.#pending.join('') + last;
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    const bytes = this.#pendingBytes + Buffer.byteLength(last) - (raw.length - line.length);
+    const raw = this.#pending.length === 0 ? last : Buffer.concat([...this.#pending, last]);
+    const bytes = raw.length > 0 && raw[raw.length - 1] === 0x0d ? raw.subarray(0, -1) : raw;
     this.#pending = [];
     this.#pendingBytes = 0;
-    if (bytes > this.#maxLineBytes) this.#tooLong(line.slice(-SKIPPED_TAIL_CHARS));
-    else if (line.trim() !== '') this.#handle(line);
+    if (bytes.length > this.#maxLineBytes) return this.#tooLong(tailText(bytes).slice(-SKIPPED_TAIL_CHARS));
+    if (!isUtf8(bytes)) return this.#reply(null, -32700, 'Parse error: the line is not valid UTF-8 (JSON-RPC messages are UTF-8)');
+    this.#text(bytes.toString('utf8'));
+  }
+
+  /** A whole line as text, its line break gone. */
+  #text(line: string): void {
+    // A byte order mark before the first line (a Windows client's UTF-8 writer) is no JSON: read past it.
+    const text = line.charCodeAt(0) === 0xfeff ? line.slice(1) : line;
+    if (text.trim() !== '') this.#handle(text);
   }
 
   #handle(line: string): void {
@@ -190,6 +211,11 @@ export class LineStdioTransport implements Transport {
   #reply(id: string | number | null, code: number, message: string): void {
     void this.send({ jsonrpc: '2.0', id, error: { code, message } } as unknown as JSONRPCMessage);
   }
+}
+
+/** The last characters of `bytes` as text, for trailingId: a character cut at its start does not matter there. */
+function tailText(bytes: Buffer): string {
+  return bytes.subarray(Math.max(0, bytes.length - SKIPPED_TAIL_CHARS * 4)).toString('utf8');
 }
 
 /** The -32600 answer to a value that is not a JSON-RPC message: with its id when that is usable. */

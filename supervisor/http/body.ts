@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJsonRpcError } from './guards';
 
@@ -7,7 +8,8 @@ export type BodyRead = { ok: true; body: unknown } | { ok: false };
 /**
  * Reads and parses a JSON request body of at most `limit` bytes. A body declared or found to be
  * larger answers 413 (reading stops at the limit, so it costs no memory); invalid JSON answers
- * 400 with -32700. A body whose Content-Type is not `application/json` is not read (`body`
+ * 400 with -32700, and so does one that is not UTF-8; a `charset` other than UTF-8 answers 415.
+ * A body whose Content-Type is not `application/json` is not read (`body`
  * undefined: the transport answers 415, as the SDK's does). A compressed body answers 415
  * (inflating is a zip-bomb risk for no gain).
  */
@@ -16,6 +18,14 @@ export function readJsonBody(req: IncomingMessage, res: ServerResponse, limit: n
     if (!isJsonType(req.headers['content-type'])) {
       req.resume();
       return resolve({ ok: true, body: undefined });
+    }
+    // JSON-RPC over HTTP is UTF-8 (RFC 8259 8.1): a body declared Latin-1 was read as UTF-8 and its
+    // `é` written as U+FFFD, silently. Refused, naming the charset (ASCII is UTF-8 already).
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.headers['content-type'] ?? '')?.[1];
+    if (charset !== undefined && !/^(utf-?8|(us-)?ascii)$/i.test(charset)) {
+      sendJsonRpcError(res, 415, -32600, `Unsupported charset ${charset.slice(0, 40)} in Content-Type: send the JSON as UTF-8`);
+      drainThenClose(req);
+      return resolve({ ok: false });
     }
     const encoding = req.headers['content-encoding'];
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
@@ -45,8 +55,14 @@ export function readJsonBody(req: IncomingMessage, res: ServerResponse, limit: n
     req.on('end', () => {
       if (done) return;
       done = true;
+      const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      // Bytes that are not UTF-8 became U+FFFD in the arguments (a writeFile wrote them), silently.
+      if (!isUtf8(bytes)) {
+        sendJsonRpcError(res, 400, -32700, 'Parse error: the body is not valid UTF-8 (JSON-RPC messages are UTF-8)');
+        return resolve({ ok: false });
+      }
       // A byte order mark may start JSON text (RFC 8259 8.1): read past it.
-      const text = (chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8')).replace(/^\uFEFF/, '');
+      const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
       try {
         resolve({ ok: true, body: JSON.parse(text) });
       } catch {

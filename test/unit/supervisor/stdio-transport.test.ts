@@ -63,4 +63,29 @@ describe('LineStdioTransport', () => {
     expect(h.received).toEqual([JSON.parse(exact), JSON.parse(call(3, 'after'))]);
     expect(h.answers()).toEqual([{ jsonrpc: '2.0', id: 2, error: { code: -32600, message: expect.stringContaining('longer than 1000 bytes') } }]);
   });
+
+  it('answers a line that is not UTF-8 -32700 saying so, instead of reading its bytes as U+FFFD, and reads the next line', async () => {
+    const h = await harness(1000);
+    const [head, tail] = call(4, 'caf\u0000').split('\\u0000');
+    h.input.write(Buffer.concat([Buffer.from(head), Buffer.from([0xe9]), Buffer.from(`${tail}\n`)]));
+    h.input.write(`${call(5, 'fine')}\n`);
+    // Between good lines of one piece, with a byte order mark before one of them.
+    h.input.write(Buffer.concat([Buffer.from(`${call(8, 'a')}\n`), Buffer.from(head), Buffer.from([0xff]), Buffer.from(`${tail}\n\uFEFF${call(9, 'b')}\r\n`)]));
+    await h.settle();
+    const notUtf8 = { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the line is not valid UTF-8 (JSON-RPC messages are UTF-8)' } };
+    expect(h.answers()).toEqual([notUtf8, notUtf8]);
+    expect(h.received).toEqual([JSON.parse(call(5, 'fine')), JSON.parse(call(8, 'a')), JSON.parse(call(9, 'b'))]);
+  });
+
+  it('reads past a byte order mark before a line, and keeps a character whose bytes come in two pieces', async () => {
+    const h = await harness(1000);
+    h.input.write(`\uFEFF${call(6, 'bom')}\n`);
+    const euro = Buffer.from(`${call(7, '€ and 😀')}\n`);
+    const at = euro.indexOf(Buffer.from('😀')) + 2;
+    h.input.write(euro.subarray(0, at));
+    h.input.write(euro.subarray(at));
+    await h.settle();
+    expect(h.answers()).toEqual([]);
+    expect(h.received).toEqual([JSON.parse(call(6, 'bom')), JSON.parse(call(7, '€ and 😀'))]);
+  });
 });
