@@ -34,13 +34,13 @@ export function isUtf8Label(charset: string): boolean {
 
 /**
  * `body` as text in `charset`, a BOM not part of it; undefined for a label iconv-lite does not
- * know. Latin-1 labels mean windows-1252, as in browsers (WHATWG Encoding): servers label
- * windows-1252 text `iso-8859-1`, and the two differ only where Latin-1 has control characters.
+ * know. Latin-1 and ASCII labels mean windows-1252, as in browsers (WHATWG Encoding): servers
+ * label windows-1252 text `iso-8859-1`, and the two differ only where Latin-1 has control characters.
  */
 export function decodeIn(body: Buffer, charset: string): string | undefined {
   const lower = charset.toLowerCase();
-  const name = lower === 'iso-8859-1' || lower === 'latin1' || lower === 'l1' || lower === 'iso_8859-1' ? 'windows-1252' : lower;
-  if (isUtf8Label(name)) return body.toString('utf8').replace(/^\uFEFF/, '');
+  const name = /^(iso-8859-1|iso_8859-1|latin1|l1|(us-)?ascii)$/.test(lower) ? 'windows-1252' : lower;
+  if (name === 'utf-8' || name === 'utf8') return body.toString('utf8').replace(/^\uFEFF/, '');
   if (!iconv().encodingExists(name)) return undefined;
   return iconv().decode(body, name);
 }

@@ -169,6 +169,10 @@ function withoutCredentials(headers: Record<string, string>): Record<string, str
 
 /** Parses and checks an absolute http(s) URL; throws INVALID_URL otherwise. */
 export function parseHttpUrl(raw: string): URL {
+  // As UTF-8 a lone surrogate became %EF%BF%BD: another address than the one given.
+  if (typeof raw === 'string' && !(raw as string & { isWellFormed(): boolean }).isWellFormed()) {
+    throw new FetchError('INVALID_URL', `invalid URL: '${raw.slice(0, 200)}' has a lone UTF-16 surrogate (half of a character), which a URL cannot carry`);
+  }
   let url: URL;
   try {
     url = new URL(String(raw).trim());
@@ -177,6 +181,11 @@ export function parseHttpUrl(raw: string): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new FetchError('INVALID_URL', `unsupported URL scheme ${url.protocol} in '${url.href.slice(0, 200)}'; only http and https`);
+  }
+  // undici sent none of them and the page came as to anyone; echoed in the answer, the password
+  // went to the model. Refused, as Fetch refuses them; the message leaves them out.
+  if (url.username !== '' || url.password !== '') {
+    throw new FetchError('INVALID_URL', `a URL with credentials (user:password@ before ${url.host}) is refused: they would not be sent; fetch the page without them`);
   }
   return url;
 }
