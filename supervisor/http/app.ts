@@ -39,7 +39,16 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
   // Behind a proxy, the client is the one X-Forwarded-For names, so per-client limits see clients.
   app.set('trust proxy', config.trustProxy);
   const trust = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
-  const json = express.json({ limit: config.maxBodyBytes, type: ['application/json', 'application/*+json'] });
+  // The legacy endpoint reads bodies as the Streamable one does (body.ts), not with express.json,
+  // which made bytes that are not UTF-8 U+FFFD silently, read a Latin-1 charset as UTF-8 and
+  // inflated gzip bodies.
+  const json = (req: Request, res: Response, next: NextFunction) => {
+    readJsonBody(req, res, config.maxBodyBytes).then((read) => {
+      if (!read.ok) return;
+      req.body = read.body;
+      next();
+    }, next);
+  };
   const limits = config.rateLimit;
   // Without a trusted proxy the client is the socket's peer: no X-Forwarded-For parse per request.
   const clientOf = config.trustProxy === false ? (req: IncomingMessage) => req.socket.remoteAddress : (req: IncomingMessage) => proxyaddr(req, trust);
@@ -124,10 +133,8 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
   app.use((_req: Request, res: Response) => {
     res.status(404).json({ error: 'not found', endpoints: [config.endpointPath, '/sse', '/message/{sessionId}', '/health', '/'] });
   });
-  // Body parser failures and anything thrown by a handler: a JSON-RPC error, never a stack trace.
-  app.use((error: Error & { type?: string; status?: number }, _req: Request, res: Response, _next: NextFunction) => {
-    if (error.type === 'entity.too.large') return sendJsonRpcError(res, 413, -32600, `Request body larger than ${config.maxBodyBytes} bytes`);
-    if (error.type === 'entity.parse.failed') return sendJsonRpcError(res, 400, -32700, 'Parse error: the body is not valid JSON');
+  // Anything thrown by a handler: a JSON-RPC error, never a stack trace.
+  app.use((error: Error & { status?: number }, _req: Request, res: Response, _next: NextFunction) => {
     if (error.status && error.status >= 400 && error.status < 500) return sendJsonRpcError(res, error.status, -32600, error.message);
     log.error({ err: error.message }, 'request failed');
     sendJsonRpcError(res, 500, -32603, 'Internal error');

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { gzipSync } from 'node:zlib';
 import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,5 +83,28 @@ describe('over HTTP', () => {
     const utf8 = await post(JSON.stringify(write(12, 'declared.txt', 'caf\u00e9')), 'application/json; charset=UTF-8');
     expect(utf8.status).toBe(200);
     expect(await utf8.text()).toContain('"bytesWritten":5');
+  });
+
+  test('the legacy SSE endpoint reads bodies the same way: not UTF-8 400, another charset 415, a gzip body 415, nothing written', async () => {
+    const controller = new AbortController();
+    const stream = await fetch(`${server.baseUrl}/sse`, { signal: controller.signal });
+    const reader = stream.body!.getReader();
+    let text = '';
+    while (!text.includes('\n\n')) text += Buffer.from((await reader.read()).value!).toString('utf8');
+    const endpoint = new URL(/data: (.*)/.exec(text)![1], server.baseUrl).href;
+    const postLegacy = (body: BodyInit, headers: Record<string, string> = {}) =>
+      fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    try {
+      expect((await postLegacy(new Uint8Array(Buffer.from(JSON.stringify(INIT))))).status).toBe(202);
+      const invalid = await postLegacy(new Uint8Array(withBytes(write(20, 'sse-latin.txt', 'caf\u0000'), [0xe9])));
+      expect([invalid.status, await invalid.json()]).toMatchObject([400, { error: { code: -32700, message: 'Parse error: the body is not valid UTF-8 (JSON-RPC messages are UTF-8)' } }]);
+      const latin = await postLegacy(new Uint8Array(Buffer.from(JSON.stringify(write(21, 'sse-declared.txt', 'caf\u00e9')), 'latin1')), { 'content-type': 'application/json; charset=ISO-8859-1' });
+      expect([latin.status, (await latin.json()).error.message]).toEqual([415, 'Unsupported charset ISO-8859-1 in Content-Type: send the JSON as UTF-8']);
+      const zipped = await postLegacy(new Uint8Array(gzipSync(JSON.stringify(write(22, 'sse-gzip.txt', 'x')))), { 'content-encoding': 'gzip' });
+      expect([zipped.status, (await zipped.json()).error.code]).toEqual([415, -32600]);
+      for (const name of ['sse-latin.txt', 'sse-declared.txt', 'sse-gzip.txt']) expect(existsSync(path.join(ws, name))).toBe(false);
+    } finally {
+      controller.abort();
+    }
   });
 });
