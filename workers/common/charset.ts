@@ -55,3 +55,17 @@ export function isUtf8Body(body: Buffer, cut = false): boolean {
   for (let drop = 1; drop <= 3 && drop < body.length; drop++) if (isUtf8(body.subarray(0, body.length - drop))) return true;
   return false;
 }
+
+/**
+ * A response header's value as its sender meant it. undici reads header bytes as Latin-1, so a
+ * value sent as UTF-8 (a `Location: /café` from many frameworks, a name in a custom header) came
+ * as `/cafÃ©`, and a redirect was followed to `/caf%C3%83%C2%A9`. Bytes that form UTF-8 are read
+ * as UTF-8, as browsers read `Location`; others stay Latin-1.
+ */
+export function headerText(value: string): string {
+  let high = false;
+  for (let i = 0; i < value.length && !high; i++) high = value.charCodeAt(i) > 0x7f;
+  if (!high) return value;
+  const bytes = Buffer.from(value, 'latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : value;
+}

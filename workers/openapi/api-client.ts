@@ -6,6 +6,7 @@ import { McpvisorError } from '../../protocol/errors';
 import { isAuthProvider, type IAuthProvider } from './auth';
 import type { BuiltRequest } from './request';
 import { checkUrl } from './request';
+import { headerText } from '../common/charset';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
 import { sendRetryingStale } from '../common/stale-connection';
 import { networkReason } from './network-reason';
@@ -249,7 +250,7 @@ export class ApiClient {
         const res = await sendRetryingStale(() => undici().request(url, options), method, body, combined);
         if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304 && res.headers.location) {
           await res.body.dump();
-          const next = new URL(String(res.headers.location), url);
+          const next = new URL(headerText(String(res.headers.location)), url);
           // Followed only where a request could go itself (checkUrl: same origin, under the base
           // path), so the API's credentials stay with it: else the answer is the redirect itself,
           // whose Location is often the point (GitHub's archive downloads, presigned storage URLs).

@@ -1,9 +1,10 @@
 /** Headers of upstream requests and responses, as ApiClient reads and writes them. */
+import { headerText } from '../common/charset';
 
 /** A response's headers, each one text (repeated ones joined with `, `). */
 export function flatHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = Object.create(null);
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = headerText(Array.isArray(value) ? value.join(', ') : value);
   return out;
 }
 

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { BLOCKED_ADDRESS_CODE, guardedLookup, isBlockedAddress } from '../common/address-guard';
 import { decodeBody } from './charset';
+import { headerText } from '../common/charset';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
 import { sendRetryingStale } from '../common/stale-connection';
 
@@ -89,12 +90,13 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
     const { statusCode, headers } = response;
     if (REDIRECTS.has(statusCode) && headers.location) {
       discard(response.body);
-      if (hop >= maxRedirects) throw new FetchError('TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects, last to ${String(headers.location)}`);
+      const location = headerText(String(headers.location));
+      if (hop >= maxRedirects) throw new FetchError('TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects, last to ${location}`);
       let next: URL;
       try {
-        next = new URL(String(headers.location), url);
+        next = new URL(location, url);
       } catch {
-        throw new FetchError('INVALID_URL', `redirect to an invalid URL: ${String(headers.location).slice(0, 200)}`);
+        throw new FetchError('INVALID_URL', `redirect to an invalid URL: ${location.slice(0, 200)}`);
       }
       // The caller's URL was fine: a hop to file:, data: … is the site's doing, refused as the
       // SSRF guard refuses a hop to a private address (BLOCKED, saying it came by a redirect).

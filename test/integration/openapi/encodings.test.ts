@@ -24,13 +24,18 @@ let conn: StdioConnection;
 
 beforeAll(async () => {
   upstream = createServer((req, res) => {
+    // Header values written as UTF-8 bytes, as many frameworks send them (writeHead takes a string as Latin-1).
+    const utf8 = (text: string) => Buffer.from(text).toString('latin1');
+    if (req.url === '/moved') return void res.writeHead(302, { location: utf8('/caf\u00e9') }).end();
+    if (req.url === '/caf%C3%A9') return void res.writeHead(201, { 'content-type': 'text/plain', location: utf8('/caf\u00e9/1'), 'x-owner': utf8('Zoë') }).end('made');
     const [type, body] = BODIES[(req.url ?? '/').slice(1)] ?? ['text/plain', Buffer.from('no such body')];
     res.writeHead(200, { 'content-type': type });
     res.end(body);
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   dir = mkdtempSync(path.join(tmpdir(), 'openapi-encodings-'));
-  const paths = Object.fromEntries(Object.keys(BODIES).map((name) => [`/${name}`, { get: { operationId: name, responses: { 200: { description: 'ok' } } } }]));
+  const paths: Record<string, unknown> = Object.fromEntries(Object.keys(BODIES).map((name) => [`/${name}`, { get: { operationId: name, responses: { 200: { description: 'ok' } } } }]));
+  paths['/moved'] = { get: { operationId: 'moved', responses: { 201: { description: 'made', headers: { 'X-Owner': { schema: { type: 'string' } } } } } } };
   const spec = path.join(dir, 'encodings.json');
   writeFileSync(spec, JSON.stringify({ openapi: '3.0.3', info: { title: 'encodings', version: '1' }, paths }));
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
@@ -73,5 +78,13 @@ describe('openapi-mcp-server decodes upstream text in the encoding it is in', ()
 
   test('UTF-8 without a charset comes as it is, with no note', async () => {
     expect(textOf(await get('utf8Plain'))).toBe('café €');
+  });
+});
+
+describe('openapi-mcp-server reads response headers sent as UTF-8 bytes as UTF-8', () => {
+  test('a redirect to a Location in UTF-8 is followed to that path, and headers shown read as sent (undici reads them as Latin-1: /caf%C3%83%C2%A9, ZoÃ«)', async () => {
+    const result = await get('moved');
+    expect(result.isError).toBeFalsy();
+    expect(result.content.map((block) => block.text)).toEqual(['made', 'response headers (HTTP 201):\nlocation: /café/1\nx-owner: Zoë']);
   });
 });

@@ -15,7 +15,12 @@ const PAGES: Record<string, [string, Buffer]> = {
 
 let site: LocalSite;
 beforeAll(async () => {
-  site = await startSite(Object.fromEntries(Object.entries(PAGES).map(([route, [type, body]]) => [route, (_req, res) => res.writeHead(200, { 'content-type': type }).end(body)])));
+  site = await startSite({
+    ...Object.fromEntries(Object.entries(PAGES).map(([route, [type, body]]) => [route, (_req, res) => res.writeHead(200, { 'content-type': type }).end(body)])),
+    // A Location written as UTF-8 bytes, as many frameworks send it (writeHead takes a string as Latin-1).
+    '/to-cafe': (_req, res) => res.writeHead(302, { location: Buffer.from('/caf\u00e9').toString('latin1') }).end(),
+    '/caf%C3%A9': (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('at the café'),
+  });
 });
 afterAll(async () => {
   await site.close();
@@ -56,5 +61,12 @@ describe('httpFetch refuses a URL it would send altered', () => {
   test('one with a lone UTF-16 surrogate (it went out as %EF%BF%BD); a whole emoji is percent-encoded', async () => {
     await expect(httpFetch(`${site.origin}/x\ud800`, open)).rejects.toMatchObject({ code: 'INVALID_URL', message: expect.stringContaining('lone UTF-16 surrogate') });
     await expect(httpFetch(`${site.origin}/\ud83d\ude00`, open)).rejects.toMatchObject({ code: 'HTTP_ERROR', message: expect.stringContaining('/%F0%9F%98%80') });
+  });
+});
+
+describe('httpFetch follows a redirect whose Location is UTF-8 bytes', () => {
+  test('to the page the bytes name, as browsers do (undici reads header bytes as Latin-1: it went to /caf%C3%83%C2%A9)', async () => {
+    const page = await httpFetch(`${site.origin}/to-cafe`, open);
+    expect([page.text, page.url]).toEqual(['at the café', `${site.origin}/caf%C3%A9`]);
   });
 });
