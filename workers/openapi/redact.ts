@@ -1,3 +1,4 @@
+import { bomCharset, charsetOf, decodeIn } from '../common/charset';
 import type { ApiResponse } from './api-client';
 
 /**
@@ -232,8 +233,9 @@ export class Redaction {
    * that ends inside a credential loses that start too. The body is replaced byte for byte in
    * an ASCII-compatible charset, so its `charset` still applies.
    */
-  response(response: ApiResponse, bodyShown: boolean): ApiResponse {
-    if (this.#secrets.length === 0) return response;
+  response(given: ApiResponse, bodyShown: boolean): ApiResponse {
+    if (this.#secrets.length === 0) return given;
+    const response = bodyShown ? asUtf8IfUtf16(given) : given;
     const headers = this.#headers(response.headers);
     const url = this.text(response.url);
     const body = bodyShown ? this.#body(response) : response.body;
@@ -372,4 +374,19 @@ function latin1(text: string): string {
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * A UTF-16 body (by its byte order mark or its charset) as UTF-8, its type saying so: the forms
+ * are looked for as UTF-8 bytes, and a UTF-16 echo of a key has none of them in common.
+ */
+function asUtf8IfUtf16(response: ApiResponse): ApiResponse {
+  const type = response.headers['content-type'];
+  const charset = bomCharset(response.body) ?? charsetOf(type);
+  if (charset === undefined || !/^utf-?16/i.test(charset)) return response;
+  const text = decodeIn(response.body, charset);
+  if (text === undefined) return response;
+  // Without a charset (the BOM named it), UTF-8 is what a body is read as.
+  const headers = type === undefined ? response.headers : { ...response.headers, 'content-type': type.replace(/charset\s*=\s*"?[\w.:-]+"?/i, 'charset=utf-8') };
+  return { ...response, headers, body: Buffer.from(text.replace(/^\uFEFF/, ''), 'utf8') };
 }

@@ -20,6 +20,7 @@ const SPEC = [
   '      responses: {"200": {description: ok}}',
   '  /debug/{code}:', '    get:', '      operationId: debugPage', '      parameters: [{name: code, in: path, required: true, schema: {type: integer}}]', '      responses: {"200": {description: ok}}',
   '  /linked:', '    get:', '      operationId: linked', '      responses: {"200": {description: ok}}',
+  '  /utf16/{form}:', '    get:', '      operationId: wideEcho', '      parameters: [{name: form, in: path, required: true, schema: {type: string}}]', '      responses: {"200": {description: ok}}',
 ].join('\n');
 
 type Result = { content: Array<{ type: string; text?: string }>; isError?: boolean; structuredContent?: Record<string, unknown> };
@@ -90,6 +91,14 @@ describe('operator credentials echoed by the upstream', () => {
     const result = await call('linked', {});
     expectNoSecret(result);
     expect(result.content[1]?.text).toContain('link: </linked?page=2&api_key=[redacted: X-Api-Key]>; rel="next"');
+  });
+
+  test('are redacted from a UTF-16 body, named by its charset or by a byte order mark (they were looked for as UTF-8 bytes only)', async () => {
+    for (const form of ['le', 'bom']) {
+      const result = await call('wide-echo', { form });
+      expectNoSecret(result);
+      expect(textOf(result)).toContain(`x-api-key: [redacted: X-Api-Key]\nauthorization: [redacted: Authorization]\nx-request-id: ${REQUEST_ID}`);
+    }
   });
 
   test('are logged once per tool, by name, never by value', async () => {
