@@ -165,7 +165,7 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
       // `{scope}` alone, a form that requires client_id and client_secret went out without them.
       if (!body.required && bodyRequired.size > 0) {
         const needed = bodyArgs.filter((entry) => bodyRequired.has(entry.name)).map((entry) => entry.arg);
-        const dependent = Object.fromEntries(bodyArgs.map(({ arg }) => [arg, needed.filter((other) => other !== arg)]).filter(([, others]) => others.length > 0));
+        const dependent = bodyArgs.length * needed.length <= MAX_DEPENDENT_NAMES ? eachNeedsAll(bodyArgs, needed) : allNeedFirst(bodyArgs, needed);
         if (Object.keys(dependent).length > 0) dependentRequired = dependent;
       }
     } else {
@@ -184,6 +184,32 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
   if (required.length > 0) inputSchema.required = required;
   if (dependentRequired) inputSchema.dependentRequired = dependentRequired;
   return { inputSchema, targets, body };
+}
+
+/**
+ * Names a `dependentRequired` that lists every required body property under every body property
+ * may hold; past it, allNeedFirst. Why: that form grows with the product of the two counts: a
+ * body of 1,000 properties, 500 of them required, was a 3.4 MB schema whose validator ran the api
+ * worker out of memory, as it would have the supervisor.
+ */
+const MAX_DEPENDENT_NAMES = 4_096;
+
+/** Each body argument needs every required one (a refusal names all that are missing). */
+function eachNeedsAll(bodyArgs: Array<{ arg: string }>, needed: string[]): Record<string, string[]> {
+  return Object.fromEntries(bodyArgs.map(({ arg }) => [arg, needed.filter((other) => other !== arg)]).filter(([, others]) => others.length > 0));
+}
+
+/**
+ * The same constraint in as many names as there are arguments: each body argument needs the first
+ * required one, which needs the rest. A call missing them is refused twice at most (first for the
+ * first one, then for the rest).
+ */
+function allNeedFirst(bodyArgs: Array<{ arg: string }>, needed: string[]): Record<string, string[]> {
+  const [first, ...rest] = needed;
+  const dependent: Record<string, string[]> = Object.create(null);
+  for (const { arg } of bodyArgs) if (arg !== first) dependent[arg] = [first];
+  if (rest.length > 0) dependent[first] = rest;
+  return dependent;
 }
 
 /**

@@ -126,6 +126,35 @@ describe('input schemas', () => {
     expect(check('POST::token', { client_id: 'a', client_secret: 'b', scope: 3 })).toBeUndefined();
   });
 
+  test('ask for all the required properties of an optional body of 1,000 properties in a schema of about their size, refusing a partial body twice at most', async () => {
+    // Each property listing every required one under it: 3.4 MB, and a validator that ran out of memory.
+    const names = Array.from({ length: 1_000 }, (_, i) => `p${i}`);
+    const openApiSpec = JSON.stringify({
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: { '/wide': { post: { operationId: 'wide', requestBody: { content: { 'application/json': { schema: { type: 'object', required: names.slice(0, 500), properties: Object.fromEntries(names.map((name) => [name, { type: 'string' }])) } } } }, responses: { '200': { description: 'ok' } } } } },
+    });
+    const spec = await loadSpec({ specInputMethod: 'inline', openApiSpec });
+    const [tool] = new ToolsManager({}, spec).generateTools();
+    expect(JSON.stringify(tool.inputSchema.dependentRequired).length).toBeLessThan(20_000);
+    const validator = new ArgumentValidator();
+    const check = (args: Record<string, unknown>) => {
+      try {
+        validator.check(tool.toolId, tool.inputSchema, args);
+        return undefined;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    const required = Object.fromEntries(names.slice(0, 500).map((name) => [name, 'x']));
+    expect(check({})).toBeUndefined();
+    expect(check({ p900: 'x' })).toBe('invalid arguments: arguments must have property p0 when property p900 is present');
+    expect(check({ p900: 'x', p0: 'x' })).toMatch(/^invalid arguments: arguments must have properties p1, p2, .*, p499 when property p0 is present$/);
+    expect(check({ ...required, p0: undefined, p900: 'x' })).toMatch(/must have property p0 when property p\d+ is present/);
+    expect(check({ ...required, p900: 'x' })).toBeUndefined();
+    expect(check(required)).toBeUndefined();
+  });
+
   test('are accepted by the MCP SDK schema for every fixture and for GitHub', async () => {
     for (const file of ['petstore-3.0.yaml', 'swagger-2.0.json', 'openapi-3.1.yaml', 'collisions.yaml', 'real-world-shapes.yaml', GITHUB]) {
       const service = await ApiToolService.create({ apiBaseUrl: 'http://127.0.0.1:9', openApiSpec: path.isAbsolute(file) ? file : path.join(FIXTURES, file), specCache: false });
