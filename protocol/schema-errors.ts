@@ -10,10 +10,16 @@ import type { ErrorObject } from 'ajv';
  * describe them.
  */
 export function closestErrors(errors: ErrorObject[]): ErrorObject[] {
-  const groups = errors.filter((error) => error.keyword === 'oneOf' || error.keyword === 'anyOf').map((error) => `${error.schemaPath}/`);
+  // Each once, shortest first: every item of an array that fits none of its oneOf adds the same
+  // one, and a list with one per error made this quadratic in the items (8,000 took 57 s).
+  const groups = [...new Set(errors.filter((error) => error.keyword === 'oneOf' || error.keyword === 'anyOf').map((error) => `${error.schemaPath}/`))].sort((a, b) => a.length - b.length);
   if (groups.length === 0) return errors;
   // Each error under a oneOf/anyOf belongs to the outermost one (the shortest schema path).
-  const groupOf = (error: ErrorObject) => groups.filter((prefix) => error.schemaPath.startsWith(prefix)).sort((a, b) => a.length - b.length)[0];
+  const outermost = new Map<string, string | undefined>();
+  const groupOf = (error: ErrorObject) => {
+    if (!outermost.has(error.schemaPath)) outermost.set(error.schemaPath, groups.find((prefix) => error.schemaPath.startsWith(prefix)));
+    return outermost.get(error.schemaPath);
+  };
   const depth = (error: ErrorObject) => (error.instancePath === '' ? 0 : error.instancePath.split('/').length);
   const deepest = new Map<string, number>();
   for (const error of errors) {
