@@ -4,10 +4,13 @@
  * grows with the square of the input shows ~8. Shapes: arguments refused for an array whose items
  * each fit none of an `anyOf` (the error sorting the supervisor's check shares,
  * protocol/schema-errors.ts), and HTML error pages an endpoint tool quotes as text (html-text.ts):
- * `<` without `>`, `<p` without `>`, `<title>` without a closing tag, an ordinary page. Each time
- * is the best of `rounds`. Target: <= 2 for every shape. Found this way: 8,000 refused items took
- * 57 s (a list of one schema path per error, searched per error), and 256 KB of `<p` about a
- * minute (a regexp read to the end of the page from each `<`).
+ * `<` without `>`, `<p` without `>`, `<title>` without a closing tag, an ordinary page; and a
+ * start with an includeTools or includeResources list as long as the description's operations
+ * (tools-manager.ts). Each time is the best of `rounds`. Target: <= 2 for every shape. Found this
+ * way: 8,000 refused items took 57 s (a list of one schema path per error, searched per error),
+ * 256 KB of `<p` about a minute (a regexp read to the end of the page from each `<`), and 8,000
+ * includeTools entries over 8,000 operations 4 s more than no filter (each entry searched every
+ * tool).
  *   npm run build && npx tsx bench/openapi/scaling.ts [rounds, default 3]
  */
 import http from 'node:http';
@@ -25,6 +28,7 @@ const PAGES: Record<string, { n: number; page: (n: number) => string }> = {
   'HTML error page: ordinary markup': { n: 500, page: (n) => `<html><head><title>Error</title></head><body>${'<div class="a">text &amp; more</div>\n'.repeat(n)}</body></html>` },
 };
 const REFUSED_ITEMS = 500;
+const FILTERED_OPERATIONS = 2_000;
 const SPEC = { openapi: '3.0.0', info: { title: 'scaling', version: '1' }, paths: { '/page': { get: { operationId: 'getPage', parameters: [{ name: 'shape', in: 'query', schema: { type: 'string' } }, { name: 'n', in: 'query', schema: { type: 'string' } }], responses: { 200: { description: 'ok' } } } } } };
 
 async function best(rounds: number, run: () => Promise<unknown> | unknown): Promise<number> {
@@ -63,6 +67,27 @@ async function main(): Promise<void> {
       if (!result.isError) throw new Error(`${name}: not refused`);
     },
   }));
+  const specOf = (n: number) => {
+    const file = path.join(dir, `ops-${n}.json`);
+    const paths = Object.fromEntries(Array.from({ length: n }, (_, i) => [`/things${i}/{id}`, { get: { operationId: `op${i}`, parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'ok' } } } }]));
+    writeFileSync(file, JSON.stringify({ openapi: '3.0.0', info: { title: 'ops', version: '1' }, paths }));
+    return file;
+  };
+  const filters: Record<string, (n: number) => Record<string, string[]>> = {
+    // Half of them match no operation (each is warned about).
+    'start: includeTools as long as the operations': (n) => ({ includeTools: Array.from({ length: n }, (_, i) => (i % 2 ? `GET::things${i}__---id` : `nothing${i}`)) }),
+    'start: includeResources as long as the operations': (n) => ({ includeResources: Array.from({ length: n }, (_, i) => `/things${i}`) }),
+  };
+  for (const [name, filter] of Object.entries(filters)) {
+    shapes.push({
+      name,
+      n: FILTERED_OPERATIONS,
+      run: async (n: number) => {
+        const started = await ApiToolService.create({ apiBaseUrl: 'http://127.0.0.1:9', openApiSpec: specOf(n), specCache: false, ...filter(n) });
+        await started.close();
+      },
+    });
+  }
   const schema = { type: 'object' as const, properties: { ids: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } } } };
   const validator = new ArgumentValidator();
   shapes.unshift({
@@ -79,7 +104,8 @@ async function main(): Promise<void> {
   });
   let worst = 0;
   try {
-    await shapes[0].run(10); // warm-up: the validator's compilation
+    // Warm-up: the validator's compilation, the first connection to the upstream.
+    for (const shape of shapes.slice(0, 2)) await shape.run(10);
     for (const shape of shapes) {
       const small = await best(rounds, () => shape.run(shape.n));
       const large = await best(rounds, () => shape.run(8 * shape.n));

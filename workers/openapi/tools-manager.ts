@@ -121,22 +121,26 @@ export class ToolsManager {
     const ids = new Set(wantTools);
     const names = new Set(wantTools?.map((t) => t.toLowerCase()));
     const tags = f.includeTags && f.includeTags.length > 0 ? new Set(f.includeTags) : undefined;
-    const resources = f.includeResources && f.includeResources.length > 0 ? f.includeResources : undefined;
+    const resources = f.includeResources && f.includeResources.length > 0 ? resourceMatcher(f.includeResources) : undefined;
     const methods = f.includeOperations && f.includeOperations.length > 0 ? new Set(f.includeOperations.map((m) => m.toUpperCase())) : undefined;
+    // Sets, not a search of every tool per entry: 8,000 entries over 8,000 operations took 4 s.
     if (tags) {
-      for (const tag of tags) if (!tools.some((t) => t.tags?.includes(tag))) warn(`no operations for tag '${tag}'`, { tag });
+      const used = new Set(tools.flatMap((t) => t.tags ?? []));
+      for (const tag of tags) if (!used.has(tag)) warn(`no operations for tag '${tag}'`, { tag });
     }
     const out = tools.filter((tool) => {
       if (wantTools && !ids.has(tool.toolId) && !names.has(tool.name.toLowerCase())) return false;
       if (mode === 'explicit') return true;
       if (tags && !(tool.tags ?? []).some((tag) => tags.has(tag))) return false;
       if (methods && !methods.has(tool.method)) return false;
-      if (resources && !resources.some((r) => matchesResource(tool, r))) return false;
+      if (resources && !resources(tool)) return false;
       return true;
     });
     if (wantTools) {
+      const allIds = new Set(tools.map((t) => t.toolId));
+      const allNames = new Set(tools.map((t) => t.name));
       for (const want of wantTools) {
-        if (!tools.some((t) => t.toolId === want || t.name === want.toLowerCase()) && !META_TOOL_NAMES.includes(want as never)) warn(`includeTools entry '${want}' matches no operation`, { tool: want });
+        if (!allIds.has(want) && !allNames.has(want.toLowerCase()) && !META_TOOL_NAMES.includes(want as never)) warn(`includeTools entry '${want}' matches no operation`, { tool: want });
       }
     }
     if (out.length === 0 && (mode !== 'all' || wantTools || tags || methods || resources)) warn('no tools left after filtering', { filter: f });
@@ -255,12 +259,20 @@ export function buildEndpointTools(ctx: RefContext, disableAbbreviation: boolean
   return tools;
 }
 
-function matchesResource(tool: EndpointTool, resource: string): boolean {
-  if (resource.startsWith('/')) {
-    const prefix = resource.replace(/\/+$/, '');
-    return tool.path === prefix || tool.path.startsWith(`${prefix}/`);
-  }
-  return tool.resourceName?.toLowerCase() === resource.toLowerCase();
+/**
+ * Whether a tool is one of `resources`: a path prefix (`/users` takes `/users` and
+ * `/users/{id}`) or a resource name in any case. Sets looked up with each of the tool's path
+ * prefixes, not every entry tried per tool: 8,000 entries over 8,000 operations took 4.6 s.
+ */
+function resourceMatcher(resources: string[]): (tool: EndpointTool) => boolean {
+  const prefixes = new Set(resources.filter((r) => r.startsWith('/')).map((r) => r.replace(/\/+$/, '')));
+  const names = new Set(resources.filter((r) => !r.startsWith('/')).map((r) => r.toLowerCase()));
+  return (tool) => {
+    if (tool.resourceName !== undefined && names.has(tool.resourceName.toLowerCase())) return true;
+    if (prefixes.has(tool.path)) return true;
+    for (let at = tool.path.indexOf('/'); at >= 0; at = tool.path.indexOf('/', at + 1)) if (prefixes.has(tool.path.slice(0, at))) return true;
+    return false;
+  };
 }
 
 function createEndpointTool(entry: OperationEntry, ctx: RefContext, disableAbbreviation: boolean, maxLength: number, warn: (message: string, fields?: Record<string, unknown>) => void): EndpointTool & { entry: OperationEntry } {
