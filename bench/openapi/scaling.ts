@@ -1,16 +1,17 @@
 /**
- * Inputs a client or an upstream controls, at two sizes, n and 8n, through the api worker's code
- * in this process: the larger one's time over 8 times the smaller's. 1 means linear; a cost that
- * grows with the square of the input shows ~8. Shapes: arguments refused for an array whose items
- * each fit none of an `anyOf` (the error sorting the supervisor's check shares,
- * protocol/schema-errors.ts), and HTML error pages an endpoint tool quotes as text (html-text.ts):
- * `<` without `>`, `<p` without `>`, `<title>` without a closing tag, an ordinary page; and a
- * start with an includeTools or includeResources list as long as the description's operations
- * (tools-manager.ts). Each time is the best of `rounds`. Target: <= 2 for every shape. Found this
+ * Inputs a client, an upstream or a description controls, at two sizes, n and 8n, through the
+ * api worker's code in this process: the larger one's time over 8 times the smaller's. 1 means
+ * linear; a cost that grows with the square of the input shows ~8. Shapes: arguments refused for
+ * an array whose items each fit none of an `anyOf` (the error sorting the supervisor's check
+ * shares, protocol/schema-errors.ts); HTML error pages an endpoint tool quotes as text
+ * (html-text.ts): `<` without `>`, `<p` without `>`, `<title>` without a closing tag, an
+ * ordinary page; starts with an includeTools or includeResources list as long as the
+ * description's operations (tools-manager.ts), and with operations all named alike
+ * (tool-name.ts). Each time is the best of `rounds`. Target: <= 2 for every shape. Found this
  * way: 8,000 refused items took 57 s (a list of one schema path per error, searched per error),
- * 256 KB of `<p` about a minute (a regexp read to the end of the page from each `<`), and 8,000
+ * 256 KB of `<p` about a minute (a regexp read to the end of the page from each `<`), 8,000
  * includeTools entries over 8,000 operations 4 s more than no filter (each entry searched every
- * tool).
+ * tool), 8,000 operations named alike 11.7 s (each tried every suffix its namesakes took).
  *   npm run build && npx tsx bench/openapi/scaling.ts [rounds, default 3]
  */
 import http from 'node:http';
@@ -67,9 +68,11 @@ async function main(): Promise<void> {
       if (!result.isError) throw new Error(`${name}: not refused`);
     },
   }));
-  const specOf = (n: number) => {
-    const file = path.join(dir, `ops-${n}.json`);
-    const paths = Object.fromEntries(Array.from({ length: n }, (_, i) => [`/things${i}/{id}`, { get: { operationId: `op${i}`, parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'ok' } } } }]));
+  // `sameName`: no operationIds, one summary for all, so every tool is named alike.
+  const specOf = (n: number, sameName = false) => {
+    const file = path.join(dir, `ops-${n}-${sameName}.json`);
+    const operation = (i: number) => ({ ...(sameName ? { summary: 'Get a thing' } : { operationId: `op${i}` }), parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'ok' } } });
+    const paths = Object.fromEntries(Array.from({ length: n }, (_, i) => [`/things${i}/{id}`, { get: operation(i) }]));
     writeFileSync(file, JSON.stringify({ openapi: '3.0.0', info: { title: 'ops', version: '1' }, paths }));
     return file;
   };
@@ -88,6 +91,14 @@ async function main(): Promise<void> {
       },
     });
   }
+  shapes.push({
+    name: 'start: operations all named alike',
+    n: FILTERED_OPERATIONS,
+    run: async (n: number) => {
+      const started = await ApiToolService.create({ apiBaseUrl: 'http://127.0.0.1:9', openApiSpec: specOf(n, true), specCache: false });
+      await started.close();
+    },
+  });
   const schema = { type: 'object' as const, properties: { ids: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } } } };
   const validator = new ArgumentValidator();
   shapes.unshift({

@@ -109,18 +109,22 @@ export function toolNameSource(method: string, path: string, operation: { operat
 export function dedupeToolNames(names: readonly string[], maxLength = MAX_TOOL_NAME_LENGTH): { names: string[]; renamed: Array<{ index: number; from: string; to: string }> } {
   const taken = new Set(names);
   const seen = new Set<string>();
+  // The suffix after the last one a name got: those before it are still taken (the sets only
+  // grow), and trying them again for each holder made 8,000 holders of one name take 11 s.
+  const nextSuffix = new Map<string, number>();
   const renamed: Array<{ index: number; from: string; to: string }> = [];
   const out = names.map((name, index) => {
     if (!seen.has(name)) {
       seen.add(name);
       return name;
     }
-    for (let n = 2; ; n++) {
+    for (let n = nextSuffix.get(name) ?? 2; ; n++) {
       const suffix = `-${n}`;
       const candidate = `${name.slice(0, Math.max(1, maxLength - suffix.length)).replace(/-+$/, '')}${suffix}`;
       if (!taken.has(candidate) && !seen.has(candidate)) {
         seen.add(candidate);
         taken.add(candidate);
+        nextSuffix.set(name, n + 1);
         renamed.push({ index, from: name, to: candidate });
         return candidate;
       }
