@@ -7,11 +7,14 @@
  * (html-text.ts): `<` without `>`, `<p` without `>`, `<title>` without a closing tag, an
  * ordinary page; starts with an includeTools or includeResources list as long as the
  * description's operations (tools-manager.ts), and with operations all named alike
- * (tool-name.ts). Each time is the best of `rounds`. Target: <= 2 for every shape. Found this
- * way: 8,000 refused items took 57 s (a list of one schema path per error, searched per error),
- * 256 KB of `<p` about a minute (a regexp read to the end of the page from each `<`), 8,000
- * includeTools entries over 8,000 operations 4 s more than no filter (each entry searched every
- * tool), 8,000 operations named alike 11.7 s (each tried every suffix its namesakes took).
+ * (tool-name.ts); get-api-endpoint-schema's `at` of n names, through a schema whose property
+ * names hold dots (`a` and `a.a`: schema-view.ts). Each time is the best of `rounds`. Target:
+ * <= 2 for every shape. Found this way: 8,000 refused items took 57 s (a list of one schema path
+ * per error, searched per error), 256 KB of `<p` about a minute (a regexp read to the end of
+ * the page from each `<`), 8,000 includeTools entries over 8,000 operations 4 s more than no
+ * filter (each entry searched every tool), 8,000 operations named alike 11.7 s (each tried every
+ * suffix its namesakes took), an `at` of 28 names through `a` and `a.a` 9 s (every way to split
+ * the path was walked).
  *   npm run build && npx tsx bench/openapi/scaling.ts [rounds, default 3]
  */
 import http from 'node:http';
@@ -30,6 +33,7 @@ const PAGES: Record<string, { n: number; page: (n: number) => string }> = {
 };
 const REFUSED_ITEMS = 500;
 const FILTERED_OPERATIONS = 2_000;
+const AT_NAMES = 3;
 const SPEC = { openapi: '3.0.0', info: { title: 'scaling', version: '1' }, paths: { '/page': { get: { operationId: 'getPage', parameters: [{ name: 'shape', in: 'query', schema: { type: 'string' } }, { name: 'n', in: 'query', schema: { type: 'string' } }], responses: { 200: { description: 'ok' } } } } } };
 
 async function best(rounds: number, run: () => Promise<unknown> | unknown): Promise<number> {
@@ -99,6 +103,21 @@ async function main(): Promise<void> {
       await started.close();
     },
   });
+  const nodes = path.join(dir, 'nodes.json');
+  const node = { $ref: '#/components/schemas/Node' };
+  writeFileSync(nodes, JSON.stringify({ openapi: '3.0.0', info: { title: 'nodes', version: '1' }, paths: { '/nodes': { get: { operationId: 'getNode', responses: { 200: { description: 'ok', content: { 'application/json': { schema: node } } } } } } }, components: { schemas: { Node: { type: 'object', properties: { a: node, 'a.a': node } } } } }));
+  const schemas = await ApiToolService.create({ apiBaseUrl: 'http://127.0.0.1:9', openApiSpec: nodes, specCache: false, toolsMode: 'dynamic' });
+  shapes.push({
+    name: "get-api-endpoint-schema: an 'at' of n names through 'a' and 'a.a'",
+    n: AT_NAMES,
+    run: async (n: number) => {
+      // Refused (no `zz`) once every way to split the path has failed.
+      await schemas.handle('get-api-endpoint-schema', { toolId: 'GET::nodes', response: '200', at: `${'a.'.repeat(n)}zz` }).then(
+        () => Promise.reject(new Error('not refused')),
+        () => undefined,
+      );
+    },
+  });
   const schema = { type: 'object' as const, properties: { ids: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } } } };
   const validator = new ArgumentValidator();
   shapes.unshift({
@@ -126,6 +145,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await service.close();
+    await schemas.close();
     server.close();
     rmSync(dir, { recursive: true, force: true });
   }

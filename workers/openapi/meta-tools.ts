@@ -16,6 +16,8 @@ const MAX_PAGE_SIZE = 200;
  * 46 KB and 57 KB.
  */
 export const MAX_PAGE_CHARS = 60_000;
+/** Property names a `get-api-endpoint-schema` `at` may go through. */
+export const MAX_AT_LEVELS = 256;
 
 export interface MetaTool {
   name: (typeof META_TOOL_NAMES)[number];
@@ -153,6 +155,9 @@ export function schemaQuestion(args: Record<string, unknown>): SchemaQuestion {
   }
   if (args.at !== undefined) {
     if (typeof args.at !== 'string' || args.at.trim() === '') throw new McpvisorError('BAD_INPUT', "'at' must be a dotted path of property names such as 'owner.login'");
+    // Deeper than any real schema, and each level is a frame of the walk: 16,000 overflowed the stack.
+    const levels = args.at.split('.').length;
+    if (levels > MAX_AT_LEVELS) throw new McpvisorError('BAD_INPUT', `'at' names at most ${MAX_AT_LEVELS} levels (this one ${levels})`);
     question.at = args.at.trim();
   }
   return question;

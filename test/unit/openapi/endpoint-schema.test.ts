@@ -83,6 +83,27 @@ describe('get-api-endpoint-schema', () => {
     });
   });
 
+  test("follows an 'at' through names holding dots without trying every way to split it, and refuses one deeper than 256 levels", async () => {
+    // `a` and `a.a` both lead on: a path of 32 names splits in ~3.5 million ways, each of them walked before.
+    const service = await start(
+      JSON.stringify({
+        openapi: '3.0.3',
+        info: { title: 't', version: '1' },
+        paths: { '/nodes': { get: { operationId: 'getNode', responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } } } } } },
+        components: { schemas: { Node: { type: 'object', properties: { a: { $ref: '#/components/schemas/Node' }, 'a.a': { $ref: '#/components/schemas/Node' }, name: { type: 'string' } } } } },
+      }),
+      true,
+    );
+    try {
+      await expect(ask(service, { toolId: 'GET::nodes', response: '200', at: `${'a.'.repeat(256)}name` })).rejects.toMatchObject({ code: 'BAD_INPUT', message: "'at' names at most 256 levels (this one 257)" });
+      const found = await ask(service, { toolId: 'GET::nodes', response: '200', at: `${'a.'.repeat(255)}name` });
+      expect(found.structuredContent).toMatchObject({ schema: { type: 'string' } });
+      await expect(ask(service, { toolId: 'GET::nodes', response: '200', at: `${'a.'.repeat(32)}zz` })).rejects.toMatchObject({ code: 'BAD_INPUT', message: `no property 'zz' at '${'a.'.repeat(31)}a' of response 200's schema (its properties: a, a.a, name)` });
+    } finally {
+      await service.close();
+    }
+  });
+
   test('stays within its size for a huge enum, a huge description and an input schema too large to show whole', async () => {
     const props: Record<string, unknown> = {};
     for (let i = 0; i < 200; i++) props[`field${i}`] = { type: 'object', description: 'words '.repeat(40), properties: { a: { type: 'string', description: 'more '.repeat(40) }, b: { type: 'integer' } } };
