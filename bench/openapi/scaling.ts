@@ -8,13 +8,14 @@
  * ordinary page; starts with an includeTools or includeResources list as long as the
  * description's operations (tools-manager.ts), and with operations all named alike
  * (tool-name.ts); get-api-endpoint-schema's `at` of n names, through a schema whose property
- * names hold dots (`a` and `a.a`: schema-view.ts). Each time is the best of `rounds`. Target:
- * <= 2 for every shape. Found this way: 8,000 refused items took 57 s (a list of one schema path
- * per error, searched per error), 256 KB of `<p` about a minute (a regexp read to the end of
- * the page from each `<`), 8,000 includeTools entries over 8,000 operations 4 s more than no
- * filter (each entry searched every tool), 8,000 operations named alike 11.7 s (each tried every
- * suffix its namesakes took), an `at` of 28 names through `a` and `a.a` 9 s (every way to split
- * the path was walked).
+ * names hold dots (`a` and `a.a`: schema-view.ts); invoke-api-endpoint's toolId of `/` and n `{`
+ * (tool-id.ts). Each time is the best of `rounds`. Target: <= 2 for every shape. Found this way:
+ * 8,000 refused items took 57 s (a list of one schema path per error, searched per error),
+ * 256 KB of `<p` about a minute (a regexp read to the end of the page from each `<`), 8,000
+ * includeTools entries over 8,000 operations 4 s more than no filter (each entry searched every
+ * tool), 8,000 operations named alike 11.7 s (each tried every suffix its namesakes took), an
+ * `at` of 28 names through `a` and `a.a` 9 s (every way to split the path was walked), a toolId
+ * of `/` and 32,000 `{` 1.1 s a call (each `{` read to the end).
  *   npm run build && npx tsx bench/openapi/scaling.ts [rounds, default 3]
  */
 import http from 'node:http';
@@ -34,6 +35,7 @@ const PAGES: Record<string, { n: number; page: (n: number) => string }> = {
 const REFUSED_ITEMS = 500;
 const FILTERED_OPERATIONS = 2_000;
 const AT_NAMES = 3;
+const TOOL_ID_BRACES = 4_000;
 const SPEC = { openapi: '3.0.0', info: { title: 'scaling', version: '1' }, paths: { '/page': { get: { operationId: 'getPage', parameters: [{ name: 'shape', in: 'query', schema: { type: 'string' } }, { name: 'n', in: 'query', schema: { type: 'string' } }], responses: { 200: { description: 'ok' } } } } } };
 
 async function best(rounds: number, run: () => Promise<unknown> | unknown): Promise<number> {
@@ -101,6 +103,14 @@ async function main(): Promise<void> {
     run: async (n: number) => {
       const started = await ApiToolService.create({ apiBaseUrl: 'http://127.0.0.1:9', openApiSpec: specOf(n, true), specCache: false });
       await started.close();
+    },
+  });
+  shapes.push({
+    name: "invoke-api-endpoint: a toolId of '/' and n '{'",
+    n: TOOL_ID_BRACES,
+    run: async (n: number) => {
+      const result = await service.handle('invoke-api-endpoint', { toolId: `/${'{'.repeat(n)}` });
+      if (!result.isError) throw new Error('not refused');
     },
   });
   const nodes = path.join(dir, 'nodes.json');

@@ -16,12 +16,11 @@ export function isValidHttpMethod(method: string): boolean {
 
 /** `generateToolId('get', '/users/{id}/posts')` → `GET::users__---id__posts`. */
 export function generateToolId(method: string, path: string): string {
-  const clean = path
-    .replace(/^\/+/, '')
-    .replace(/\/+/g, '/')
-    .replace(/\/+$/, '')
-    .replace(/\{([^}]+)\}/g, '---$1')
-    .replace(/\//g, '__');
+  const slashes = path.replace(/^\/+/, '').replace(/\/+/g, '/').replace(/\/+$/, '');
+  // Up to the last `}` only: past it no `{…}` ends, and over the whole text each `{` read on to
+  // the end (a toolId argument of `/` and 32,000 `{` took 2 s, its time the square of its length).
+  const end = slashes.lastIndexOf('}') + 1;
+  const clean = (slashes.slice(0, end).replace(/\{([^}]+)\}/g, '---$1') + slashes.slice(end)).replace(/\//g, '__');
   const sanitized = clean
     .replace(/[^A-Za-z0-9_.-]/g, '')
     .replace(/_{3,}/g, '__')
