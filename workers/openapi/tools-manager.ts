@@ -252,12 +252,22 @@ export function buildEndpointTools(ctx: RefContext, disableAbbreviation: boolean
   // The meta-tools hold their names first, so an endpoint named like one gets a suffix.
   const { names, renamed } = dedupeToolNames([...META_TOOL_NAMES, ...tools.map((t) => t.name)], maxLength);
   for (let i = 0; i < tools.length; i++) tools[i].name = names[i + META_TOOL_NAMES.length];
-  for (const change of renamed) {
+  // A line each for the first ones, then one for the rest: a description without operationIds
+  // whose summaries repeat wrote 16,000 lines.
+  for (const change of renamed.slice(0, MAX_RENAME_LINES)) {
     const tool = tools[change.index - META_TOOL_NAMES.length];
     warn(`duplicate tool name '${change.from}': ${tool.toolId} is '${change.to}'`, { toolId: tool.toolId, name: change.to });
   }
+  if (renamed.length > MAX_RENAME_LINES) {
+    const rest = renamed.slice(MAX_RENAME_LINES);
+    const examples = rest.slice(0, 5).map((change) => `'${change.to}'`);
+    warn(`${rest.length} more duplicate tool name(s) given a suffix, e.g. ${examples.join(', ')} (list-api-endpoints shows every tool)`, { renamed: rest.length });
+  }
   return tools;
 }
+
+/** Duplicate names logged one by one; the rest in one line. */
+const MAX_RENAME_LINES = 20;
 
 /**
  * Whether a tool is one of `resources`: a path prefix (`/users` takes `/users` and

@@ -73,6 +73,16 @@ describe('modes and filters', () => {
     expect(warnings.filter((w) => w.startsWith("duplicate tool name 'get-usrs'"))).toHaveLength(2);
   });
 
+  test('logs the first 20 renames one by one and the rest in one line', async () => {
+    // 30 operations without operationIds and with one summary: all named alike.
+    const paths = Array.from({ length: 30 }, (_, i) => `  /same${i}:\n    get:\n      summary: Get the thing\n      responses: {'200': {description: ok}}`).join('\n');
+    const { names, warnings } = await service({ specInputMethod: 'inline', openApiSpec: `openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n${paths}\n` });
+    expect(new Set(names).size).toBe(33);
+    const renames = warnings.filter((w) => w.startsWith('duplicate tool name'));
+    expect(renames).toHaveLength(20);
+    expect(warnings).toContainEqual(expect.stringMatching(/^9 more duplicate tool name\(s\) given a suffix, e\.g\. '[a-z-]+-22', /));
+  });
+
   test('refuses names over 64 characters with disableAbbreviation, listing them', async () => {
     const long = `openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      operationId: ${'veryLong'.repeat(10)}\n      responses: {'200': {description: ok}}\n`;
     await expect(ApiToolService.create({ apiBaseUrl: upstream.url, specInputMethod: 'inline', openApiSpec: long, disableAbbreviation: true, specCache: false })).rejects.toMatchObject({
