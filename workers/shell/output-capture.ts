@@ -29,29 +29,21 @@ const RECLAIM_EVERY_BYTES = 2 * 1024 * 1024;
  */
 export function captureOutput(stream: Readable, capBytes: number, windowBytes = capBytes): Capture {
   const keep = Math.max(1, Math.min(windowBytes, Math.floor(capBytes / 2)));
-  const head: Buffer[] = [];
-  let headBytes = 0;
-  const tail: Buffer[] = [];
-  let tailBytes = 0;
+  const head = new ChunkQueue();
+  const tail = new ChunkQueue();
   let seen = 0;
   let droppedSinceCollect = 0;
   stream.on('data', (chunk: Buffer) => {
     seen += chunk.length;
     let part = chunk;
-    if (headBytes < keep) {
-      const take = Math.min(part.length, keep - headBytes);
+    if (head.bytes < keep) {
+      const take = Math.min(part.length, keep - head.bytes);
       head.push(take === part.length ? part : part.subarray(0, take));
-      headBytes += take;
       part = part.subarray(take);
       if (part.length === 0) return;
     }
     tail.push(part);
-    tailBytes += part.length;
-    while (tail.length > 1 && tailBytes - tail[0].length >= keep) {
-      const dropped = tail.shift()!;
-      tailBytes -= dropped.length;
-      droppedSinceCollect += dropped.length;
-    }
+    while (tail.length > 1 && tail.bytes - tail.firstBytes() >= keep) droppedSinceCollect += tail.shift();
     if (droppedSinceCollect >= RECLAIM_EVERY_BYTES) {
       droppedSinceCollect = 0;
       reclaimMemory();
@@ -61,18 +53,21 @@ export function captureOutput(stream: Readable, capBytes: number, windowBytes = 
     stream.on('close', () => resolve());
     stream.on('error', () => resolve());
   });
-  const kept = () => headBytes + Math.min(tailBytes, keep);
+  // Fixed when the chunks are taken (decode empties the queues).
+  let keptBytes: number | undefined;
+  const kept = () => keptBytes ?? head.bytes + Math.min(tail.bytes, keep);
   let parts: Part[] | undefined;
   const decode = (): Part[] => {
     if (parts) return parts;
-    const first = Buffer.concat(head, headBytes);
-    let last = Buffer.concat(tail, tailBytes);
+    keptBytes = kept();
+    const keptHead = head.bytes;
+    const tailBytes = tail.bytes;
     // The parts hold all that is shown; the chunks would stay alive with this capture until the
-    // reply is written (its sourceBytes counts on it).
-    head.length = 0;
-    tail.length = 0;
+    // reply is written (its sourceBytes counts on it): taking them empties the queues.
+    const first = head.take();
+    let last = tail.take();
     if (tailBytes > keep) last = last.subarray(tailBytes - keep);
-    const skipped = seen - headBytes - last.length;
+    const skipped = seen - keptHead - last.length;
     // Decoded whole when nothing was cut: a character split between head and tail stays one.
     if (skipped === 0) return (parts = [textPart(Buffer.concat([first, last]))]);
     // Start the tail on a character boundary (skip UTF-8 continuation bytes).
@@ -90,6 +85,81 @@ export function captureOutput(stream: Readable, capBytes: number, windowBytes = 
     destroy: () => stream.destroy(),
     closed,
   };
+}
+
+/** Chunks below this size are copied into a shared piece instead of being kept each as an object. */
+const SMALL_CHUNK_BYTES = 1024;
+const PIECE_BYTES = 16 * 1024;
+
+/**
+ * Output chunks in order, oldest dropped first in O(1). A command writing a byte at a time
+ * (`syswrite` per character, a shell loop of `printf`) arrives as millions of 1-byte chunks: kept
+ * each as a Buffer, a 1 MiB window held a million objects (190 MB of RSS for 2 MB shown), and
+ * `Array#shift` on an array that large moves all of it, so 8 MB of such output held the worker's
+ * event loop for 36 s. Small chunks are copied into 16 KiB pieces, and dropping moves an index.
+ */
+class ChunkQueue {
+  #chunks: Buffer[] = [];
+  #start = 0;
+  #bytes = 0;
+  /** The piece small chunks are copied into; when set, the last of `#chunks` is its filled part. */
+  #piece: Buffer | undefined;
+  #used = 0;
+
+  /** Bytes held. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Chunks held. */
+  get length(): number {
+    return this.#chunks.length - this.#start;
+  }
+
+  push(chunk: Buffer): void {
+    this.#bytes += chunk.length;
+    if (chunk.length >= SMALL_CHUNK_BYTES) {
+      this.#piece = undefined;
+      this.#chunks.push(chunk);
+      return;
+    }
+    if (!this.#piece || this.#used + chunk.length > this.#piece.length) {
+      this.#piece = Buffer.allocUnsafeSlow(PIECE_BYTES);
+      this.#used = 0;
+      this.#chunks.push(this.#piece.subarray(0, 0));
+    }
+    chunk.copy(this.#piece, this.#used);
+    this.#used += chunk.length;
+    this.#chunks[this.#chunks.length - 1] = this.#piece.subarray(0, this.#used);
+  }
+
+  /** Bytes of the oldest chunk. */
+  firstBytes(): number {
+    return this.#chunks[this.#start].length;
+  }
+
+  /** Drops the oldest chunk; returns its size. */
+  shift(): number {
+    const size = this.#chunks[this.#start].length;
+    this.#start++;
+    this.#bytes -= size;
+    if (this.length === 0) this.#piece = undefined;
+    // Compacted now and then: the dropped slots cost a copy of what is left, amortised O(1).
+    if (this.#start >= 1024 && this.#start * 2 >= this.#chunks.length) {
+      this.#chunks = this.#chunks.slice(this.#start);
+      this.#start = 0;
+    }
+    return size;
+  }
+
+  /** All bytes held, as one buffer; the queue is emptied (its count of bytes stays). */
+  take(): Buffer {
+    const all = Buffer.concat(this.#chunks.slice(this.#start), this.#bytes);
+    this.#chunks = [];
+    this.#start = 0;
+    this.#piece = undefined;
+    return all;
+  }
 }
 
 /** A piece of the captured text and how to count the output bytes of its first `units` code units. */
