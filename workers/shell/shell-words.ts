@@ -42,6 +42,9 @@ export function parseShell(source: string): ParsedScript {
   let word: string | null = null;
   let pendingRedirect: string | null = null;
   let pendingHeredocs: Array<{ command: SimpleCommand | null; delimiter: string; stripTabs: boolean }> = [];
+  // Pending here-documents before this index have their command: `:<<A;:<<A;…` on one line
+  // (25,000 of them in 100,000 characters) walked all of them at each `;`, 1.7 s.
+  let unowned = 0;
   let pipeline = 0;
   let i = 0;
   const n = source.length;
@@ -67,7 +70,7 @@ export function parseShell(source: string): ParsedScript {
     if (words.length > 0 || redirects.length > 0) {
       const command: SimpleCommand = { words, redirects, pipeline, heredocs };
       commands.push(command);
-      for (const doc of pendingHeredocs) doc.command ??= command;
+      for (; unowned < pendingHeredocs.length; unowned++) pendingHeredocs[unowned].command = command;
     }
     words = [];
     redirects = [];
@@ -141,6 +144,7 @@ export function parseShell(source: string): ParsedScript {
       doc.command?.heredocs.push(body);
     }
     pendingHeredocs = [];
+    unowned = 0;
   };
 
   while (i < n) {
