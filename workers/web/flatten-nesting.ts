@@ -16,8 +16,15 @@ interface El {
   childNodes: ArrayLike<unknown>;
   ownerDocument: { createTextNode(text: string): unknown };
   querySelectorAll(selector: string): ArrayLike<El>;
-  replaceWith(...nodes: unknown[]): void;
+  before(...nodes: unknown[]): void;
+  remove(): void;
 }
+
+/**
+ * Nodes moved per call: a spread of all of an element's children overflowed the stack at 150,000
+ * of them (a 1 MB page), and the whole page failed.
+ */
+const MOVE_BATCH = 4096;
 
 /**
  * Keeps `root`'s tree within MAX_NESTING_DEPTH (+1) levels, so that converting it cannot overflow
@@ -42,7 +49,8 @@ export function flattenDeepNesting(root: unknown, maxDepth = MAX_NESTING_DEPTH):
         nodes.unshift(inner.ownerDocument.createTextNode(' '));
         nodes.push(inner.ownerDocument.createTextNode(' '));
       }
-      inner.replaceWith(...nodes);
+      for (let start = 0; start < nodes.length; start += MOVE_BATCH) inner.before(...nodes.slice(start, start + MOVE_BATCH));
+      inner.remove();
     }
   }
 }

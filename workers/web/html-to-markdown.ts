@@ -33,7 +33,11 @@ function converter(): TurndownService {
     filter: (node) => node.nodeName === 'PRE' && !(node.firstChild && node.firstChild.nodeName === 'CODE'),
     replacement: (_content, node) => {
       const code = (node.textContent ?? '').replace(/\n$/, '');
-      const fence = '`'.repeat(Math.max(3, ...Array.from(code.matchAll(/`{3,}/g), (m) => m[0].length + 1)));
+      // Longer than any run of backticks in the code. A loop: a spread of every run overflowed
+      // the stack at 300,000 of them (a 1.2 MB page), and the whole page failed.
+      let longest = 2;
+      for (const run of code.matchAll(/`{3,}/g)) longest = Math.max(longest, run[0].length);
+      const fence = '`'.repeat(longest + 1);
       return `\n\n${fence}\n${code}\n${fence}\n\n`;
     },
   });

@@ -120,19 +120,35 @@ function jsonLd(document: DocLike): PageMetadata {
   return out;
 }
 
+/**
+ * The objects of a JSON-LD value in document order, arrays and `@graph` lists opened. Walks with
+ * a stack: recursion overflowed on a page's 8 KB of nested `[[[…]]]` (4,000 levels), and the
+ * whole fetch failed with CONVERSION_FAILED for its metadata.
+ */
 function flatten(data: unknown): Array<Record<string, unknown>> {
-  if (Array.isArray(data)) return data.flatMap(flatten);
-  if (data && typeof data === 'object') {
-    const record = data as Record<string, unknown>;
-    return [record, ...(Array.isArray(record['@graph']) ? flatten(record['@graph']) : [])];
+  const out: Array<Record<string, unknown>> = [];
+  const stack: unknown[] = [data];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
+    } else if (value && typeof value === 'object') {
+      const record = value as Record<string, unknown>;
+      out.push(record);
+      if (Array.isArray(record['@graph'])) stack.push(record['@graph']);
+    }
   }
-  return [];
+  return out;
 }
 
-function authorName(value: unknown, byId: Map<string, Record<string, unknown>>): string | undefined {
+/** Lists of authors nest this deep at most; deeper ones are not read (recursion, as above). */
+const MAX_AUTHOR_DEPTH = 8;
+
+function authorName(value: unknown, byId: Map<string, Record<string, unknown>>, depth = 0): string | undefined {
   if (typeof value === 'string') return value.trim() || undefined;
   if (Array.isArray(value)) {
-    const names = value.map((one) => authorName(one, byId)).filter(Boolean);
+    if (depth >= MAX_AUTHOR_DEPTH) return undefined;
+    const names = value.map((one) => authorName(one, byId, depth + 1)).filter(Boolean);
     return names.length > 0 ? names.join(', ') : undefined;
   }
   if (value && typeof value === 'object') {

@@ -1,6 +1,9 @@
 import { ERROR_META_KEY, errorCodeOf } from '../../../protocol/results';
 import { runFetchTool } from '../../../workers/web/fetch-tool';
+import { flattenDeepNesting } from '../../../workers/web/flatten-nesting';
 import * as converter from '../../../workers/web/html-to-markdown';
+import { nativeRequire } from '../../../workers/web/native-require';
+import type * as Linkedom from 'linkedom' with { 'resolution-mode': 'import' };
 import { startSite, type LocalSite } from '../../fixtures/web/local-site';
 
 // Unclosed <div>/<font> tags on old pages nest thousands deep; turndown recursed past the stack.
@@ -42,5 +45,16 @@ describe('deeply nested pages', () => {
     expect(errorCodeOf(result)).toBe('UPSTREAM_ERROR');
     expect(result._meta?.[ERROR_META_KEY]).toMatchObject({ data: { fetchError: 'CONVERSION_FAILED' } });
     expect(text(result)).toBe(`UPSTREAM_ERROR: ${site.origin}/plain was fetched but could not be converted to Markdown: Maximum call stack size exceeded`);
+  });
+});
+
+describe('flattenDeepNesting on a wide element below the limit', () => {
+  it('unwraps a paragraph of 150,000 inline elements, keeping each of them and its text', () => {
+    const { parseHTML } = nativeRequire('linkedom') as typeof Linkedom;
+    const { document } = parseHTML(`<html><body><div><p>${'<i>a</i> '.repeat(150_000)}</p></div></body></html>`);
+    flattenDeepNesting(document.documentElement, 2);
+    expect(document.querySelectorAll('p')).toHaveLength(0);
+    expect(document.querySelectorAll('div > i')).toHaveLength(150_000);
+    expect((document.body.textContent ?? '').replace(/\s+/g, '')).toBe('a'.repeat(150_000));
   });
 });

@@ -99,3 +99,22 @@ describe('htmlToMarkdown on a page that is a list of links', () => {
     expect(markdown).toContain('Paragraph 11 of a long article');
   });
 });
+
+describe('htmlToMarkdown on pages made to exhaust the stack', () => {
+  it('fences a <pre> holding 300,000 runs of backticks with a longer run', () => {
+    const { markdown } = htmlToMarkdown(page('', `<pre><span>${'``` '.repeat(299_999)}\`\`\`\`</span></pre>`), 'http://example.test/');
+    expect(markdown.startsWith('`````\n``` ``` ')).toBe(true);
+    expect(markdown.endsWith(' ````\n`````')).toBe(true);
+  });
+
+  it.each([
+    ['arrays', `${'['.repeat(5_000)}${']'.repeat(5_000)}`],
+    ['@graph lists', `${'{"@graph":['.repeat(5_000)}{"@type":"Article","headline":"Deep headline"}${']}'.repeat(5_000)}`],
+    ['author lists', `{"@type":"Article","headline":"Deep headline","author":${'['.repeat(5_000)}"Deep Author"${']'.repeat(5_000)}}`],
+  ])('reads the page and its metadata when its JSON-LD nests 5,000 %s deep', (_what, ld) => {
+    const { markdown, metadata } = htmlToMarkdown(page(`<title>Title tag</title><script type="application/ld+json">${ld}</script>`, '<p>text</p>'), 'http://example.test/');
+    expect(markdown).toBe('text');
+    expect(metadata.title).toBe(ld.includes('Deep headline') ? 'Deep headline' : 'Title tag');
+    expect(metadata.author).toBeUndefined();
+  });
+});
