@@ -1,19 +1,26 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
+import { bin } from '../../helpers/processes';
 import { send, startSite, type LocalSite } from '../../fixtures/web/local-site';
 
 /**
  * Pages of ordinary size built to exhaust the converter's stack, which failed the whole fetch
- * (CONVERSION_FAILED, "Maximum call stack size exceeded") in the fetch thread of web-search-mcp.
- * The unit tests of html-to-markdown and flatten-nesting hold more such pages, too slow to convert
- * here at the size it takes: a fetch thread's stack is four times the main thread's.
+ * (CONVERSION_FAILED, "Maximum call stack size exceeded"): in `web-search fetch`, which converts
+ * on its main thread, and, four times as large (a fetch thread's stack is four times the main
+ * thread's), in web-search-mcp. The unit tests of html-to-markdown and flatten-nesting hold more.
  */
+const nestedLd = (depth: number) =>
+  `<html><head><title>Nested metadata</title><script type="application/ld+json">${'['.repeat(depth)}${']'.repeat(depth)}</script></head><body><p>The text of the page.</p></body></html>`;
 const PAGES: Record<string, string> = {
-  // 100 KB: JSON-LD metadata nested 50,000 arrays deep.
-  '/ld-json': `<html><head><title>Nested metadata</title><script type="application/ld+json">${'['.repeat(50_000)}${']'.repeat(50_000)}</script></head><body><p>The text of the page.</p></body></html>`,
+  // 10 KB and 100 KB: JSON-LD metadata nested 5,000 and 50,000 arrays deep.
+  '/ld-json-5000': nestedLd(5_000),
+  '/ld-json-50000': nestedLd(50_000),
+  // 1.2 MB: a code block whose fence must be longer than 300,000 runs of backticks.
+  '/backticks': `<html><body><pre><span>${'``` '.repeat(300_000)}</span></pre></body></html>`,
 };
 
 let site: LocalSite;
@@ -37,12 +44,34 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const fetchPage = async (route: string) =>
-  (await client.callTool({ name: 'fetch_web_content', arguments: { url: `${site.origin}${route}`, max_length: 40 } })) as { isError?: boolean; content: unknown };
+/** `web-search fetch URL` run to its end. */
+function cliFetch(route: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin('web-search'), 'fetch', `${site.origin}${route}`], { env: { ...process.env, WEB_ALLOW_PRIVATE_NETWORK: 'true' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
-it('reads a page whose JSON-LD nests 50,000 arrays deep', async () => {
-  const result = await fetchPage('/ld-json');
+it('web-search-mcp reads a page whose JSON-LD nests 50,000 arrays deep', async () => {
+  const result = (await client.callTool({ name: 'fetch_web_content', arguments: { url: `${site.origin}/ld-json-50000` } })) as { isError?: boolean; content: unknown };
   expect(result.isError).toBeFalsy();
   expect(textOf(result)).toMatch(/^Title: Nested metadata\n[\s\S]*---\n\nThe text of the page\.$/);
 });
 
+it('web-search fetch reads a page whose JSON-LD nests 5,000 arrays deep', async () => {
+  const result = await cliFetch('/ld-json-5000');
+  expect(result.stderr).not.toContain('could not be converted');
+  expect(result.code).toBe(0);
+  expect(result.stdout).toMatch(/^Title: Nested metadata\n[\s\S]*The text of the page\.\n$/);
+});
+
+it('web-search fetch fences a code block holding 300,000 runs of backticks', async () => {
+  const result = await cliFetch('/backticks');
+  expect(result.stderr).not.toContain('could not be converted');
+  expect(result.code).toBe(0);
+  expect(result.stdout).toContain('````\n``` ``` ```');
+});
