@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeBingLink } from '../../../workers/web/engines/bing';
 import { ENGINE_NAMES, getEngine, type EngineOutcome } from '../../../workers/web/engines';
+import { collect } from '../../../workers/web/engines/dom';
 import { SERP_FIXTURES } from '../../fixtures/web/local-site';
 
 const page = (file: string) => readFileSync(path.join(SERP_FIXTURES, file), 'utf8');
@@ -69,5 +70,28 @@ describe('search engine parsers on saved result pages', () => {
     const target = 'https://example.org/a?b=1';
     expect(decodeBingLink(`https://www.bing.com/ck/a?!&&p=x&u=a1${Buffer.from(target).toString('base64url')}&ntb=1`, 'https://www.bing.com/')).toBe(target);
     expect(decodeBingLink('https://example.org/direct', 'https://www.bing.com/')).toBe('https://example.org/direct');
+  });
+});
+
+describe('collect', () => {
+  it('reads items only until it has maxResults results, skipping duplicates and empty titles', () => {
+    const items = Array.from({ length: 20_000 }, (_, i) => i);
+    const read: number[] = [];
+    const found = collect(items, (i) => {
+      read.push(i);
+      return { title: i === 1 ? ' ' : `Result ${i}`, url: `https://site.example/${i === 3 ? 2 : i}#part`, snippet: ` s${i} ` };
+    }, { status: 200, url: 'https://engine.example/search', maxResults: 3 });
+    expect(found).toEqual([
+      { title: 'Result 0', url: 'https://site.example/0#part', snippet: 's0' },
+      { title: 'Result 2', url: 'https://site.example/2#part', snippet: 's2' },
+      { title: 'Result 4', url: 'https://site.example/4#part', snippet: 's4' },
+    ]);
+    expect(read).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('finds the results of a page whose results nest 2,000 deep, its first ten in page order', () => {
+    const html = `<html><body><div id="links">${Array.from({ length: 2_000 }, (_, i) => `<div class="result"><a class="result__a" href="https://site.example/${i}">Result ${i}</a>`).join('')}${'</div>'.repeat(2_000)}</div></body></html>`;
+    const found = resultsOf(getEngine('duckduckgo').parse(html, { status: 200, url: 'https://engine.example/search', maxResults: 10 }));
+    expect(found.map((result) => result.title)).toEqual(Array.from({ length: 10 }, (_, i) => `Result ${i}`));
   });
 });

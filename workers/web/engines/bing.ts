@@ -15,7 +15,7 @@ export const bing: SearchEngine = {
     // The "Web" badge Bing puts before some snippets is not part of them.
     for (const badge of Array.from(document.querySelectorAll('#b_results .algoSlug_icon'))) badge.remove();
     const items = Array.from(document.querySelectorAll('#b_results > li.b_algo'));
-    const found = collect(items.map((item) => {
+    const found = collect(items, (item) => {
       const link = item.querySelector('h2 a');
       const icon = item.querySelector('.wr_fav img[src], .wr_fav [data-src], img.rms_img');
       return {
@@ -24,7 +24,7 @@ export const bing: SearchEngine = {
         snippet: textOf(item.querySelector('.b_caption p, p.b_lineclamp2, p.b_lineclamp3, .b_lineclamp4, p.b_lineclamp1')),
         icon: icon?.getAttribute('src') ?? icon?.getAttribute('data-src') ?? undefined,
       };
-    }), context);
+    }, context);
     if (found.length === 0) {
       const reason = genericBlock(document, text, context.status);
       if (reason) return { kind: 'blocked', reason };

@@ -13,7 +13,7 @@ export const brave: SearchEngine = {
   parse(html, context) {
     const { document, text } = parsePage(html);
     const items = Array.from(document.querySelectorAll('#results .snippet[data-type="web"]'));
-    const found = collect(items.map((item) => {
+    const found = collect(items, (item) => {
       const link = item.querySelector('a.result-header') ?? item.querySelector('a[href^="http"]');
       const title = item.querySelector('.snippet-title, .search-snippet-title, .title');
       const icon = item.querySelector('img.favicon');
@@ -23,7 +23,7 @@ export const brave: SearchEngine = {
         snippet: textOf(item.querySelector('.snippet-description, .generic-snippet .content, .generic-snippet')),
         icon: icon?.getAttribute('src') ?? undefined,
       };
-    }), context);
+    }, context);
     if (found.length === 0) {
       const reason = genericBlock(document, text, context.status);
       if (reason) return { kind: 'blocked', reason };

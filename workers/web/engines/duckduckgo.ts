@@ -17,7 +17,7 @@ export const duckduckgo: SearchEngine = {
       return { kind: 'blocked', reason: 'the DuckDuckGo bot challenge' };
     }
     const items = Array.from(document.querySelectorAll('#links .result, .results .result')).filter((item) => !item.matches('.result--ad'));
-    const found = collect(items.map((item) => {
+    const found = collect(items, (item) => {
       const link = item.querySelector('a.result__a');
       const href = decodeRedirect(link?.getAttribute('href'), context.url);
       if (!href || /duckduckgo\.com\/y\.js/.test(href)) return {};
@@ -28,7 +28,7 @@ export const duckduckgo: SearchEngine = {
         snippet: textOf(item.querySelector('.result__snippet')),
         icon: icon?.getAttribute('src') ?? icon?.getAttribute('data-src') ?? undefined,
       };
-    }), context);
+    }, context);
     if (found.length === 0) {
       const reason = genericBlock(document, text, context.status === 202 ? 403 : context.status);
       if (reason) return { kind: 'blocked', reason };

@@ -13,11 +13,11 @@ export const google: SearchEngine = {
   parse(html, context) {
     const { document, text } = parsePage(html);
     const items = Array.from(document.querySelectorAll('#rso div.g')).filter((item) => item.querySelector('h3') && !item.querySelector('div.g'));
-    const found = collect(items.map((item) => {
+    const found = collect(items, (item) => {
       const h3 = item.querySelector('h3');
       const link = h3?.closest('a') ?? item.querySelector('a[href^="http"]');
       return { title: textOf(h3), url: link?.getAttribute('href') ?? undefined, snippet: textOf(item.querySelector('.st, .VwiC3b, [data-sncf]')) };
-    }), context);
+    }, context);
     if (found.length === 0) {
       const reason = genericBlock(document, text, context.status);
       if (reason) return { kind: 'blocked', reason: `Google: ${reason}` };

@@ -9,10 +9,10 @@ export const mojeek: SearchEngine = {
   parse(html, context) {
     const { document, text } = parsePage(html);
     const items = Array.from(document.querySelectorAll('ul.results-standard > li'));
-    const found = collect(items.map((item) => {
+    const found = collect(items, (item) => {
       const link = item.querySelector('a.title') ?? item.querySelector('h2 a');
       return { title: textOf(link), url: link?.getAttribute('href') ?? undefined, snippet: textOf(item.querySelector('p.s')) };
-    }), context);
+    }, context);
     if (found.length === 0) {
       const reason = genericBlock(document, text, context.status);
       if (reason) return { kind: 'blocked', reason: `Mojeek: ${reason}` };

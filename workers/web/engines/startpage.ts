@@ -12,14 +12,14 @@ export const startpage: SearchEngine = {
   parse(html, context) {
     const { document, text } = parsePage(html);
     const items = Array.from(document.querySelectorAll('.result, .w-gl__result'));
-    const found = collect(items.map((item) => {
+    const found = collect(items, (item) => {
       const link = item.querySelector('a.result-title, a.result-link, a.w-gl__result-title');
       return {
         title: textOf(link?.querySelector('h2, h3, .wgl-title') ?? link),
         url: link?.getAttribute('href') ?? undefined,
         snippet: textOf(item.querySelector('p.description, .w-gl__description')),
       };
-    }), context);
+    }, context);
     if (found.length === 0 && !/there are no results for this search/i.test(text)) {
       const reason = genericBlock(document, text, context.status);
       if (reason) return { kind: 'blocked', reason };
