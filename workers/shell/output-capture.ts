@@ -90,6 +90,7 @@ export function captureOutput(stream: Readable, capBytes: number, windowBytes = 
 /** Chunks below this size are copied into a shared piece instead of being kept each as an object. */
 const SMALL_CHUNK_BYTES = 1024;
 const PIECE_BYTES = 16 * 1024;
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Output chunks in order, oldest dropped first in O(1). A command writing a byte at a time
@@ -141,11 +142,13 @@ class ChunkQueue {
   /** Drops the oldest chunk; returns its size. */
   shift(): number {
     const size = this.#chunks[this.#start].length;
+    // Let go of it now: the minor collections of the drain (reclaim.ts) free only dead chunks.
+    this.#chunks[this.#start] = EMPTY;
     this.#start++;
     this.#bytes -= size;
     if (this.length === 0) this.#piece = undefined;
     // Compacted now and then: the dropped slots cost a copy of what is left, amortised O(1).
-    if (this.#start >= 1024 && this.#start * 2 >= this.#chunks.length) {
+    if (this.#start >= 64 && this.#start * 2 >= this.#chunks.length) {
       this.#chunks = this.#chunks.slice(this.#start);
       this.#start = 0;
     }
