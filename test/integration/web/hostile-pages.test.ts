@@ -12,6 +12,7 @@ import { send, startSite, type LocalSite } from '../../fixtures/web/local-site';
  * (CONVERSION_FAILED, "Maximum call stack size exceeded"): in `web-search fetch`, which converts
  * on its main thread, and, four times as large (a fetch thread's stack is four times the main
  * thread's), in web-search-mcp. The unit tests of html-to-markdown and flatten-nesting hold more.
+ * And JSON whose indentation grows with the square of its depth.
  */
 const nestedLd = (depth: number) =>
   `<html><head><title>Nested metadata</title><script type="application/ld+json">${'['.repeat(depth)}${']'.repeat(depth)}</script></head><body><p>The text of the page.</p></body></html>`;
@@ -19,6 +20,8 @@ const PAGES: Record<string, string> = {
   // 10 KB and 100 KB: JSON-LD metadata nested 5,000 and 50,000 arrays deep.
   '/ld-json-5000': nestedLd(5_000),
   '/ld-json-50000': nestedLd(50_000),
+  // 20 KB of JSON, arrays nested 10,000 deep: indented, 200,000,000 characters.
+  '/deep.json': `${'['.repeat(10_000)}${']'.repeat(10_000)}`,
   // 1.2 MB: a code block whose fence must be longer than 300,000 runs of backticks.
   '/backticks': `<html><body><pre><span>${'``` '.repeat(300_000)}</span></pre></body></html>`,
 };
@@ -29,7 +32,7 @@ let client: Client;
 let dir: string;
 
 beforeAll(async () => {
-  site = await startSite(Object.fromEntries(Object.entries(PAGES).map(([route, html]) => [route, send(html)])));
+  site = await startSite(Object.fromEntries(Object.entries(PAGES).map(([route, body]) => [route, send(body, route.endsWith('.json') ? 'application/json' : undefined)])));
   dir = mkdtempSync(path.join(tmpdir(), 'web-hostile-pages-'));
   const config = path.join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({ web: { fetch: { allowPrivateNetwork: true, rateLimit: 100, rateLimitIntervalMs: 1000 } } }));
@@ -60,6 +63,12 @@ it('web-search-mcp reads a page whose JSON-LD nests 50,000 arrays deep', async (
   const result = (await client.callTool({ name: 'fetch_web_content', arguments: { url: `${site.origin}/ld-json-50000` } })) as { isError?: boolean; content: unknown };
   expect(result.isError).toBeFalsy();
   expect(textOf(result)).toMatch(/^Title: Nested metadata\n[\s\S]*---\n\nThe text of the page\.$/);
+});
+
+it('web-search-mcp returns 20 KB of JSON nested 10,000 deep as it came, not indented into 200 MB', async () => {
+  const result = (await client.callTool({ name: 'fetch_web_content', arguments: { url: `${site.origin}/deep.json`, max_length: 10 } })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+  expect(result.isError).toBeFalsy();
+  expect(result.structuredContent).toMatchObject({ content: '['.repeat(10), totalLength: 20_000 });
 });
 
 it('web-search fetch reads a page whose JSON-LD nests 5,000 arrays deep', async () => {

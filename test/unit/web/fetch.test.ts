@@ -15,6 +15,8 @@ beforeAll(async () => {
     '/div-article': send(fixtureText('article.html').replace('<article>', '<div class="post-body">').replace('</article>', '</div>')),
     '/text': send('plain words\nsecond line', 'text/plain'),
     '/json': send('{"a":1,"b":[2]}', 'application/json'),
+    '/json-deep': send(`${'['.repeat(4_000)}${']'.repeat(4_000)}`, 'application/json'),
+    '/json-wrapped': send(`${'['.repeat(100)}${JSON.stringify(Array(20_000).fill(1))}${']'.repeat(100)}`, 'application/json'),
     '/image': send(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]), 'image/png'),
     // No Content-Type header at all.
     '/untyped-image': (_req, res) => res.writeHead(200).end(Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64)])),
@@ -97,6 +99,15 @@ describe('fetchWebContent', () => {
   it('returns plain text as it is and JSON pretty-printed', async () => {
     expect((await fetchWebContent(`${site.origin}/text`, open)).data?.content).toBe('plain words\nsecond line');
     expect((await fetchWebContent(`${site.origin}/json`, open)).data?.content).toBe('{\n  "a": 1,\n  "b": [\n    2\n  ]\n}');
+  });
+
+  it('returns JSON as it came when indenting it would more than quadruple it', async () => {
+    // 8 KB nested 4,000 deep was indented into 32,000,000 characters; 20,000 numbers 100 deep, into 4 MB.
+    for (const [route, body] of [['/json-deep', `${'['.repeat(4_000)}${']'.repeat(4_000)}`], ['/json-wrapped', `${'['.repeat(100)}${JSON.stringify(Array(20_000).fill(1))}${']'.repeat(100)}`]]) {
+      const content = (await fetchWebContent(`${site.origin}${route}`, open)).data!.content;
+      expect(content.length).toBe(body.length);
+      expect(content).toBe(body);
+    }
   });
 
   it('decodes a charset from the header and from a meta tag', async () => {
