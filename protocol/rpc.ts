@@ -19,6 +19,12 @@ export interface RpcCallOptions {
   cancelGraceMs?: number;
   /** The worker ignored a cancel for `cancelGraceMs`: the owner should kill it. */
   onUnresponsive?: () => void;
+  /**
+   * Called once when the call no longer holds a slot (`inFlight`): at its answer, or, for a
+   * cancelled call, once the worker confirms it stopped (or is given up on), which can be well
+   * after the call settled.
+   */
+  onFreed?: () => void;
 }
 
 interface Pending {
@@ -36,7 +42,8 @@ export class RpcClient {
   #channel: Channel<SupervisorMessage, WorkerMessage>;
   #nextId = 1;
   #pending = new Map<number, Pending>();
-  #stopping = new Map<number, NodeJS.Timeout | undefined>();
+  /** Cancelled calls the worker has not confirmed: their grace timer, and their `onFreed`. */
+  #stopping = new Map<number, { grace: NodeJS.Timeout; freed: () => void }>();
   #statsWaiters = new Map<number, (stats: Record<string, unknown>) => void>();
   #closedReason: string | undefined;
   #detach: Array<() => void>;
@@ -60,11 +67,21 @@ export class RpcClient {
   }
 
   call(call: ToolCall, options: RpcCallOptions): Promise<ToolResult> {
+    let wasFreed = false;
+    const freed = () => {
+      if (wasFreed) return;
+      wasFreed = true;
+      options.onFreed?.();
+    };
     if (this.#closedReason !== undefined) {
+      freed();
       return Promise.reject(new McpvisorError('WORKER_CRASHED', `the worker is gone (${this.#closedReason})`));
     }
     const { signal, deadlineMs } = options;
-    if (signal?.aborted) return Promise.reject(new McpvisorError('CANCELLED', 'the call was cancelled'));
+    if (signal?.aborted) {
+      freed();
+      return Promise.reject(new McpvisorError('CANCELLED', 'the call was cancelled'));
+    }
     const id = this.#nextId++;
     return new Promise<ToolResult>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
@@ -79,11 +96,13 @@ export class RpcClient {
         // waiting, and would otherwise kill a worker that did stop.
         const grace = setTimeout(() => {
           setImmediate(() => {
-            if (this.#stopping.delete(id)) options.onUnresponsive?.();
+            if (!this.#stopping.delete(id)) return;
+            options.onUnresponsive?.();
+            freed();
           });
         }, graceMs);
         grace.unref();
-        this.#stopping.set(id, grace);
+        this.#stopping.set(id, { grace, freed });
       };
       const onAbort = () => stop('cancelled', new McpvisorError('CANCELLED', 'the call was cancelled'));
       const settle = () => {
@@ -95,10 +114,12 @@ export class RpcClient {
         resolve: (result) => {
           settle();
           resolve(result);
+          freed();
         },
         reject: (error) => {
           settle();
           reject(error);
+          freed();
         },
       });
       timer = setTimeout(() => {
@@ -136,8 +157,12 @@ export class RpcClient {
     if (this.#closedReason !== undefined) return;
     this.#closedReason = reason;
     for (const detach of this.#detach) detach();
-    for (const timer of this.#stopping.values()) clearTimeout(timer);
+    const stopping = [...this.#stopping.values()];
     this.#stopping.clear();
+    for (const { grace, freed } of stopping) {
+      clearTimeout(grace);
+      freed();
+    }
     for (const resolve of this.#statsWaiters.values()) resolve({});
     this.#statsWaiters.clear();
     const pending = [...this.#pending.values()];
@@ -155,9 +180,13 @@ export class RpcClient {
         if (pending) {
           if (message.type === 'result') pending.resolve(message.result);
           else pending.reject(McpvisorError.fromInfo(message.error as ErrorInfo));
-        } else if (this.#stopping.has(message.id)) {
-          clearTimeout(this.#stopping.get(message.id));
+        } else {
+          // A cancelled call the worker has now stopped: its slot is free.
+          const stopping = this.#stopping.get(message.id);
+          if (!stopping) return;
           this.#stopping.delete(message.id);
+          clearTimeout(stopping.grace);
+          stopping.freed();
         }
         return;
       }

@@ -223,6 +223,10 @@ export class ProcessPool implements Pool {
           this.#log.warn({ workerId: worker.id, pid: worker.child.pid, tool: call.tool }, 'worker ignored a cancel; killing it with its tree');
           void killTree(worker.child.pid);
         },
+        // Not when the call settles: a cancelled call holds its slot until the worker confirms it
+        // stopped, and a waiter let go before that found no slot and queued again, with nothing
+        // left to wake it (it waited out its deadline beside an idle worker).
+        onFreed: () => this.#queue.release(1),
       });
     } catch (error) {
       if (isDeadlineError(error)) {
@@ -231,8 +235,6 @@ export class ProcessPool implements Pool {
         return errorResult(new McpvisorError('TIMEOUT', `the call ran past its ${budgetMs} ms deadline and was stopped`));
       }
       return errorResult(error);
-    } finally {
-      this.#queue.release(1);
     }
   }
 

@@ -242,6 +242,28 @@ describe('pool limits and restart intensity', () => {
     await server.stop();
   });
 
+  it('runs a queued call once the worker has stopped the cancelled call ahead of it', async () => {
+    // A deadline the queued call waited out beside an idle worker: nothing woke it.
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, process: { concurrency: 1, callTimeoutMs: 10_000 } }))]);
+    const { client } = await connectHttp(server.mcpUrl);
+    try {
+      const controller = new AbortController();
+      const running = call(client, 'sleep', { ms: 60_000 }, { signal: controller.signal });
+      await untilCallRunning(server);
+      const queued = call(client, 'echo', { text: 'my turn' });
+      const queuedInPool = async () => ((await (await fetch(`${server.baseUrl}/health`)).json()) as { pools: Array<{ queued: number }> }).pools[0].queued === 1;
+      expect(await eventually(queuedInPool)).toBe(true);
+      controller.abort('stop');
+      await expect(running).rejects.toThrow();
+      const result = await queued;
+      expect(errorCodeOf(result)).toBeUndefined();
+      expect(textOf(result)).toBe('my turn');
+    } finally {
+      await client.close();
+      await server.stop();
+    }
+  });
+
   it('marks a crash-looping pool degraded in /health while the supervisor stays up', async () => {
     const server = await startHttp('mcpvisor', [
       '--config',
