@@ -228,14 +228,17 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
   // Until the server is up, a signal stops the start: its pools are stopped and the exit is 0.
   const starting = new AbortController();
   const stopStart = (why: string) => {
+    if (starting.signal.aborted) return logger.info({ why }, 'already stopping');
     logger.info({ why }, 'stop requested during the start');
     setTimeout(() => process.exit(1), 10_000).unref();
     starting.abort();
   };
   const onTermDuringStart = () => stopStart('SIGTERM');
   const onIntDuringStart = () => stopStart('SIGINT');
-  process.once('SIGTERM', onTermDuringStart);
-  process.once('SIGINT', onIntDuringStart);
+  // `on`, not `once`: a second signal found no handler and killed the process by its default
+  // action, its calls unanswered and its exit a signal's.
+  process.on('SIGTERM', onTermDuringStart);
+  process.on('SIGINT', onIntDuringStart);
   let server: RunningServer;
   try {
     server = await startServer(config, { logger, signal: starting.signal, configFile });
@@ -248,7 +251,12 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
     process.off('SIGTERM', onTermDuringStart);
     process.off('SIGINT', onIntDuringStart);
   }
+  let stopRequested = false;
   const stop = async (why: string, graceMs = config.http.shutdownGraceMs) => {
+    // A repeated signal (a second Ctrl-C, kill run twice) leaves the drain its grace: the force
+    // timer below bounds it, and SIGKILL is there for whoever cannot wait.
+    if (stopRequested) return logger.info({ why }, 'already stopping');
+    stopRequested = true;
     logger.info({ why }, 'stop requested');
     const force = setTimeout(() => process.exit(1), graceMs + 10_000);
     force.unref();
@@ -256,8 +264,8 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
     logger.flush();
     process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
   // In stdio mode, stdout closed under us or stdin at its end: the one client is gone and can read
   // no answer, so running calls are cancelled at once rather than given the grace (the SDK client
   // sends SIGTERM 2 s after closing stdin, and SIGKILL 2 s later). HTTP clients still get theirs.

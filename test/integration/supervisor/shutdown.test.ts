@@ -89,4 +89,37 @@ describe('shutdown', () => {
     expect(textOf(await pending)).toBe('slept 1500 ms');
     expect(await server.server.exited).toBe(0);
   });
+
+  it.each([
+    ['SIGTERM', 'SIGTERM'],
+    ['SIGINT', 'SIGINT'],
+  ] as const)('keeps draining when %s is followed by %s: the call is answered, the exit is 0', async (first, again) => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))]);
+    const { client } = await connectHttp(server.mcpUrl);
+    const pending = call(client, 'sleep', { ms: 1500 });
+    await untilCallRunning(server);
+    const tree = descendants(server.server.child.pid!);
+    server.server.child.kill(first);
+    await server.server.waitForLog((line) => line.msg === 'shutting down');
+    server.server.child.kill(again);
+    await server.server.waitForLog((line) => line.msg === 'already stopping');
+    expect(textOf(await pending)).toBe('slept 1500 ms');
+    expect(await server.server.exited).toBe(0);
+    expect(await eventually(() => tree.every((pid) => !isAlive(pid)))).toBe(true);
+  });
+
+  it('stops the start once, and exits 0, when SIGTERM comes twice during the start', async () => {
+    const config = fixtureConfig({ process: { config: { initDelayMs: 20_000 } }, root: { logLevel: 'debug' } });
+    const server = spawnBin('mcpvisor', ['--config', writeConfig(config)]);
+    await server.waitForLog((line) => line.msg === 'starting pool');
+    const supervisor = server.child.pid!;
+    expect(await eventually(() => descendants(supervisor).length > 0)).toBe(true);
+    const tree = descendants(supervisor);
+    server.child.kill('SIGTERM');
+    await server.waitForLog((line) => line.msg === 'stop requested during the start');
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(server.stderr()).toContain('stopped during the start');
+    expect(await eventually(() => tree.every((pid) => !isAlive(pid)))).toBe(true);
+  }, 15_000);
 });
