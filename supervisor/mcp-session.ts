@@ -101,6 +101,12 @@ export function createSession(options: SessionOptions): Session {
     controller: AbortController,
     progress?: { token: ProgressToken; notify: (notification: ServerNotification) => Promise<void> },
   ): Promise<ToolResult> {
+    // MCP: ids are never reused in a session. A second call under a running one's id replaced it
+    // in `running`: uncounted (the per-session limit let any number through on stdio, whose
+    // transport does not refuse such ids as Streamable HTTP's does) and out of reach of a cancel.
+    if (running.get(requestId)?.signal.aborted === false) {
+      throw Object.assign(new Error(`Invalid Request: request id ${JSON.stringify(requestId)} is already in use in this session`), { code: ErrorCode.InvalidRequest });
+    }
     if (running.size >= options.maxConcurrentCalls) {
       return supervisor.refuse(name, new McpvisorError('BUSY', `this session already runs ${options.maxConcurrentCalls} calls; wait for one to finish`));
     }

@@ -88,6 +88,23 @@ describe('protocol rules over stdio', () => {
     expect(answers.some((answer) => answer.id === 9007199254740992)).toBe(false);
   });
 
+  it('refuses a call whose id a running call of the session holds, so the per-session limit counts it', async () => {
+    const server = stdioServer({ http: { maxConcurrentCallsPerSession: 2 } });
+    server.send(JSON.stringify(INIT('2025-11-25')));
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    const sleep = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 300 } } });
+    server.send([sleep(7), sleep(7), sleep(7)].join('\n'));
+    // The first is answered last (it sleeps): by then the others are.
+    expect(await eventually(() => (server.lines() as Answer[]).some((line) => line.id === 7 && line.result))).toBe(true);
+    await finish(server.child);
+    const answers = (server.lines() as Answer[]).filter((line) => line.id === 7);
+    expect(answers.map((answer) => answer.error ?? answer.result)).toEqual([
+      { code: -32600, message: 'Invalid Request: request id 7 is already in use in this session' },
+      { code: -32600, message: 'Invalid Request: request id 7 is already in use in this session' },
+      { content: [{ type: 'text', text: 'slept 300 ms' }] },
+    ]);
+  });
+
   it('cancels calls still running when stdin closes, instead of waiting out the shutdown grace', async () => {
     const server = stdioServer({ http: { shutdownGraceMs: 60_000 } });
     server.send(JSON.stringify(INIT('2025-11-25')));
