@@ -9,6 +9,16 @@ type Result = { content: Array<{ type: string; text?: string }>; structuredConte
 const call = (client: Client, name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<Result>;
 const workerPid = async (client: Client) => Number((await call(client, 'echo', { text: 'pid?' })).structuredContent!.pid);
 
+/** mcpvisor once its process pool's worker is forked, which takes 20 s to get ready (a large description): the server and its process tree. */
+async function startingServer() {
+  const config = fixtureConfig({ process: { config: { initDelayMs: 20_000 } }, root: { logLevel: 'debug' } });
+  const server = spawnBin('mcpvisor', ['--config', writeConfig(config)]);
+  await server.waitForLog((line) => line.msg === 'starting pool');
+  const supervisor = server.child.pid!;
+  expect(await eventually(() => descendants(supervisor).length > 0)).toBe(true);
+  return { server, tree: descendants(supervisor) };
+}
+
 
 describe('shutdown', () => {
   it('leaves no worker or grandchild process after SIGTERM', async () => {
@@ -27,13 +37,8 @@ describe('shutdown', () => {
   });
 
   it('stops the pools still starting on SIGTERM during the start, and exits 0', async () => {
-    // A worker that takes 20 s to get ready (a large description); the thread pool is up at once.
-    const config = fixtureConfig({ process: { config: { initDelayMs: 20_000 } }, root: { logLevel: 'debug' } });
-    const server = spawnBin('mcpvisor', ['--config', writeConfig(config)]);
-    await server.waitForLog((line) => line.msg === 'starting pool');
-    const supervisor = server.child.pid!;
-    expect(await eventually(() => descendants(supervisor).length > 0)).toBe(true);
-    const tree = descendants(supervisor);
+    // The thread pool is up at once.
+    const { server, tree } = await startingServer();
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
     expect(server.stderr()).toContain('stopped during the start');
@@ -109,12 +114,7 @@ describe('shutdown', () => {
   });
 
   it('stops the start once, and exits 0, when SIGTERM comes twice during the start', async () => {
-    const config = fixtureConfig({ process: { config: { initDelayMs: 20_000 } }, root: { logLevel: 'debug' } });
-    const server = spawnBin('mcpvisor', ['--config', writeConfig(config)]);
-    await server.waitForLog((line) => line.msg === 'starting pool');
-    const supervisor = server.child.pid!;
-    expect(await eventually(() => descendants(supervisor).length > 0)).toBe(true);
-    const tree = descendants(supervisor);
+    const { server, tree } = await startingServer();
     server.child.kill('SIGTERM');
     await server.waitForLog((line) => line.msg === 'stop requested during the start');
     server.child.kill('SIGTERM');

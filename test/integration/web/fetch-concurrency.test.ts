@@ -1,7 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { writeConfig } from '../../helpers/config';
 import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
 import { startSite, type LocalSite } from '../../fixtures/web/local-site';
 
@@ -12,7 +10,6 @@ import { startSite, type LocalSite } from '../../fixtures/web/local-site';
 let site: LocalSite;
 let server: HttpServer;
 let client: Client;
-let dir: string;
 let inFlight = 0;
 let mostInFlight = 0;
 
@@ -28,10 +25,7 @@ beforeAll(async () => {
       res.on('close', () => clearTimeout(timer));
     },
   });
-  dir = mkdtempSync(path.join(tmpdir(), 'web-fetch-concurrency-'));
-  const config = path.join(dir, 'config.json');
-  writeFileSync(config, JSON.stringify({ web: { fetch: { allowPrivateNetwork: true, threads: 1, concurrency: 4, rateLimit: 100, rateLimitIntervalMs: 1000 } } }));
-  server = await startHttp('web-search-mcp', ['--config', config]);
+  server = await startHttp('web-search-mcp', ['--config', writeConfig({ web: { fetch: { allowPrivateNetwork: true, threads: 1, concurrency: 4, rateLimit: 100, rateLimitIntervalMs: 1000 } } })]);
   ({ client } = await connectHttp(server.mcpUrl));
 });
 
@@ -39,7 +33,6 @@ afterAll(async () => {
   await client?.close();
   await server?.stop();
   await site.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 it('keeps four fetches in flight on one thread', async () => {

@@ -1,8 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { writeConfig } from '../../helpers/config';
 import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
 import { bin } from '../../helpers/processes';
 import { send, startSite, type LocalSite } from '../../fixtures/web/local-site';
@@ -29,14 +27,10 @@ const PAGES: Record<string, string> = {
 let site: LocalSite;
 let server: HttpServer;
 let client: Client;
-let dir: string;
 
 beforeAll(async () => {
   site = await startSite(Object.fromEntries(Object.entries(PAGES).map(([route, body]) => [route, send(body, route.endsWith('.json') ? 'application/json' : undefined)])));
-  dir = mkdtempSync(path.join(tmpdir(), 'web-hostile-pages-'));
-  const config = path.join(dir, 'config.json');
-  writeFileSync(config, JSON.stringify({ web: { fetch: { allowPrivateNetwork: true, rateLimit: 100, rateLimitIntervalMs: 1000 } } }));
-  server = await startHttp('web-search-mcp', ['--config', config]);
+  server = await startHttp('web-search-mcp', ['--config', writeConfig({ web: { fetch: { allowPrivateNetwork: true, rateLimit: 100, rateLimitIntervalMs: 1000 } } })]);
   ({ client } = await connectHttp(server.mcpUrl));
 });
 
@@ -44,7 +38,6 @@ afterAll(async () => {
   await client?.close();
   await server?.stop();
   await site.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** `web-search fetch URL` run to its end. */
