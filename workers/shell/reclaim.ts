@@ -12,7 +12,9 @@ let gc: Collect | null | undefined;
  *   Buffer outside the V8 heap, and V8 collects them only after tens of MB piled up, so a 200 MB
  *   stream raised the worker's RSS by ~60 MB. They die young, so a minor collection (~1 ms) every
  *   2 MB frees them: measured on 200 MB drained, 0.7-1.1 s and 63 MB peak RSS, against 2.8 s with
- *   full collections every 4 MB and 72 MB with none.
+ *   full collections every 4 MB and 72 MB with none. Every 16th is a full one (output-capture.ts):
+ *   chunks still in the kept tail at a minor collection are moved to old space, where minor ones
+ *   never free them; on a loaded machine a 200 MB drain reached ~100 MB of RSS without it, 79-89 with.
  * - `major`, shortly after a reply carried MBs of output: its strings and their JSON copy sit in
  *   old space, which V8 lets grow first; without it five 50 MB commands in a row took a worker
  *   from 48 to 121 MB of RSS, with it the peak stays at 92 MB and RSS settles at 79 MB.
