@@ -85,6 +85,16 @@ describe('over HTTP', () => {
     expect(await utf8.text()).toContain('"bytesWritten":5');
   });
 
+  test('a compressed body is answered 415 naming its coding, and nothing is written', async () => {
+    const zipped = await fetch(server.mcpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', accept: 'application/json, text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-03-26' },
+      body: new Uint8Array(gzipSync(JSON.stringify(write(13, 'zipped.txt', 'x')))),
+    });
+    expect([zipped.status, (await zipped.json()).error]).toEqual([415, { code: -32600, message: 'Unsupported Content-Encoding: gzip (send the body uncompressed)' }]);
+    expect(existsSync(path.join(ws, 'zipped.txt'))).toBe(false);
+  });
+
   test('the legacy SSE endpoint reads bodies the same way: not UTF-8 400, another charset 415, a gzip body 415, nothing written', async () => {
     const controller = new AbortController();
     const stream = await fetch(`${server.baseUrl}/sse`, { signal: controller.signal });
