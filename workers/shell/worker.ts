@@ -1,5 +1,7 @@
 import path from 'node:path';
+import { BULK_FD } from '../../protocol/bulk-text';
 import { runWorker } from '../../protocol/worker-runtime';
+import { closeInheritedFds } from '../common/inherited-fds';
 import { shellSettings } from './defaults';
 import { createShellService } from './service';
 
@@ -15,6 +17,11 @@ import { createShellService } from './service';
  * refuses it as a workspace). Paths of the config are resolved against the old directory first.
  */
 runWorker(async (config, log) => {
+  // Before any command is started: a descriptor the server's launcher left open would reach every
+  // command, in the sandbox too (a directory's is the host's file system). IPC and the bulk pipe stay.
+  const channelFd = (process.channel as { fd?: unknown } | undefined)?.fd;
+  const closed = closeInheritedFds(typeof channelFd === 'number' ? [channelFd, BULK_FD] : [BULK_FD]);
+  if (closed.length > 0) log.warn('closed file descriptors the server inherited from the program that started it, so that no command gets them', { closed });
   const settings = shellSettings(config);
   const anchored = {
     ...settings,
