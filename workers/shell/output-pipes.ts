@@ -1,6 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { closeSync, constants, openSync, rmSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, openSync, realpathSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freshProcessDir } from '../common/process-dirs';
 
@@ -24,6 +25,30 @@ const ready: string[] = [];
 let filling: Promise<void> | undefined;
 let unavailable = false;
 let made = 0;
+/** Where the FIFOs' directory is made: the temporary directory, unless placePipesOutside moved it. */
+let parent: string | undefined;
+
+/**
+ * Keeps the FIFOs' directory out of `workspace` (sandbox mode; call before the first batch). The
+ * FIFOs wait there by name until a command takes them, so a sandboxed command that can open them
+ * (a workspace of `/tmp`, or holding `TMPDIR`) held the write end of a later command's stdout, of
+ * any session, and wrote into its result, or read it. Then the host's `/dev/shm` (the sandbox has
+ * its own) or `/run/user/<uid>` is used; with neither outside the workspace, socket pairs.
+ */
+export function placePipesOutside(workspace: string): void {
+  const inside = (dir: string) => {
+    try {
+      const real = realpathSync(dir);
+      return real === workspace || real.startsWith(workspace.endsWith('/') ? workspace : `${workspace}/`);
+    } catch {
+      return true; // not there: not a candidate
+    }
+  };
+  if (!inside(tmpdir())) return;
+  const candidates = ['/dev/shm', ...(process.getuid ? [`/run/user/${process.getuid()}`] : [])];
+  parent = candidates.find((dir) => !inside(dir) && statSync(dir, { throwIfNoEntry: false })?.isDirectory());
+  if (!parent) unavailable = true;
+}
 
 /**
  * Makes a batch of FIFOs when few are left, in the background (the promise settles when it is
@@ -35,7 +60,7 @@ export function fillPipePool(now = false): Promise<void> {
   if (unavailable || ready.length >= LOW) return Promise.resolve();
   try {
     // Named with our pid: a worker killed with -9 leaves its directory, which the next one removes.
-    dir ??= freshProcessDir('mcpvisor-pipes-').dir;
+    dir ??= freshProcessDir('mcpvisor-pipes-', parent).dir;
   } catch {
     unavailable = true;
     return Promise.resolve();

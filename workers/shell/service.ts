@@ -11,7 +11,7 @@ import { formatDir, formatExec, formatProcesses, formatSystemInfo } from './form
 import { reclaimMemory } from './reclaim';
 import { fitStreams, jsonBytes, TEXT_SHARE } from './reply-budget';
 import { OrphanGuard } from './orphan-guard';
-import { fillPipePool, outputPipes, releasePipes, takeOutputPipes } from './output-pipes';
+import { fillPipePool, outputPipes, placePipesOutside, releasePipes, takeOutputPipes } from './output-pipes';
 import { discardPrepared, killAllCommands, prepareCommand, runCommand, type PreparedCommand } from './runner';
 import { protectedPaths } from './protected-paths';
 import { probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, type SandboxOptions, type SandboxState } from './sandbox';
@@ -129,6 +129,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   const guard = !config.sandbox || cgroups ? new OrphanGuard(cgroups?.guardScript()) : undefined;
   if (cgroups) guard?.arm();
   // Real pipes for the commands' output (output-pipes.ts), ready before the first one starts.
+  if (config.sandbox) placePipesOutside(workspace);
   void fillPipePool(true);
   const warmed = config.sandbox ? sandbox.available : cgroups !== undefined;
   if (warmed) warm = prepareWarm(takeOutputPipes());
