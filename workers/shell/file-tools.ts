@@ -346,6 +346,9 @@ export function fileError(error: unknown, given: string): McpvisorError {
     case 'EACCES':
     case 'EPERM':
       return new McpvisorError('BAD_INPUT', `${input}: permission denied`, { data: { path: input, errno: code } });
+    case 'ENXIO':
+      // open(2) of a Unix socket (or of a device with nothing behind it): readFile's stat never comes.
+      return new McpvisorError('BAD_INPUT', `${input}: no such device or address (a Unix socket, or a device with nothing behind it); readFile reads regular files`, { data: { path: input } });
     case 'ENOTDIR':
       return new McpvisorError('BAD_INPUT', `${input}: a component of the path is not a directory`, { data: { path: input } });
     case 'EISDIR':

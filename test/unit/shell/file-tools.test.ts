@@ -1,5 +1,6 @@
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, chmodSync, existsSync, realpathSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { deleteFile, listDirectory, readTextFile, resolvePath, writeTextFile, type FileToolOptions } from '../../../workers/shell/file-tools';
@@ -250,6 +251,21 @@ describe('special files and modes', () => {
       new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5000).unref()),
     ]);
     expect(outcome).toBe('BAD_INPUT');
+  });
+
+  test.each([
+    ['sandbox', true],
+    ['unconfined', false],
+  ])('readFile refuses a Unix socket as no regular file (%s mode), not as an internal error', async (_mode, isConfined) => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(path.join(ws, 'sock'), resolve));
+    try {
+      const error = await readTextFile('sock', isConfined ? confined : open).then(() => undefined, (caught: { code?: string; message?: string }) => caught);
+      expect(error?.code).toBe('BAD_INPUT');
+      expect(error?.message).toMatch(/^sock: .*socket.*readFile reads regular files/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   test('writeFile keeps a file mode but drops set-user-ID and set-group-ID', async () => {
