@@ -1,10 +1,14 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, validateConfig, type Config, type ConfigInput } from './validate';
 import { didYouMean } from './suggest';
 import { HEADER_NAME } from '../protocol/http-headers';
 import { SPEC_CACHE_OFF } from './openapi';
+import { FileRefusedError, readRegularFileSync } from '../protocol/regular-file';
+import { MAX_SPEC_BYTES } from '../workers/openapi/spec-limits';
+
+/** Biggest config file read, bytes: as big as a description, which a config may hold inline. */
+export const MAX_CONFIG_BYTES = MAX_SPEC_BYTES;
 
 export type ValueKind = 'string' | 'int' | 'bool' | 'list' | 'headers';
 
@@ -71,6 +75,9 @@ export function loadConfig(options: LoadOptions): Loaded {
   let input: ConfigInput = structuredClone(options.defaults ?? {});
   if (options.defaults) sources.push('profile');
 
+  // `--config ""` (a `--config "$FILE"` with FILE unset) started on the defaults, shell and all,
+  // as if no file had been meant; an empty MCPVISOR_CONFIG is unset, as every empty variable.
+  if (typeof values.config === 'string' && values.config.trim() === '') throw new ConfigError('--config: expected a file path, got an empty value');
   const file = (values.config as string | undefined) ?? (options.configEnv ? options.env[options.configEnv] || undefined : undefined);
   if (file) {
     input = mergeLayer(input, readConfigFile(file), options.mergeByIndex);
@@ -107,12 +114,17 @@ export function loadConfig(options: LoadOptions): Loaded {
   return { config, positionals, help: wantsHelp, version: wantsVersion, sources, ...(file ? { file: path.resolve(file) } : {}) };
 }
 
-/** Reads a JSON or YAML config file; `.json` is JSON, anything else is parsed as YAML (a superset). */
+/**
+ * Reads a JSON or YAML config file; `.json` is JSON, anything else is parsed as YAML (a superset).
+ * Throws ConfigError for a file that cannot be read, is not a regular file (a FIFO, /dev/zero) or
+ * is larger than MAX_CONFIG_BYTES, and for one that does not parse.
+ */
 export function readConfigFile(file: string): ConfigInput {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readRegularFileSync(file, MAX_CONFIG_BYTES);
   } catch (error) {
+    if (error instanceof FileRefusedError) throw new ConfigError(`config file ${file} ${error.message}`);
     throw new ConfigError(`cannot read config file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
   let data: unknown;
@@ -244,11 +256,17 @@ export function setPath(target: Record<string, unknown>, dotted: string, value: 
   node[keys[keys.length - 1]] = value;
 }
 
-/** Deep merge of plain objects; arrays and scalars of `over` replace those of `base`. */
+/**
+ * Deep merge of plain objects; arrays and scalars of `over` replace those of `base`. Every key is
+ * an own property of the result, `__proto__` too: assigned, a config file's `__proto__` section
+ * became the merged object's prototype, lost at the next layer instead of refused as unknown.
+ */
 export function merge(base: unknown, over: unknown): unknown {
   if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
   const out: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(over)) out[key] = merge(out[key], value);
+  for (const [key, value] of Object.entries(over)) {
+    Object.defineProperty(out, key, { value: merge(Object.hasOwn(out, key) ? out[key] : undefined, value), enumerable: true, writable: true, configurable: true });
+  }
   return out;
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timerMs } from './timer-ms';
 import { HEADER_NAME, HEADER_VALUE } from '../protocol/http-headers';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
@@ -65,7 +66,7 @@ export const apiSchema = z.strictObject({
     (value) => (typeof value === 'string' && SPEC_CACHE_OFF.test(value) ? false : value),
     z.union([z.string().min(1), z.literal(false)], { error: 'specCache must be a directory path or false' }),
   ).optional(),
-  requestTimeoutMs: z.number().int().positive().default(30_000),
+  requestTimeoutMs: timerMs().default(30_000),
   maxResponseBytes: z.number().int().positive().default(10 * 1024 * 1024),
   /**
    * Bytes one tool result may carry (text and structuredContent); a longer one is cut, saying so.

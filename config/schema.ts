@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timerMs } from './timer-ms';
 import { apiSchema } from './openapi';
 import { shellSchema } from './shell';
 import { webSchema } from './web';
@@ -6,35 +7,35 @@ import { webSchema } from './web';
 const restartSchema = z.strictObject({
   /** More than `maxRestarts` in `windowMs` marks the pool degraded (OTP's MaxR in MaxT). */
   maxRestarts: z.number().int().min(0).default(5),
-  windowMs: z.number().int().positive().default(60_000),
-  backoffBaseMs: z.number().int().positive().default(100),
-  backoffMaxMs: z.number().int().positive().default(30_000),
+  windowMs: timerMs().default(60_000),
+  backoffBaseMs: timerMs().default(100),
+  backoffMaxMs: timerMs().default(30_000),
 });
 
 const poolsSchema = z.strictObject({
   /** Default budget of a tool call, queueing included; toolsets may set their own. */
-  callTimeoutMs: z.number().int().positive().default(60_000),
+  callTimeoutMs: timerMs().default(60_000),
   /**
    * A call whose request carries a progress token gets a `notifications/progress` this often while
    * it runs (its progress: seconds so far), so a client that resets its timeout on progress (the
    * SDK's `resetTimeoutOnProgress`; its default timeout is 60 s) waits for a long command or
    * search instead of giving up on it. 0: none.
    */
-  progressIntervalMs: z.number().int().min(0).default(15_000),
+  progressIntervalMs: timerMs(0).default(15_000),
   /** How long a worker may take to honour a cancel before it is killed with its tree. */
-  cancelGraceMs: z.number().int().positive().default(1_000),
+  cancelGraceMs: timerMs().default(1_000),
   /** Calls waiting for a free worker, per pool; past it calls answer BUSY at once. */
   maxQueue: z.number().int().min(0).default(256),
   /** How long a worker may take to initialise and say `ready`. */
-  startTimeoutMs: z.number().int().positive().default(60_000),
+  startTimeoutMs: timerMs().default(60_000),
   /**
    * Every ready worker process is asked this often whether it still answers (0 turns it off), and
    * killed and replaced when it has not within `livenessTimeoutMs`: a stopped or stuck worker no
    * longer looks healthy until a call runs into its deadline. Decision: 5 s and 15 s; no worker of
    * ours blocks its event loop for seconds, and a pathological one is found within 20 s.
    */
-  livenessIntervalMs: z.number().int().min(0).default(5_000),
-  livenessTimeoutMs: z.number().int().positive().default(15_000),
+  livenessIntervalMs: timerMs(0).default(5_000),
+  livenessTimeoutMs: timerMs().default(15_000),
   /**
    * V8 old-generation heap of each piscina thread (web fetch, thread toolsets), in MB. The threads
    * live in the supervisor's process: past it the thread dies with its calls (WORKER_CRASHED) and
@@ -45,12 +46,26 @@ const poolsSchema = z.strictObject({
   restart: restartSchema.prefault({}),
 });
 
+/** Paths the HTTP server answers besides endpointPath (supervisor/http/app.ts). */
+const RESERVED_PATHS = ['/', '/sse', '/message', '/health', '/metrics'];
+
+function isReservedPath(value: string): boolean {
+  const trimmed = value.replace(/\/+$/, '') || '/';
+  return RESERVED_PATHS.includes(trimmed) || trimmed.startsWith('/message/');
+}
+
 const httpSchema = z.strictObject({
   host: z.string().min(1).default('127.0.0.1'),
   port: z.number().int().min(0).max(65_535).default(3000),
-  endpointPath: z.string().regex(/^\/[A-Za-z0-9/_.-]*$/, 'endpointPath must start with / and hold only [A-Za-z0-9/_.-]').default('/mcp'),
+  endpointPath: z
+    .string()
+    .regex(/^\/[A-Za-z0-9/_.-]*$/, 'endpointPath must start with / and hold only [A-Za-z0-9/_.-]')
+    // The Streamable endpoint is matched before the other routes: `/health` answered monitors
+    // 400 "Mcp-Session-Id header is required", and `/` hid the server information.
+    .refine((value) => !isReservedPath(value), `endpointPath may not be one of the server's other paths (${RESERVED_PATHS.join(', ')}, /message/...)`)
+    .default('/mcp'),
   /** Sessions with no request and no running call for this long, and no open GET stream, are closed. */
-  sessionIdleTimeoutMs: z.number().int().positive().default(30 * 60_000),
+  sessionIdleTimeoutMs: timerMs().default(30 * 60_000),
   /**
    * Sessions with no request and no running call for this long are closed even though their
    * stream is open (a Streamable HTTP GET stream, or a legacy SSE session's stream); 0: never.
@@ -59,9 +74,9 @@ const httpSchema = z.strictObject({
    * and its sessions piled up until `maxSessions` refused every new one. Decision: 24 h, past any
    * pause of a person at a client; the client is then told as after a restart (404: initialize).
    */
-  connectedSessionIdleTimeoutMs: z.number().int().min(0).default(24 * 3_600_000),
+  connectedSessionIdleTimeoutMs: timerMs(0).default(24 * 3_600_000),
   /** Interval of the `heartbeat` events on GET SSE streams. */
-  heartbeatIntervalMs: z.number().int().positive().default(15_000),
+  heartbeatIntervalMs: timerMs().default(15_000),
   /** Origins allowed besides the local ones (http(s)://localhost, 127.0.0.1, [::1] on any port). */
   allowedOrigins: z.array(z.string().min(1)).default([]),
   /** Bearer token every MCP request must carry; MCPVISOR_AUTH_TOKEN sets it too. */
@@ -72,7 +87,7 @@ const httpSchema = z.strictObject({
   maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
   maxConcurrentCallsPerSession: z.number().int().positive().default(32),
   /** Let in-flight calls finish for this long on SIGTERM before the pools are stopped. */
-  shutdownGraceMs: z.number().int().min(0).default(10_000),
+  shutdownGraceMs: timerMs(0).default(10_000),
   /** `public`: anyone may read it; `token`: only with the bearer token; `off`: 404. */
   healthEndpoint: z.enum(['public', 'token', 'off']).default('public'),
   metricsEndpoint: z.enum(['public', 'token', 'off']).default('public'),
@@ -95,9 +110,9 @@ const httpSchema = z.strictObject({
    */
   trustProxy: z.union([z.boolean(), z.number().int().min(0), z.string().min(1)]).default(false),
   /** A client must send its request headers within this time (slowloris). */
-  headersTimeoutMs: z.number().int().positive().default(10_000),
+  headersTimeoutMs: timerMs().default(10_000),
   /** ... and its whole request (headers and body) within this time. */
-  requestTimeoutMs: z.number().int().positive().default(30_000),
+  requestTimeoutMs: timerMs().default(30_000),
   /** An SSE stream whose client stopped reading is closed once this much output is waiting. */
   maxStreamBufferBytes: z.number().int().positive().default(4 * 1024 * 1024),
 });
@@ -110,7 +125,7 @@ const customToolsetSchema = z.strictObject({
   workers: z.number().int().min(1).max(64).default(1),
   /** Calls one worker (process or thread) runs at once. */
   concurrency: z.number().int().min(1).max(1000).default(1),
-  callTimeoutMs: z.number().int().positive().optional(),
+  callTimeoutMs: timerMs().optional(),
   /** Prefix for the tool names, `<namespace>-<tool>`. */
   namespace: z.string().regex(/^[a-z0-9-]{1,20}$/).optional(),
   config: z.unknown().optional(),

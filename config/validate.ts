@@ -12,8 +12,11 @@ export class ConfigError extends McpvisorError {
   }
 }
 
-/** Values under these keys are never echoed back in an error message. */
-const SECRET_KEY = /token|secret|password|headers|authorization/i;
+/**
+ * Values under these keys are never echoed back in an error message. `headers` whole: as a part
+ * of a name it hid the value of `http.headersTimeoutMs`.
+ */
+const SECRET_KEY = /token|secret|password|^headers$|authorization/i;
 
 /**
  * Validates a configuration and returns it with defaults applied. Throws `ConfigError` naming each

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timerMs } from './timer-ms';
 
 /** The `web` section: spec 001's `search` (browser pool) and `fetch_web_content` (thread pool). */
 export const webSchema = z.strictObject({
@@ -18,10 +19,10 @@ export const webSchema = z.strictObject({
       executablePath: z.string().min(1).optional(),
       /** Searches per interval; a fraction is a slower rate (0.5 per 1000 ms: one per 2 s). */
       rateLimit: z.number().positive().default(1),
-      rateLimitIntervalMs: z.number().int().positive().default(2000),
-      timeoutMs: z.number().int().positive().default(30_000),
+      rateLimitIntervalMs: timerMs().default(2000),
+      timeoutMs: timerMs().default(30_000),
       /** Bound of one browser launch; a launch still hanging then is killed (workers/web/browser.ts, LAUNCH_TIMEOUT_MS). */
-      launchTimeoutMs: z.number().int().positive().default(20_000),
+      launchTimeoutMs: timerMs().default(20_000),
       maxResults: z.number().int().positive().max(100).default(10),
       /**
        * false: a search pool that cannot do its work (the browser does not launch, no live
@@ -36,8 +37,8 @@ export const webSchema = z.strictObject({
     .strictObject({
       /** Fetches per interval; a fraction is a slower rate. */
       rateLimit: z.number().positive().default(1),
-      rateLimitIntervalMs: z.number().int().positive().default(1000),
-      timeoutMs: z.number().int().positive().default(15_000),
+      rateLimitIntervalMs: timerMs().default(1000),
+      timeoutMs: timerMs().default(15_000),
       maxBodyBytes: z.number().int().positive().default(10 * 1024 * 1024),
       maxRedirects: z.number().int().min(0).max(20).default(5),
       allowPrivateNetwork: z.boolean().default(false),

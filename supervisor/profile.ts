@@ -9,6 +9,7 @@ import { planToolsets } from './toolsets';
 import type { ToolsetPlan } from './toolsets/types';
 import { packageVersion } from '../protocol/version';
 import { maskCredentials } from '../config/openapi';
+import { clampTimerMs } from '../config/timer-ms';
 
 /**
  * An entry point as a thin profile over the one supervisor: its flags, environment variables and
@@ -258,7 +259,7 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
     if (stopRequested) return logger.info({ why }, 'already stopping');
     stopRequested = true;
     logger.info({ why }, 'stop requested');
-    const force = setTimeout(() => process.exit(1), graceMs + 10_000);
+    const force = setTimeout(() => process.exit(1), clampTimerMs(graceMs + 10_000));
     force.unref();
     await server.stop(graceMs);
     logger.flush();

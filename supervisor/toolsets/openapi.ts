@@ -2,6 +2,7 @@ import path from 'node:path';
 import { ConfigError } from '../../config/validate';
 import type { ToolsetFactory } from './types';
 import { maskCredentials } from '../../config/openapi';
+import { clampTimerMs } from '../../config/timer-ms';
 
 /** Slack over twice the upstream timeout (one auth retry) for loading and building the request. */
 const CALL_SLACK_MS = 5_000;
@@ -33,7 +34,7 @@ export const openapiToolsets: ToolsetFactory = (config, logger) => {
           size: api.workers,
           concurrency: api.concurrency,
           workerConfig: api,
-          callTimeoutMs: api.requestTimeoutMs * 2 + CALL_SLACK_MS,
+          callTimeoutMs: clampTimerMs(api.requestTimeoutMs * 2 + CALL_SLACK_MS),
           required: api.affectsHealth,
         },
       ],

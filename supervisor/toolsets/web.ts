@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { clampTimerMs } from '../../config/timer-ms';
 import { McpvisorError } from '../../protocol/errors';
 import { RateLimiter, RateLimitWaitTooLong } from '../../workers/web/rate-limiter';
 import type { BeforeCall, ToolsetFactory } from './types';
@@ -64,7 +65,7 @@ export const webToolsets: ToolsetFactory = (config, logger) => {
           size: 1,
           concurrency: web.search.concurrency,
           workerConfig: web.search,
-          callTimeoutMs: web.search.timeoutMs + SEARCH_LAUNCH_SLACK_MS,
+          callTimeoutMs: clampTimerMs(web.search.timeoutMs + SEARCH_LAUNCH_SLACK_MS),
           beforeCall: limited(searchLimiter, (args) => typeof args.query === 'string' && args.query.trim() !== '', 'web-search'),
           required: web.search.affectsHealth,
         },
@@ -75,7 +76,7 @@ export const webToolsets: ToolsetFactory = (config, logger) => {
           threads: web.fetch.threads,
           concurrency: web.fetch.concurrency,
           workerConfig: web.fetch,
-          callTimeoutMs: web.fetch.timeoutMs + FETCH_CONVERT_SLACK_MS,
+          callTimeoutMs: clampTimerMs(web.fetch.timeoutMs + FETCH_CONVERT_SLACK_MS),
           beforeCall: limited(fetchLimiter, (args) => typeof args.url === 'string' && isHttpUrl(args.url), 'web-fetch'),
           required: web.fetch.affectsHealth,
         },

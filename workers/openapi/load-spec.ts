@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isIP } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -9,6 +9,7 @@ import { extraCaConnect } from '../../protocol/extra-ca-certs';
 import { networkReason } from './network-reason';
 import { MAX_SPEC_BYTES } from './spec-limits';
 import { externalRefs, shownUri, type Json, type JsonObject, type RefContext, type UnloadedDocument } from './refs';
+import { FileRefusedError, readRegularFile } from '../../protocol/regular-file';
 import { BLOCKED_ADDRESS_CODE, BlockedAddressError, guardedLookup, isBlockedAddress } from '../common/address-guard';
 
 export type SpecInputMethod = 'url' | 'file' | 'stdin' | 'inline';
@@ -95,7 +96,7 @@ export async function readSpecText(options: LoadSpecOptions): Promise<SpecText> 
     case 'url':
       return { text: await readUrl(where.url, options), source: where.url, rootUri: where.url };
     case 'file':
-      return { text: await readSpecFile(where.file, where.shown), source: where.shown, rootUri: pathToFileURL(where.file).href };
+      return { text: await readSpecFile(where.file, where.shown, options.maxBytes ?? MAX_SPEC_BYTES), source: where.shown, rootUri: pathToFileURL(where.file).href };
   }
 }
 
@@ -149,10 +150,15 @@ export function checkDocument(doc: JsonObject, source: string): string {
   return version;
 }
 
-async function readSpecFile(file: string, shown: string): Promise<string> {
+/**
+ * A description file, at most `maxBytes`: a FIFO waited for a writer until the worker's start
+ * timeout, and /dev/zero was read until V8's string limit ("Invalid string length", 600 MB).
+ */
+async function readSpecFile(file: string, shown: string, maxBytes: number): Promise<string> {
   try {
-    return await readFile(file, 'utf8');
+    return await readRegularFile(file, maxBytes);
   } catch (error) {
+    if (error instanceof FileRefusedError) throw new McpvisorError('BAD_INPUT', `failed to load the OpenAPI spec from ${shown}: it ${error.message}`);
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new McpvisorError('NOT_FOUND', `OpenAPI spec file not found: ${shown}`);
     throw new McpvisorError('NOT_FOUND', `failed to load the OpenAPI spec from ${shown}: ${code ?? (error as Error).message}`);
@@ -296,8 +302,12 @@ async function fetchExternal(root: JsonObject, rootUri: string | undefined, load
       }
       if (total + size > maxTotal) throw overTotal(file);
       try {
-        text = await readFile(file, 'utf8');
+        text = await readRegularFile(file, maxBytes);
       } catch (error) {
+        if (error instanceof FileRefusedError) {
+          fail('BAD_INPUT', error.message);
+          continue;
+        }
         const errno = (error as NodeJS.ErrnoException).code;
         fail('NOT_FOUND', errno === 'ENOENT' ? 'file not found' : `cannot be read (${errno ?? (error as Error).message})`);
         continue;

@@ -157,6 +157,44 @@ describe('configuration errors', () => {
     expect(message).toContain("shel: unknown key (did you mean 'shell'?)");
   });
 
+  it('takes durations up to the longest timer Node keeps, everywhere, and refuses one past it', () => {
+    const longest = 2 ** 31 - 1;
+    const durations = {
+      http: { sessionIdleTimeoutMs: longest, connectedSessionIdleTimeoutMs: longest, heartbeatIntervalMs: longest, shutdownGraceMs: longest, headersTimeoutMs: longest, requestTimeoutMs: longest },
+      pools: { callTimeoutMs: longest, progressIntervalMs: longest, cancelGraceMs: longest, startTimeoutMs: longest, livenessIntervalMs: longest, livenessTimeoutMs: longest, restart: { windowMs: longest, backoffBaseMs: longest, backoffMaxMs: longest } },
+      web: { search: { rateLimitIntervalMs: longest, timeoutMs: longest, launchTimeoutMs: longest }, fetch: { rateLimitIntervalMs: longest, timeoutMs: longest } },
+      apis: [{ apiBaseUrl: 'http://127.0.0.1:9', requestTimeoutMs: longest }],
+      customToolsets: [{ name: 'mine', module: '/x.js', callTimeoutMs: longest }],
+    };
+    expect(validateConfig(durations).pools.callTimeoutMs).toBe(longest);
+    const over = JSON.parse(JSON.stringify(durations).replaceAll(String(longest), String(longest + 1))) as unknown;
+    const lines = errorOf(() => validateConfig(over)).split('\n').slice(1);
+    expect(lines).toHaveLength(22);
+    for (const line of lines) expect(line).toMatch(/^ {2}- [\w.]+Ms: at most 2147483647 ms \(about 24\.8 days\), the longest timer Node\.js keeps \(got 2147483648\)$/);
+  });
+
+  it("refuses an endpoint path that is one of the server's other paths, with or without a trailing slash", () => {
+    for (const taken of ['/', '//', '/sse', '/health/', '/metrics', '/message', '/message/abc']) {
+      expect(errorOf(() => validateConfig({ http: { endpointPath: taken } }))).toContain("http.endpointPath: endpointPath may not be one of the server's other paths");
+    }
+    for (const free of ['/mcp', '/healthz', '/messages', '/sse2', '/api/health']) expect(validateConfig({ http: { endpointPath: free } }).http.endpointPath).toBe(free);
+  });
+
+  it('refuses an empty --config, and takes an empty MCPVISOR_CONFIG as unset like every empty variable', () => {
+    expect(errorOf(() => loadConfig(base({ argv: ['--config', ' '] })))).toBe('--config: expected a file path, got an empty value');
+    expect(loadConfig(base({ env: { MCPVISOR_CONFIG: '' }, configEnv: 'MCPVISOR_CONFIG' })).config).toEqual(DEFAULT_CONFIG);
+  });
+
+  it('refuses a __proto__ or constructor key of a config file as unknown and changes no prototype', () => {
+    const file = writeConfig({});
+    writeFileSync(file, '{"__proto__": {"transport": "http", "polluted": 1}, "http": {"__proto__": {"port": 1}}}');
+    const message = errorOf(() => loadConfig(base({ argv: ['--config', file] })));
+    expect(message).toContain('  - __proto__: unknown key');
+    expect(message).toContain('  - http.__proto__: unknown key');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).transport).toBeUndefined();
+  });
+
   it('freezes DEFAULT_CONFIG', () => {
     expect(Object.isFrozen(DEFAULT_CONFIG)).toBe(true);
     expect(Object.isFrozen(DEFAULT_CONFIG.http)).toBe(true);
