@@ -9,8 +9,23 @@
  * cannot work: the id is made after nginx routed the initialize). Reload them one at a time
  * (docs/production.md) while the others take new sessions.
  */
-const INSTANCES = Number(process.env.MCPVISOR_INSTANCES || 1);
-const BASE_PORT = Number(process.env.MCPVISOR_BASE_PORT || 3000);
+/**
+ * An integer variable of this file, `fallback` when unset or empty. Anything else outside
+ * `min`..`max` stops `pm2 start` naming it: `Number('abc')` gave no app at all, and pm2 started
+ * nothing and said nothing; `MCPVISOR_BASE_PORT=abc` gave each instance `--port NaN`.
+ */
+function integerVar(name, fallback, min, max) {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= min && value <= max)) throw new Error(`ecosystem.config.js: ${name} must be an integer from ${min} to ${max}, got '${raw}'`);
+  return value;
+}
+
+// Decision: at most 64 instances (each is a whole supervisor with its pools); base port from 1:
+// 0 would give every instance a random port, which the nginx template cannot route to.
+const INSTANCES = integerVar('MCPVISOR_INSTANCES', 1, 1, 64);
+const BASE_PORT = integerVar('MCPVISOR_BASE_PORT', 3000, 1, 65_536 - INSTANCES);
 // The supervisor drains for http.shutdownGraceMs (default 10 s); pm2 must wait longer than that
 // before it sends SIGKILL.
 const DRAIN_GRACE_MS = 10_000;

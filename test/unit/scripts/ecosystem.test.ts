@@ -1,0 +1,40 @@
+import path from 'node:path';
+
+const FILE = path.join(__dirname, '..', '..', '..', 'ecosystem.config.js');
+
+/** The apps of ecosystem.config.js, loaded afresh with these variables set. */
+function appsWith(env: Record<string, string>): Array<{ name: string; args: string[] }> {
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    let apps: Array<{ name: string; args: string[] }> = [];
+    jest.isolateModules(() => {
+      apps = (require(FILE) as { apps: typeof apps }).apps;
+    });
+    return apps;
+  } finally {
+    for (const name of Object.keys(env)) delete process.env[name];
+    Object.assign(process.env, saved);
+  }
+}
+
+describe('ecosystem.config.js', () => {
+  it('makes one app per instance, each on its own port from the base port', () => {
+    expect(appsWith({}).map((app) => [app.name, app.args[3]])).toEqual([['mcpvisor', '3000']]);
+    expect(appsWith({ MCPVISOR_INSTANCES: '2', MCPVISOR_BASE_PORT: '65534' }).map((app) => [app.name, app.args[3]])).toEqual([['mcpvisor-1', '65534'], ['mcpvisor-2', '65535']]);
+    expect(appsWith({ MCPVISOR_INSTANCES: ' ', MCPVISOR_BASE_PORT: '' })).toHaveLength(1);
+  });
+
+  it('stops pm2 start naming a variable that is not a count or port: NaN gave no app, and pm2 started nothing and said nothing', () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ MCPVISOR_INSTANCES: 'abc' }, "MCPVISOR_INSTANCES must be an integer from 1 to 64, got 'abc'"],
+      [{ MCPVISOR_INSTANCES: '0' }, "MCPVISOR_INSTANCES must be an integer from 1 to 64, got '0'"],
+      [{ MCPVISOR_INSTANCES: '1.5' }, "MCPVISOR_INSTANCES must be an integer from 1 to 64, got '1.5'"],
+      [{ MCPVISOR_INSTANCES: '1e6' }, "MCPVISOR_INSTANCES must be an integer from 1 to 64, got '1e6'"],
+      [{ MCPVISOR_BASE_PORT: 'abc' }, "MCPVISOR_BASE_PORT must be an integer from 1 to 65535, got 'abc'"],
+      [{ MCPVISOR_BASE_PORT: '0' }, "MCPVISOR_BASE_PORT must be an integer from 1 to 65535, got '0'"],
+      [{ MCPVISOR_INSTANCES: '2', MCPVISOR_BASE_PORT: '65535' }, "MCPVISOR_BASE_PORT must be an integer from 1 to 65534, got '65535'"],
+    ];
+    for (const [env, message] of cases) expect(() => appsWith(env)).toThrow(`ecosystem.config.js: ${message}`);
+  });
+});
