@@ -1,17 +1,36 @@
+import { statSync } from 'node:fs';
+import { ConfigError } from '../../config/validate';
 import type { ToolsetFactory } from './types';
 
 /**
  * `customToolsets` of the config: worker modules of the user's own (and the test fixtures). A
  * process toolset's workers run `runWorker`; a thread toolset's module default-exports
- * `threadWorker(init)`.
+ * `threadWorker(init)`. Throws ConfigError for a module path that is not a file.
  */
 export const customToolsets: ToolsetFactory = (config) =>
-  config.customToolsets.map((entry) => ({
-    name: entry.name,
-    namespace: entry.namespace,
-    pools: [
-      entry.kind === 'process'
-        ? { kind: 'process', name: entry.name, module: entry.module, size: entry.workers, concurrency: entry.concurrency, workerConfig: entry.config, callTimeoutMs: entry.callTimeoutMs }
-        : { kind: 'thread', name: entry.name, module: entry.module, threads: entry.workers, concurrency: entry.concurrency, workerConfig: entry.config, callTimeoutMs: entry.callTimeoutMs },
-    ],
-  }));
+  config.customToolsets.map((entry, index) => {
+    checkModule(entry.module, index);
+    return {
+      name: entry.name,
+      namespace: entry.namespace,
+      pools: [
+        entry.kind === 'process'
+          ? { kind: 'process', name: entry.name, module: entry.module, size: entry.workers, concurrency: entry.concurrency, workerConfig: entry.config, callTimeoutMs: entry.callTimeoutMs }
+          : { kind: 'thread', name: entry.name, module: entry.module, threads: entry.workers, concurrency: entry.concurrency, workerConfig: entry.config, callTimeoutMs: entry.callTimeoutMs },
+      ],
+    };
+  });
+
+/**
+ * A missing module was found by the worker: Node's stack trace for MODULE_NOT_FOUND, then "worker
+ * of x exited with exit code 1 before it was ready", naming neither the setting nor the path.
+ */
+function checkModule(module: string, index: number): void {
+  let isFile: boolean;
+  try {
+    isFile = statSync(module).isFile();
+  } catch (error) {
+    throw new ConfigError(`customToolsets.${index}.module: ${module} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  if (!isFile) throw new ConfigError(`customToolsets.${index}.module: ${module} is not a file`);
+}

@@ -73,6 +73,14 @@ describe('settings the server could not honour', () => {
     expect(stderr).toContain('  - customToolsets.0.callTimeoutMs: at most 2147483647 ms (about 24.8 days), the longest timer Node.js keeps (got 3000000000)\n');
   });
 
+  it("names a custom toolset's module that is missing or a directory, instead of the worker's stack trace", async () => {
+    const dir = tempDir('mcpvisor-module-');
+    const missing = path.join(dir, 'nope.js');
+    const config = (module: string, kind: string) => writeConfig({ shell: { enabled: false }, web: { enabled: false }, customToolsets: [{ name: 'mine', module, kind }] });
+    expect(await refused(['--config', config(missing, 'process')])).toBe(`mcpvisor: customToolsets.0.module: ${missing} cannot be read (ENOENT)\n`);
+    expect(await refused(['--config', config(dir, 'thread')])).toBe(`mcpvisor: customToolsets.0.module: ${dir} is not a file\n`);
+  });
+
   it('refuses an endpoint path that would hide /health or another path of the server', async () => {
     for (const taken of ['/health', '/', '/sse/', '/message/x']) {
       const stderr = await refused(['--transport', 'http', '--port', '0', '--path', taken, '--config', writeConfig(fixtureConfig({ thread: false }))]);
