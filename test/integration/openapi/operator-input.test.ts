@@ -44,6 +44,32 @@ describe('a description path that is not a regular file', () => {
   });
 });
 
+describe('an external document that is not a regular file', () => {
+  it('is reported as not loaded and skips only what needs it, where its reading waited for a writer', async () => {
+    const dir = tempDir('openapi-fifo-ref-');
+    execFileSync('mkfifo', [path.join(dir, 'pet.yaml')]);
+    const spec = path.join(dir, 'openapi.json');
+    const ok = { 200: { description: 'ok' } };
+    writeFileSync(spec, JSON.stringify({
+      openapi: '3.0.3',
+      info: { title: 't', version: '1' },
+      paths: {
+        '/pets': { post: { operationId: 'make', requestBody: { content: { 'application/json': { schema: { $ref: './pet.yaml#/Pet' } } } }, responses: ok } },
+        '/plain': { get: { operationId: 'plain', responses: ok } },
+      },
+    }));
+    const conn = await connectStdio('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', spec], ENV);
+    try {
+      const names = (await conn.client.listTools()).tools.map((tool) => tool.name);
+      expect(names).toContain('plain');
+      expect(names).not.toContain('make');
+      expect(conn.stderr()).toContain('could not be loaded: is a FIFO (named pipe), not a regular file');
+    } finally {
+      await conn.close();
+    }
+  });
+});
+
 describe('the longest upstream timeout', () => {
   it('leaves calls their time: twice it plus a slack, the call budget, passed the longest timer and timed every call out at once', async () => {
     const spec = path.join(tempDir('openapi-timeout-'), 'openapi.json');
