@@ -157,7 +157,8 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
     server.headersTimeout = config.headersTimeoutMs;
     server.requestTimeout = config.requestTimeoutMs;
     server.keepAliveTimeout = 5_000;
-    server.once('error', reject);
+    // Named with what was asked for: getaddrinfo's ENOTFOUND for a mistyped host named neither.
+    server.once('error', (error: NodeJS.ErrnoException) => reject(new Error(`cannot listen on host ${JSON.stringify(config.host)}, port ${config.port} (http.host, http.port): ${error.message}`)));
     server.once('listening', () => {
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

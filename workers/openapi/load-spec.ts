@@ -171,7 +171,8 @@ async function readSpecFile(file: string, shown: string, maxBytes: number): Prom
  * data: `reason` alone, and `answered`, false when no response came (the host may be down).
  */
 async function readUrl(url: string, options: LoadSpecOptions, maxBytes = options.maxBytes ?? MAX_SPEC_BYTES, tooLarge?: () => McpvisorError, dispatcher = redirecting()): Promise<string> {
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const timeout = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   let answered = false;
   try {
@@ -201,7 +202,7 @@ async function readUrl(url: string, options: LoadSpecOptions, maxBytes = options
       const where = refused.host === refused.address ? refused.host : `${refused.host} (${refused.address})`;
       throw new McpvisorError('BLOCKED', `${url}: ${where} is a private, loopback or link-local address, which a description from the network may not make this machine fetch from (but from its own host); load the description from a file to allow it`);
     }
-    const reason = timeout.aborted ? 'timed out' : networkReason(error);
+    const reason = timeout.aborted ? `timed out after ${timeoutMs} ms` : networkReason(error);
     throw new McpvisorError('NETWORK_ERROR', `failed to load the OpenAPI spec from ${url}: ${reason}`, { data: { reason, answered } });
   }
 }

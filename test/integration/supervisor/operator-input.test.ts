@@ -88,3 +88,13 @@ describe('settings the server could not honour', () => {
     }
   });
 });
+
+describe('an address the server cannot listen on', () => {
+  it('names the host and the port it was given (a mistyped host said only "getaddrinfo ENOTFOUND")', async () => {
+    // A host other than loopback needs a token before anything else is tried.
+    const server = spawnBin('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false })), '--transport', 'http', '--host', 'no-such-host.invalid', '--port', '0'], { MCPVISOR_AUTH_TOKEN: 'a-token-for-this-test-only-0123456789' });
+    running.push(server);
+    expect(await server.exited).toBe(1);
+    expect(server.stderr()).toMatch(/mcpvisor: failed to start: cannot listen on host "no-such-host\.invalid", port 0 \(http\.host, http\.port\): getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid\n/);
+  });
+});

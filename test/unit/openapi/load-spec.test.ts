@@ -41,6 +41,8 @@ beforeAll(async () => {
     } else if (req.url === '/to-metadata.yaml') {
       res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/p.yaml' });
       res.end();
+    } else if (req.url === '/silent.yaml') {
+      // Takes the request and never answers.
     } else if (req.url === '/p.yaml') {
       res.end('p: {name: q, in: query, schema: {type: string}}');
     } else if (req.url?.startsWith('/external/')) {
@@ -53,7 +55,10 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => new Promise<void>((resolve) => {
+  server.closeAllConnections();
+  server.close(() => resolve());
+}));
 
 describe('loadSpec', () => {
   test('reads a YAML file, a JSON file, a URL, standard input and inline content', async () => {
@@ -79,6 +84,11 @@ describe('loadSpec', () => {
     const error = await rejection(loadSpec({ openApiSpec: `${base}/missing.yaml` }));
     expect(error.code).toBe('NETWORK_ERROR');
     expect(error.message).toBe(`failed to load the OpenAPI spec from ${base}/missing.yaml: HTTP 404`);
+  });
+
+  test('says a URL that never answered timed out, and after how long', async () => {
+    const silent = await rejection(loadSpec({ openApiSpec: `${base}/silent.yaml`, timeoutMs: 300 }));
+    expect(silent).toMatchObject({ code: 'NETWORK_ERROR', message: `failed to load the OpenAPI spec from ${base}/silent.yaml: timed out after 300 ms` });
   });
 
   test('says a URL that keeps redirecting redirected too often, and where to, and gives undici\'s words with its code', async () => {
