@@ -2,6 +2,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, validateConfig, type Config, type ConfigInput } from './validate';
 import { didYouMean } from './suggest';
+import { duplicateJsonKey } from './json-duplicates';
 import { HEADER_NAME } from '../protocol/http-headers';
 import { SPEC_CACHE_OFF } from './openapi';
 import { FileRefusedError, readRegularFileSync } from '../protocol/regular-file';
@@ -133,6 +134,9 @@ export function readConfigFile(file: string): ConfigInput {
   } catch (error) {
     throw new ConfigError(`config file ${file} is not valid ${path.extname(file) === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`);
   }
+  // As YAML's parser does: a key given twice is a mistake, and JSON.parse kept the last silently.
+  const duplicate = path.extname(file).toLowerCase() === '.json' ? duplicateJsonKey(text) : undefined;
+  if (duplicate !== undefined) throw new ConfigError(`config file ${file} gives ${duplicate} twice; give each setting once`);
   if (data === null || data === undefined) return {};
   if (typeof data !== 'object' || Array.isArray(data)) throw new ConfigError(`config file ${file} must hold an object at the top level`);
   const dir = path.dirname(path.resolve(file));

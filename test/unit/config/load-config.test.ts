@@ -195,6 +195,20 @@ describe('configuration errors', () => {
     expect(({} as Record<string, unknown>).transport).toBeUndefined();
   });
 
+  it('refuses a JSON config that gives a key twice, naming its path, as a YAML one is refused (the last one won silently)', () => {
+    const file = writeConfig({});
+    writeFileSync(file, '{"http": {"port": 4000, "host": "127.0.0.1"}, "note": "\\"http\\": {}", "http": {"authToken": "a-token-of-enough-length-0123456789"}}');
+    expect(errorOf(() => loadConfig(base({ argv: ['--config', file] })))).toBe(`config file ${file} gives http twice; give each setting once`);
+    writeFileSync(file, '{"apis": [{"name": "a", "openApiSpec": "x.yaml", "name": "b"}]}');
+    expect(errorOf(() => loadConfig(base({ argv: ['--config', file] })))).toBe(`config file ${file} gives apis[].name twice; give each setting once`);
+    // The same key in two objects is no duplicate; an escaped quote in a string is no key.
+    writeFileSync(file, '{"http": {"port": 4000}, "shell": {"enabled": false}, "web": {"enabled": false, "search": {"timeoutMs": 1000}, "fetch": {"timeoutMs": 1000}}}');
+    expect(loadConfig(base({ argv: ['--config', file] })).config.http.port).toBe(4000);
+    const yamlFile = writeConfig({}, 'config.yaml');
+    writeFileSync(yamlFile, 'http:\n  port: 1\nhttp:\n  port: 2\n');
+    expect(errorOf(() => loadConfig(base({ argv: ['--config', yamlFile] })))).toContain('Map keys must be unique');
+  });
+
   it('freezes DEFAULT_CONFIG', () => {
     expect(Object.isFrozen(DEFAULT_CONFIG)).toBe(true);
     expect(Object.isFrozen(DEFAULT_CONFIG.http)).toBe(true);
