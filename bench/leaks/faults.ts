@@ -331,6 +331,8 @@ async function main(): Promise<void> {
   }
   log(`final census:\n    ${Object.entries(await treeOf()).map(([k, v]) => `${k}=${v}`).join('\n    ')}`);
   await main.close();
+  // With a debugger attached, Node waits for it to leave before it exits.
+  inspector.close();
   server.kill('SIGTERM');
   await new Promise((resolve) => server.once('exit', resolve));
   await sleep(1000);
