@@ -4,7 +4,7 @@
  * is a leak of one per fault. `npx tsx bench/leaks/faults.ts [N] [scenario,...]`
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { SERP } from '../web/util';
 import { request, createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -29,7 +29,7 @@ const log = (message: string) => process.stdout.write(`[${new Date().toISOString
 
 /** A server for the odd upstreams: resets, hangs, trickles, and a result page that never ends. */
 async function startOdd(): Promise<{ origin: string }> {
-  const serp = readFileSync(existsSync(path.join(SERP, 'duckduckgo-1.html')) ? path.join(SERP, 'duckduckgo-1.html') : '/work/shared/fixtures/serp/duckduckgo-1.html');
+  const serp = readFileSync(path.join(SERP, 'duckduckgo-1.html'));
   const sockets = new Set<Socket>();
   const server = createServer((req, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://x');

@@ -5,7 +5,7 @@
  * `npx tsx bench/leaks/lifecycle.ts [N] [mode,...]`
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const xdg = path.join(root, 'x');
   for (const dir of [tmp, workspace, xdg]) mkdirSync(dir);
   const upstream = await startUpstream();
-  const serp = readFileSync(existsSync(path.join(SERP, 'duckduckgo-1.html')) ? path.join(SERP, 'duckduckgo-1.html') : '/work/shared/fixtures/serp/duckduckgo-1.html');
+  const serp = readFileSync(path.join(SERP, 'duckduckgo-1.html'));
   const engine = createServer((req, res) => {
     if ((req.url ?? '').includes('never')) {
       res.writeHead(200, { 'content-type': 'text/html' }).write('<html><body>');
