@@ -268,6 +268,11 @@ export class WebSearcher {
     crashed.catch(() => {});
     try {
       return await raceSignal(Promise.race([this.#load(page, task), crashed]), task.signal);
+    } catch (error) {
+      // A browser killed or crashed under the page fails it with puppeteer's words for a lost
+      // connection ("Navigating frame was detached", "Target closed"), which name no browser.
+      if (error instanceof McpvisorError || task.signal.aborted || page.browser().connected) throw error;
+      throw new McpvisorError('NETWORK_ERROR', `the browser closed while loading ${task.engine.name}'s results (it crashed or was killed: ${(error as Error).message}); it is relaunched, try the search again`, { data: { browserClosed: true } });
     } finally {
       page.off('error', onCrash);
     }

@@ -139,8 +139,8 @@ describe('WebSearcher when its browser must be relaunched', () => {
       for (let round = 0; round < 3; round++) {
         const hanging = await hangingSearches(searcher, 2, 30_000);
         const killed = await killBrowser();
-        // The searches on it end with it, not at their deadline.
-        for (const search of hanging) await expect(search).rejects.toMatchObject({ code: 'NETWORK_ERROR' });
+        // The searches on it end with it, not at their deadline, saying what happened.
+        for (const search of hanging) await expect(search).rejects.toMatchObject({ code: 'NETWORK_ERROR', message: expect.stringContaining('the browser closed while loading') });
         // Killed again as soon as the relaunch has started it: whatever it had done by then, the
         // search on it may fail, and the one after it gets results.
         const during = searcher.searchDetailed(`during relaunch ${round}`);
