@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { get } from 'node:http';
 import path from 'node:path';
+import { countTree } from '../soak/sample';
 
 /**
  * A census of what a server leaves behind: per role of process in its tree, how many and their
@@ -59,25 +60,6 @@ function fdKinds(pid: number): Record<string, number> {
     out[kind] = (out[kind] ?? 0) + 1;
   }
   return out;
-}
-
-function countTree(dir: string, limit = 100_000): number {
-  let count = 0;
-  const stack = [dir];
-  while (stack.length > 0 && count < limit) {
-    const current = stack.pop()!;
-    let entries: import('node:fs').Dirent[];
-    try {
-      entries = readdirSync(current, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const entry of entries) {
-      count++;
-      if (entry.isDirectory() && !entry.isSymbolicLink()) stack.push(path.join(current, entry.name));
-    }
-  }
-  return count;
 }
 
 /** Pids of shell workers ever seen in a census: the cgroups named after them are the run's. */

@@ -68,7 +68,8 @@ export function roleOf(proc: Proc, supervisorPid: number): string {
   return 'command';
 }
 
-function countTree(dir: string, limit = 200_000): number {
+/** Entries under `dir`, its subdirectories' included (symlinks not followed), up to `limit`. */
+export function countTree(dir: string, limit = 200_000): number {
   let count = 0;
   const stack = [dir];
   while (stack.length > 0 && count < limit) {
