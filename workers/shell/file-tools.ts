@@ -22,19 +22,6 @@ export interface FileToolOptions {
   readOnly?: readonly ProtectedPath[];
 }
 
-export interface DirEntry {
-  name: string;
-  type: 'file' | 'directory' | 'symlink' | 'other';
-  sizeBytes: number;
-  /** ISO 8601 modification time (of the entry itself; a symlink is not followed). */
-  modified: string;
-  /**
-   * Set when the name's bytes are not UTF-8 (Linux allows any but `/` and NUL): `name` shows
-   * them as U+FFFD, so no file tool can name this entry; exec can.
-   */
-  nameNotUtf8?: true;
-}
-
 /**
  * Resolves a user path to the one the tools act on. Relative paths resolve against the workspace.
  * Unconfined, that is all (spec 002: without sandbox mode the tools act with the user's full
@@ -96,7 +83,7 @@ export async function resolvePath(input: string, options: FileToolOptions, follo
  * a concurrent command renames or swaps meanwhile (the race resolvePath alone left open). A
  * component that became a symlink is refused (BLOCKED); with `create`, missing ones are made.
  */
-async function pinnedDir(dir: string, input: string, options: FileToolOptions, create = false): Promise<FileHandle> {
+export async function pinnedDir(dir: string, input: string, options: FileToolOptions, create = false): Promise<FileHandle> {
   const relative = path.relative(options.workspace, dir);
   if (relative.startsWith('..') || path.isAbsolute(relative)) throw new McpvisorError('BLOCKED', `${input}: outside the workspace ${options.workspace}`, { data: { path: input } });
   let handle = await fs.open(options.workspace, DIRECTORY).catch((error) => {
@@ -290,48 +277,6 @@ export async function deleteFile(input: string, options: FileToolOptions): Promi
     await dir?.close();
   }
   return { path: file, deleted: true };
-}
-
-/** Lists a directory, sorted by name (code-unit order), at most `maxListEntries` entries. */
-export async function listDirectory(input: string, options: FileToolOptions): Promise<{ path: string; entries: DirEntry[]; total: number; truncated: boolean }> {
-  const dir = await resolvePath(input, options);
-  const stat = await fs.stat(dir).catch((error) => {
-    throw fileError(error, input);
-  });
-  if (!stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is not a directory`);
-  const pinned = options.confined ? await pinnedDir(dir, input, options) : undefined;
-  const where = pinned ? `/proc/self/fd/${pinned.fd}` : dir;
-  try {
-    return await listPinned(where, dir, input, options);
-  } finally {
-    await pinned?.close();
-  }
-}
-
-async function listPinned(where: string, dir: string, input: string, options: FileToolOptions): Promise<{ path: string; entries: DirEntry[]; total: number; truncated: boolean }> {
-  // As bytes: a name that is not UTF-8, read as a string, was stat'ed by its U+FFFD form, which
-  // is no file, and listed as `other`, 0 bytes, 1970.
-  const names = (await fs.readdir(where, { encoding: 'buffer' }).catch((error) => {
-    throw fileError(error, input);
-  }))
-    .map((bytes) => ({ bytes, name: bytes.toString('utf8') }))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const kept = names.slice(0, options.maxListEntries);
-  const prefix = Buffer.from(where.endsWith('/') ? where : `${where}/`);
-  const entries = await Promise.all(
-    kept.map(async ({ bytes, name }): Promise<DirEntry> => {
-      const odd: { nameNotUtf8?: true } = isUtf8(bytes) ? {} : { nameNotUtf8: true };
-      try {
-        const entry = await fs.lstat(Buffer.concat([prefix, bytes]));
-        const type = entry.isFile() ? 'file' : entry.isDirectory() ? 'directory' : entry.isSymbolicLink() ? 'symlink' : 'other';
-        return { name, type, sizeBytes: entry.size, modified: entry.mtime.toISOString(), ...odd };
-      } catch {
-        // Removed while we looked.
-        return { name, type: 'other', sizeBytes: 0, modified: new Date(0).toISOString(), ...odd };
-      }
-    }),
-  );
-  return { path: dir, entries, total: names.length, truncated: names.length > kept.length };
 }
 
 /** A file-system error as a result a person understands, naming the path (cut past 160 characters). */

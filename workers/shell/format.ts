@@ -1,5 +1,6 @@
 import { constants as osConstants } from 'node:os';
-import type { DirEntry } from './file-tools';
+import type { Listing } from './list-directory';
+import { jsonBytes } from './reply-budget';
 import type { RunResult } from './runner';
 import type { ProcessRow, SystemInfo } from './system-info';
 
@@ -50,15 +51,40 @@ function signalNote(code: number): string {
   return name ? ` (128 + ${code - 128}: usually a process killed by ${name})` : '';
 }
 
-export function formatDir(listing: { path: string; entries: DirEntry[]; total: number; truncated: boolean }): string {
-  const rows = listing.entries.map((entry) => {
-    const mark = entry.type === 'directory' ? '/' : entry.type === 'symlink' ? '@' : '';
-    const odd = entry.nameNotUtf8 ? '  [name not UTF-8, shown with U+FFFD: file tools cannot reach it; exec can, e.g. ls -b]' : '';
-    return `${entry.type.padEnd(9)} ${String(entry.sizeBytes).padStart(12)}  ${entry.modified}  ${shownName(entry.name)}${mark}${odd}`;
-  });
+/** The readable text of a listing; `cutToFit`: entries were left out so that the reply fits (fitListing). */
+export function formatDir(listing: Listing, cutToFit = false): string {
   const head = `${listing.path}: ${listing.total} entr${listing.total === 1 ? 'y' : 'ies'}`;
-  const tail = listing.truncated ? [`[first ${listing.entries.length} of ${listing.total} shown]`] : [];
-  return [head, ...rows, ...tail].join('\n');
+  const why = cutToFit ? ': more would not fit in one reply (shell.maxResultBytes); list a subdirectory, or use exec (ls, find)' : '';
+  const tail = listing.truncated ? [`[first ${listing.entries.length} of ${listing.total} shown${why}]`] : [];
+  return [head, ...listing.entries.map(dirRow), ...tail].join('\n');
+}
+
+function dirRow(entry: Listing['entries'][number]): string {
+  const mark = entry.type === 'directory' ? '/' : entry.type === 'symlink' ? '@' : '';
+  const odd = entry.nameNotUtf8 ? '  [name not UTF-8, shown with U+FFFD: file tools cannot reach it; exec can, e.g. ls -b]' : '';
+  return `${entry.type.padEnd(9)} ${String(entry.sizeBytes).padStart(12)}  ${entry.modified}  ${shownName(entry.name)}${mark}${odd}`;
+}
+
+/** Room for the reply's envelope, the header and the closing line of a listing. */
+const LISTING_ROOM = 1024;
+
+/**
+ * The listing cut to the entries whose row (text item) and entry (structuredContent) fit in
+ * `budgetBytes` of JSON as UTF-8, with `truncated` set when some were left out. Each name is
+ * there twice and a control character takes six bytes of JSON, seven in the quoted row: 5,000
+ * names of 250 such characters (any command can make them) made a 16 MiB reply, and the SDK's
+ * stdio client drops the connection past 10 MiB.
+ */
+export function fitListing(listing: Listing, budgetBytes: number): { listing: Listing; cutToFit: boolean } {
+  let left = budgetBytes - LISTING_ROOM - 2 * jsonBytes(listing.path);
+  let kept = 0;
+  for (const entry of listing.entries) {
+    left -= jsonBytes(dirRow(entry)) + Buffer.byteLength(JSON.stringify(entry));
+    if (left < 0) break;
+    kept++;
+  }
+  if (kept === listing.entries.length) return { listing, cutToFit: false };
+  return { listing: { ...listing, entries: listing.entries.slice(0, kept), truncated: true }, cutToFit: true };
 }
 
 /**

@@ -1,7 +1,9 @@
 export { BLOCKED_PATTERNS, findBlockedPattern } from './blocked-patterns';
 export type { BlockedMatch, BlockedPattern } from './blocked-patterns';
-export { deleteFile, listDirectory, readTextFile, resolvePath, writeTextFile } from './file-tools';
-export type { DirEntry, FileToolOptions } from './file-tools';
+export { deleteFile, readTextFile, resolvePath, writeTextFile } from './file-tools';
+export type { FileToolOptions } from './file-tools';
+export { listDirectory } from './list-directory';
+export type { DirEntry, Listing } from './list-directory';
 export { COMMAND_ID_ENV, killAllCommands, runCommand } from './runner';
 export type { RunOptions, RunResult } from './runner';
 export { limitsPrelude, probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv } from './sandbox';

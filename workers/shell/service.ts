@@ -6,8 +6,9 @@ import type { CallContext, WorkerLogger, WorkerService } from '../../protocol/wo
 import { findBlockedPattern } from './blocked-patterns';
 import { CommandCgroups, type CommandCgroup } from './command-cgroups';
 import { shellSettings, type ShellSettings } from './defaults';
-import { deleteFile, listDirectory, readTextFile, writeTextFile, type FileToolOptions } from './file-tools';
-import { formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
+import { deleteFile, readTextFile, writeTextFile, type FileToolOptions } from './file-tools';
+import { fitListing, formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
+import { listDirectory } from './list-directory';
 import { reclaimMemory } from './reclaim';
 import { fitStreams, jsonBytes, TEXT_SHARE } from './reply-budget';
 import { OrphanGuard } from './orphan-guard';
@@ -246,8 +247,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
         return { content: [{ type: 'text', text: `deleted ${deleted.path}` }], structuredContent: deleted };
       }
       case 'listDir': {
-        const listing = await listDirectory(pathArg(args), files);
-        return { content: [{ type: 'text', text: formatDir(listing) }], structuredContent: listing };
+        const { listing, cutToFit } = fitListing(await listDirectory(pathArg(args), files, context.signal), config.maxResultBytes);
+        return { content: [{ type: 'text', text: formatDir(listing, cutToFit) }], structuredContent: listing };
       }
       case 'getSystemInfo': {
         const limits = { maxFileBytes: config.sandboxMaxFileBytes, maxMemoryBytes: sandboxOptions.maxMemoryBytes ?? null, tmpBytes: config.sandboxTmpBytes, network: config.sandboxNetwork };

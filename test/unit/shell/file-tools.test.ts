@@ -3,7 +3,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { deleteFile, listDirectory, readTextFile, resolvePath, writeTextFile, type FileToolOptions } from '../../../workers/shell/file-tools';
+import { deleteFile, readTextFile, resolvePath, writeTextFile, type FileToolOptions } from '../../../workers/shell/file-tools';
+import { listDirectory } from '../../../workers/shell/list-directory';
 
 let root: string;
 let ws: string;
