@@ -13,8 +13,13 @@ import { freshProcessDir } from '../common/process-dirs';
  *
  * Node cannot make a FIFO, so one `mkfifo` makes them ahead, in batches, in a private directory;
  * taking two costs a few µs. Each is used once: a FIFO opened again joins the pipe a writer of an
- * earlier command may still hold. When none is ready (a burst, or no `mkfifo`), the command gets
- * Node's socket pair, as before.
+ * earlier command may still hold. When none is ready (a burst, a full disk, or no `mkfifo`), the
+ * command gets Node's socket pair, as before.
+ *
+ * Decision: only a missing `mkfifo` gives up for good. A batch that fails (the temporary
+ * directory out of space or inodes, or our directory removed: an unconfined `rm -rf /tmp/*`)
+ * is made again, in a fresh directory, when the next command takes pipes: one failure had left
+ * every later command of the worker, any session's, without `/dev/stdout` until it restarted.
  */
 const BATCH = 64;
 /** Below this many ready FIFOs a new batch is made: a worker's 16 concurrent commands take 32. */
@@ -23,7 +28,10 @@ const LOW = 40;
 let dir: string | undefined;
 const ready: string[] = [];
 let filling: Promise<void> | undefined;
+/** No `mkfifo` here (or no directory outside the workspace for its FIFOs): socket pairs only. */
 let unavailable = false;
+/** The last batch failed: a command does not wait for the next one (made in the background). */
+let failing = false;
 let made = 0;
 /** Where the FIFOs' directory is made: the temporary directory, unless placePipesOutside moved it. */
 let parent: string | undefined;
@@ -62,7 +70,8 @@ export function fillPipePool(now = false): Promise<void> {
     // Named with our pid: a worker killed with -9 leaves its directory, which the next one removes.
     dir ??= freshProcessDir('mcpvisor-pipes-', parent).dir;
   } catch {
-    unavailable = true;
+    // Out of space or inodes, or no such directory: tried again at the next command.
+    failing = true;
     return Promise.resolve();
   }
   const names = Array.from({ length: BATCH }, () => path.join(dir!, String(made++)));
@@ -70,21 +79,43 @@ export function fillPipePool(now = false): Promise<void> {
   if (now) {
     try {
       execFileSync('mkfifo', args, { stdio: 'ignore' });
-      ready.push(...names);
-    } catch {
-      unavailable = true;
+      batchMade(names);
+    } catch (error) {
+      batchFailed(error as { code?: string });
     }
     return Promise.resolve();
   }
   filling = new Promise((resolve) => {
     execFile('mkfifo', args, (error) => {
       filling = undefined;
-      if (error) unavailable = true;
-      else ready.push(...names);
+      if (error) batchFailed(error);
+      else batchMade(names);
       resolve();
     });
   });
   return filling;
+}
+
+function batchMade(names: string[]): void {
+  failing = false;
+  ready.push(...names);
+}
+
+/** `mkfifo` missing: never again. Anything else: the next batch goes to a fresh directory. */
+function batchFailed(error: { code?: string | number | null }): void {
+  if (error.code === 'ENOENT') {
+    unavailable = true;
+    return;
+  }
+  failing = true;
+  abandonDirectory();
+}
+
+/** Drops the directory and the FIFOs waiting in it (a failed batch, or FIFOs found gone). */
+function abandonDirectory(): void {
+  ready.length = 0;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
 }
 
 /** The directory the FIFOs are made in, once the first batch was asked for. */
@@ -94,7 +125,7 @@ export function pipeDirectory(): string | undefined {
 
 /** Two fresh pipes, waiting for a batch when none is left (a burst); undefined without `mkfifo`. */
 export async function outputPipes(): Promise<OutputPipes | undefined> {
-  for (let tries = 0; ready.length < 2 && !unavailable && tries < 3; tries++) await fillPipePool();
+  for (let tries = 0; ready.length < 2 && !unavailable && !failing && tries < 3; tries++) await fillPipePool();
   return takeOutputPipes();
 }
 
@@ -136,7 +167,12 @@ export function takeOutputPipes(): OutputPipes | undefined {
         for (const { write } of ends) closeSync(write);
       },
     };
-  } catch {
+  } catch (error) {
+    // Removed under us (an unconfined command cleaning the temporary directory): so are the rest.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      abandonDirectory();
+      void fillPipePool();
+    }
     for (const fd of opened) {
       try {
         closeSync(fd);

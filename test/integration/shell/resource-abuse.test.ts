@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
 import { tempDir } from '../../helpers/temp';
 import { call } from './helpers';
@@ -30,5 +31,28 @@ describe('the shell toolset against what a command leaves behind', () => {
     expect(Buffer.byteLength(JSON.stringify(listing))).toBeLessThanOrEqual(2 * 1024 * 1024);
     expect(textOf(listing)).toMatch(new RegExp(`\\n\\[first ${entries.length} of 5000 shown: more would not fit in one reply \\(shell.maxResultBytes\\); list a subdirectory, or use exec \\(ls, find\\)\\]$`));
     expect((await call(server, 'exec', { command: 'echo alive' })).structuredContent!.stdout).toBe('alive\n');
+  });
+});
+
+describe('unconfined commands that clean the temporary directory', () => {
+  let server: StdioConnection;
+  let tmp: string;
+
+  beforeAll(async () => {
+    tmp = tempDir('shell-abuse-tmp-');
+    server = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE: 'false', SHELL_WORKSPACE: tempDir('shell-abuse-'), TMPDIR: tmp });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  test('take the output FIFOs waiting there with them, and the workers make new ones: /dev/stderr works again', async () => {
+    expect(readdirSync(tmp).filter((name) => name.startsWith('mcpvisor-pipes-')).length).toBeGreaterThan(0);
+    await call(server, 'exec', { command: 'rm -rf "$TMPDIR"/mcpvisor-pipes-*' });
+    // A command or two per worker may get socket pairs (no /dev/stderr) while a new batch is made;
+    // one failed batch had left every later command of the worker without them.
+    const stderr: string[] = [];
+    for (let i = 0; i < 10; i++) stderr.push((await call(server, 'exec', { command: `echo ${i} >/dev/stderr` })).structuredContent!.stderr);
+    expect(stderr.slice(-4)).toEqual(['6\n', '7\n', '8\n', '9\n']);
   });
 });
