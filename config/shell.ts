@@ -66,6 +66,14 @@ export const shellSchema = z
      * at its end. false: commands run as without cgroups (~0.3-0.9 ms less a command under load).
      */
     commandCgroups: z.boolean().default(D.commandCgroups),
+    /**
+     * Processes and threads a whole command may run at once (the pids.max of its cgroup, both
+     * modes, when the server can create cgroups), or false for none; in sandbox mode no more than
+     * sandboxMaxProcesses. Past it a fork fails ("Cannot fork", EAGAIN). Default 4096.
+     */
+    commandMaxProcesses: z
+      .union([z.number().int().positive(), z.literal(false)], { error: 'shell.commandMaxProcesses must be a positive number of processes or false' })
+      .default(D.commandMaxProcesses),
     commandMaxMemoryBytes: z
       .union([z.number().int().min(MIN_MEMORY_LIMIT, `shell.commandMaxMemoryBytes must be at least ${MIN_MEMORY_LIMIT} (64 MiB)`), z.literal(false)], {
         error: 'shell.commandMaxMemoryBytes must be a number of bytes or false',

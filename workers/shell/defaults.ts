@@ -20,6 +20,7 @@ export const SHELL_DEFAULTS = {
   maxProcesses: 500,
   bwrapPath: '/usr/bin/bwrap',
   sandboxMaxProcesses: 512,
+  commandMaxProcesses: 4096,
   sandboxMaxFileBytes: 1024 * 1024 * 1024,
   sandboxTmpBytes: 512 * 1024 * 1024,
   sandboxNetwork: false,
@@ -45,6 +46,11 @@ export interface ShellSettings {
   sandboxNetwork: boolean;
   /** RLIMIT_DATA of each sandboxed process in bytes, or false for none; default defaultMemoryLimit(). */
   sandboxMaxMemoryBytes: number | false;
+  /**
+   * Processes and threads of a whole command (its cgroup's pids.max, both modes), or false for
+   * none; in sandbox mode the smaller of this and sandboxMaxProcesses. Default 4096.
+   */
+  commandMaxProcesses: number | false;
   /** Memory of a whole command (its cgroup, both modes) in bytes, or false for none; default defaultMemoryLimit(). */
   commandMaxMemoryBytes: number | false;
   /** Each command in a cgroup of its own when the server can make one (command-cgroups.ts). */
@@ -62,6 +68,9 @@ export function shellSettings(input: unknown): ShellSettings {
   const settings = { ...SHELL_DEFAULTS, sandboxMaxMemoryBytes: defaultMemoryLimit(), commandMaxMemoryBytes: defaultMemoryLimit(), ...Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)) } as ShellSettings;
   for (const key of ['commandTimeoutMs', 'maxOutputBytes', 'maxResultBytes', 'maxReadBytes', 'maxListEntries', 'maxProcesses', 'sandboxMaxProcesses', 'sandboxMaxFileBytes', 'sandboxTmpBytes'] as const) {
     if (!Number.isInteger(settings[key]) || settings[key] <= 0) throw new TypeError(`shell.${key} must be a positive integer, got ${String(settings[key])}`);
+  }
+  if (settings.commandMaxProcesses !== false && (!Number.isInteger(settings.commandMaxProcesses) || settings.commandMaxProcesses <= 0)) {
+    throw new TypeError(`shell.commandMaxProcesses must be false or a positive integer, got ${String(settings.commandMaxProcesses)}`);
   }
   for (const key of ['sandboxMaxMemoryBytes', 'commandMaxMemoryBytes'] as const) {
     const memory = settings[key];
@@ -84,4 +93,15 @@ export const MIN_MEMORY_LIMIT = 64 * 1024 * 1024;
  */
 export function defaultMemoryLimit(): number {
   return Math.min(Math.floor(totalmem() / 2), 8 * 1024 ** 3);
+}
+
+/**
+ * The pids.max of each command's cgroup: `commandMaxProcesses` in both modes, and in sandbox mode
+ * no more than `sandboxMaxProcesses`; undefined for none. Why unconfined too: without it a fork
+ * bomb there took every pid of the host (measured: all 1,500 a test cgroup allowed, the server's
+ * own forks failing beside it) until its timeout; memory was limited per command already.
+ */
+export function commandProcessLimit(settings: Pick<ShellSettings, 'sandbox' | 'sandboxMaxProcesses' | 'commandMaxProcesses'>): number | undefined {
+  if (settings.commandMaxProcesses === false) return settings.sandbox ? settings.sandboxMaxProcesses : undefined;
+  return settings.sandbox ? Math.min(settings.sandboxMaxProcesses, settings.commandMaxProcesses) : settings.commandMaxProcesses;
 }

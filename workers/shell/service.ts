@@ -5,7 +5,7 @@ import type { ToolCall, ToolResult } from '../../protocol/tool';
 import type { CallContext, WorkerLogger, WorkerService } from '../../protocol/worker-runtime';
 import { findBlockedPattern } from './blocked-patterns';
 import { CommandCgroups, type CommandCgroup } from './command-cgroups';
-import { shellSettings, type ShellSettings } from './defaults';
+import { commandProcessLimit, shellSettings, type ShellSettings } from './defaults';
 import { deleteFile, readTextFile, writeTextFile, type FileToolOptions } from './file-tools';
 import { fitListing, formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
 import { listDirectory } from './list-directory';
@@ -65,10 +65,10 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   };
   let sandbox: SandboxState = config.sandbox ? await probeSandbox(sandboxOptions) : { available: false, reason: 'sandbox mode is off' };
   if (config.sandbox && !sandbox.available) log.warn('sandbox unavailable: exec will refuse commands', { reason: sandbox.reason });
-  // The process limit is the sandbox's (sandboxMaxProcesses, as its rlimit); memory per command applies in both modes.
+  // Processes and memory of a whole command, in both modes (see commandProcessLimit).
   const { cgroups, state: cgroupState } = config.commandCgroups
     ? await CommandCgroups.open({
-        maxProcesses: config.sandbox ? config.sandboxMaxProcesses : undefined,
+        maxProcesses: commandProcessLimit(config),
         maxMemoryBytes: config.commandMaxMemoryBytes === false ? undefined : config.commandMaxMemoryBytes,
       })
     : { cgroups: undefined, state: { available: false, version: null, maxProcesses: null, maxMemoryBytes: null, reason: 'turned off (shell.commandCgroups: false)' } as const };

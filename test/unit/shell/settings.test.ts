@@ -1,6 +1,6 @@
 import { totalmem } from 'node:os';
 import { validateConfig } from '../../../config';
-import { defaultMemoryLimit, shellSettings } from '../../../workers/shell/defaults';
+import { commandProcessLimit, defaultMemoryLimit, shellSettings } from '../../../workers/shell/defaults';
 
 describe('shell.sandboxMaxMemoryBytes', () => {
   test('defaults to half of the machine\'s memory, at most 8 GiB', () => {
@@ -38,5 +38,22 @@ describe('shell.commandMaxMemoryBytes', () => {
     expect(() => validateConfig({ shell: { commandMaxMemoryBytes: 1_000_000 } })).toThrow(/shell\.commandMaxMemoryBytes must be at least 67108864 \(64 MiB\)/);
     expect(() => validateConfig({ shell: { commandMaxMemoryBytes: '1G' } })).toThrow(/commandMaxMemoryBytes/);
     expect(() => shellSettings({ commandMaxMemoryBytes: 1000 })).toThrow(/shell\.commandMaxMemoryBytes must be false or an integer of at least 67108864, got 1000/);
+  });
+});
+
+describe('shell.commandMaxProcesses', () => {
+  test('limits a whole command in both modes, in sandbox mode no more than sandboxMaxProcesses', () => {
+    expect(validateConfig({}).shell.commandMaxProcesses).toBe(4096);
+    expect(commandProcessLimit(shellSettings({ sandbox: false }))).toBe(4096);
+    expect(commandProcessLimit(shellSettings({ sandbox: true }))).toBe(512);
+    expect(commandProcessLimit(shellSettings({ sandbox: true, commandMaxProcesses: 100 }))).toBe(100);
+    expect(commandProcessLimit(shellSettings({ sandbox: false, commandMaxProcesses: false }))).toBeUndefined();
+    expect(commandProcessLimit(shellSettings({ sandbox: true, commandMaxProcesses: false }))).toBe(512);
+  });
+
+  test('refuses anything but a positive number or false, naming the field', () => {
+    expect(() => validateConfig({ shell: { commandMaxProcesses: 0 } })).toThrow(/commandMaxProcesses/);
+    expect(() => validateConfig({ shell: { commandMaxProcesses: true } })).toThrow(/shell\.commandMaxProcesses must be a positive number of processes or false/);
+    expect(() => shellSettings({ commandMaxProcesses: 1.5 })).toThrow(/shell\.commandMaxProcesses must be false or a positive integer, got 1.5/);
   });
 });
