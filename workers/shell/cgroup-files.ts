@@ -94,3 +94,12 @@ export function oomKills(dir: string, version: 1 | 2): number {
     return 0;
   }
 }
+
+/** `max` of pids.events (v1 and v2): forks the cgroup's pids.max refused; 0 when unknown. */
+export function pidsMaxEvents(dir: string): number {
+  try {
+    return Number(/^max (\d+)$/m.exec(readFileSync(`${dir}/pids.events`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { McpvisorError } from '../../protocol/errors';
-import { killCgroup, oomKills, readPids, removeCgroups, tryRmdir, writeOptional } from './cgroup-files';
+import { killCgroup, oomKills, pidsMaxEvents, readPids, removeCgroups, tryRmdir, writeOptional } from './cgroup-files';
 import { ownCgroupLayout, processStartTime, type CgroupHierarchy, type CgroupLayout } from './cgroup-layout';
 
 /** What each command's cgroup limits; a limit left out is not set. */
@@ -31,6 +31,8 @@ export interface CommandCgroup {
   kill(): void;
   /** Whether the kernel's OOM killer killed a process of the command (the memory limit was reached); asked once, at its end. */
   oomKilled(): boolean;
+  /** Whether the command's pids.max refused a fork (it reached its process limit); asked once, at its end. */
+  processLimitReached(): boolean;
   /**
    * Keeps the cgroup for a next command when it is empty and nothing had to be killed in it; else
    * removes it, in the background while its killed processes exit. Never throws.
@@ -38,10 +40,11 @@ export interface CommandCgroup {
   release(): void;
 }
 
-/** A command cgroup (one directory per hierarchy) and its memory cgroup's OOM kill count when last read. */
+/** A command cgroup (one directory per hierarchy) and its OOM kill and refused fork counts when last read. */
 interface PooledCgroup {
   dirs: string[];
   oomKills: number;
+  pidsMaxEvents: number;
 }
 
 /** Empty command cgroups a worker keeps for its next commands (one per command running at once, about). */
@@ -212,13 +215,24 @@ export class CommandCgroups {
     const { dirs } = pooled;
     const version = this.#version;
     const memoryDir = this.#limits.maxMemoryBytes === undefined ? undefined : this.#version === 2 ? dirs[0] : dirs[this.#hierarchies.findIndex((hierarchy) => hierarchy.kind === 'memory')];
+    const pidsDir = this.#limits.maxProcesses === undefined ? undefined : dirs[0];
     let released = false;
     /** Whether processes were left to kill: a v1 cgroup then has pids.max 0, and is not used again. */
     let killed = false;
+    /** Refused forks counted before the first kill: v1's kill sets pids.max to 0, which refuses some more. */
+    let refusedBeforeKill: number | undefined;
     return {
       wrap: (file, args) => enterArgv(dirs.map((dir) => `${dir}/cgroup.procs`), file, args),
       kill: () => {
+        if (pidsDir !== undefined) refusedBeforeKill ??= pidsMaxEvents(pidsDir);
         if (killCgroup(dirs[0], version)) killed = true;
+      },
+      processLimitReached: () => {
+        if (pidsDir === undefined) return false;
+        const count = pidsMaxEvents(pidsDir);
+        const reached = (refusedBeforeKill ?? count) > pooled.pidsMaxEvents;
+        pooled.pidsMaxEvents = count;
+        return reached;
       },
       oomKilled: () => {
         if (memoryDir === undefined) return false;
@@ -262,7 +276,7 @@ export class CommandCgroups {
       throw new McpvisorError('INTERNAL', `cannot create the command's cgroup ${dirs[0]}: ${(error as Error).message}; nothing was run`);
     }
     this.#live.add(dirs);
-    return { dirs, oomKills: 0 };
+    return { dirs, oomKills: 0, pidsMaxEvents: 0 };
   }
 
   #writeLimits(dirs: string[]): void {

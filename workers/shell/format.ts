@@ -18,8 +18,9 @@ const OUT_OF_MEMORY = /Cannot allocate memory|out of memory|MemoryError|std::bad
  * `memoryLimitBytes`: the sandbox's per-process memory limit, named when a failed command's
  * stderr reads like an allocation that failed. `commandMemoryBytes`: the memory limit of the whole
  * command (its cgroup's), named when the kernel killed a process of the command at it.
+ * `processLimit`: the process limit of the whole command and the setting it comes from.
  */
-export function formatExec(result: ExecFields, timeoutMs: number, capBytes: number, memoryLimitBytes?: number, commandMemoryBytes?: number): string {
+export function formatExec(result: ExecFields, timeoutMs: number, capBytes: number, memoryLimitBytes?: number, commandMemoryBytes?: number, processLimit?: { count: number; setting: string }): string {
   const status = result.exitCode !== null ? `exit code ${result.exitCode}${signalNote(result.exitCode)}` : `killed by ${result.signal ?? 'a signal'}`;
   const lines = [`${status} after ${result.durationMs} ms${result.sandboxed ? ' (sandboxed)' : ''}`];
   if (result.timedOut) lines.push(`timed out after ${timeoutMs} ms: the command and every process it started were killed; output so far below`);
@@ -28,6 +29,9 @@ export function formatExec(result: ExecFields, timeoutMs: number, capBytes: numb
     lines.push(`the command reached its memory limit of ${Math.round(commandMemoryBytes / 1024 ** 2)} MiB, all its processes together (shell.commandMaxMemoryBytes): the kernel killed a process of it`);
   } else if (memoryLimitBytes !== undefined && result.exitCode !== 0 && OUT_OF_MEMORY.test(result.stderr)) {
     lines.push(`each process in the sandbox may use at most ${Math.round(memoryLimitBytes / 1024 ** 2)} MiB of memory (shell.sandboxMaxMemoryBytes): the failure below may be that limit`);
+  }
+  if (result.processLimitReached && processLimit) {
+    lines.push(`the command reached its limit of ${processLimit.count} processes and threads, all its processes together (${processLimit.setting}): the kernel refused it more ("Cannot fork", "Resource temporarily unavailable")`);
   }
   const stream = (name: string, text: string, truncated: boolean, bytes: number) => {
     if (text === '' && !truncated) return;

@@ -63,6 +63,8 @@ export interface RunResult {
   pid: number | undefined;
   /** Whether the kernel killed a process of the command at its cgroup's memory limit. */
   oomKilled: boolean;
+  /** Whether the command's cgroup refused it a process or thread (its pids.max). */
+  processLimitReached: boolean;
   /** Output bytes a slice of `stdout` or `stderr` shows, for the cut markers of a reply (not sent). */
   sourceBytes: { stdout: SourceBytes; stderr: SourceBytes };
 }
@@ -165,6 +167,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
       clearTimeout(drainTimer);
       options.signal?.removeEventListener('abort', onAbort);
       const oomKilled = cgroup?.oomKilled() ?? false;
+      const processLimitReached = cgroup?.processLimitReached() ?? false;
       cgroup?.release();
       if (spawnError) {
         reject(new McpvisorError('INTERNAL', `cannot start ${options.file}: ${spawnError.message}`));
@@ -188,6 +191,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
         stderrBytes: stderr.total(),
         pid: child.pid,
         oomKilled,
+        processLimitReached,
         sourceBytes: { stdout: stdout.sourceBytes, stderr: stderr.sourceBytes },
       });
     };

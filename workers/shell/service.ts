@@ -72,6 +72,10 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
         maxMemoryBytes: config.commandMaxMemoryBytes === false ? undefined : config.commandMaxMemoryBytes,
       })
     : { cgroups: undefined, state: { available: false, version: null, maxProcesses: null, maxMemoryBytes: null, reason: 'turned off (shell.commandCgroups: false)' } as const };
+  const processLimit =
+    cgroupState.maxProcesses === null
+      ? undefined
+      : { count: cgroupState.maxProcesses, setting: config.sandbox && cgroupState.maxProcesses === config.sandboxMaxProcesses ? 'shell.sandboxMaxProcesses' : 'shell.commandMaxProcesses' };
   if (!config.commandCgroups) {
     log.info('commands run without cgroups (shell.commandCgroups: false)');
   } else if (cgroups) {
@@ -212,7 +216,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     // the whole output so its marker too counts bytes of output.
     const textBudget = Math.floor(config.maxResultBytes / TEXT_SHARE);
     const shown = { ...structured, ...fitStreams(result.stdout, result.stderr, textBudget, sourceBytes) };
-    const text = formatExec(shown, timeoutMs, config.maxOutputBytes, config.sandbox ? sandboxOptions.maxMemoryBytes : undefined, cgroupState.maxMemoryBytes ?? undefined);
+    const text = formatExec(shown, timeoutMs, config.maxOutputBytes, config.sandbox ? sandboxOptions.maxMemoryBytes : undefined, cgroupState.maxMemoryBytes ?? undefined, processLimit);
     const output: ToolResult = { content: [{ type: 'text', text }], structuredContent: structured };
     if (result.timedOut || result.isCanceled) {
       output.isError = true;

@@ -51,6 +51,7 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
         stderrBytes: int,
         sandboxed: bool,
         oomKilled: bool,
+        processLimitReached: bool,
       },
       required: ['command', 'stdout', 'stderr', 'exitCode', 'signal', 'durationMs', 'timedOut', 'isCanceled', 'stdoutTruncated', 'stderrTruncated', 'sandboxed'],
     },

@@ -42,7 +42,7 @@ const workspace = (name: string) => {
 };
 const exec = async (server: StdioConnection, command: string) => {
   const result = await call(server, 'exec', { command });
-  return { ...(result.structuredContent as { stdout: string; stderr: string; exitCode: number | null; oomKilled: boolean }), text: textOf(result) };
+  return { ...(result.structuredContent as { stdout: string; stderr: string; exitCode: number | null; oomKilled: boolean; processLimitReached: boolean }), text: textOf(result) };
 };
 /** Live processes whose command line is exactly `sleep <n>` (not the shells that started them). */
 function sleepers(n: number): number[] {
@@ -136,13 +136,19 @@ describe.each([
 
   test('a bounded fork loop stops at the process limit, also as root', async () => {
     const result = await exec(server, 'n=0; while [ $n -lt 200 ]; do sleep 4792 >/dev/null 2>&1 & n=$((n+1)); echo $n > forks; done; echo "forked $n"');
-    const forks = Number((await exec(server, 'cat forks')).stdout);
+    const read = await exec(server, 'cat forks');
+    const forks = Number(read.stdout);
+    expect(read.processLimitReached).toBe(false);
     if (cgroup.maxProcesses !== null || (!isRoot && sandboxMode === 'true')) {
       // The cgroup's pids.max (or, for another user in the sandbox, the rlimit) refuses the fork past the limit.
       expect(result.stdout).toBe('');
       expect(result.stderr).toMatch(/Cannot fork|Resource temporarily unavailable/);
       expect(forks).toBeGreaterThan(0);
       expect(forks).toBeLessThan(MAX_PROCESSES);
+      // The result says which limit it was, as it does for memory.
+      const setting = sandboxMode === 'true' ? 'shell.sandboxMaxProcesses' : 'shell.commandMaxProcesses';
+      expect(result.processLimitReached).toBe(cgroup.maxProcesses !== null);
+      if (cgroup.maxProcesses !== null) expect(result.text).toContain(`the command reached its limit of ${MAX_PROCESSES} processes and threads, all its processes together (${setting}): the kernel refused it more`);
     } else {
       // Root in the sandbox, or unconfined, without cgroups: nothing limits it (the documented limit).
       expect(result.stdout).toBe('forked 200\n');
