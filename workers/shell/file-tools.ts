@@ -291,6 +291,9 @@ export function fileError(error: unknown, given: string): McpvisorError {
     case 'EACCES':
     case 'EPERM':
       return new McpvisorError('BAD_INPUT', `${input}: permission denied`, { data: { path: input, errno: code } });
+    case 'EAGAIN':
+      // open(2) with O_NONBLOCK of a file under another process's lease (F_SETLEASE); blocking, it waited up to lease-break-time (45 s).
+      return new McpvisorError('BAD_INPUT', `${input} is busy: another process holds a lease on it (fcntl F_SETLEASE), which the kernel has asked it to give up; try again in a moment, or read it with exec`, { data: { path: input } });
     case 'ENXIO':
       // open(2) of a Unix socket (or of a device with nothing behind it): readFile's stat never comes.
       return new McpvisorError('BAD_INPUT', `${input}: no such device or address (a Unix socket, or a device with nothing behind it); readFile reads regular files`, { data: { path: input } });

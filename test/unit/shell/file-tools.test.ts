@@ -269,6 +269,27 @@ describe('special files and modes', () => {
     }
   });
 
+  test.each([
+    ['sandbox', true],
+    ['unconfined', false],
+  ])('readFile of a file another process holds a write lease on says it is busy (%s mode), at once', async (_mode, isConfined) => {
+    writeFileSync(path.join(ws, 'leased.txt'), 'v1');
+    // F_SETLEASE (1024) with F_WRLCK (1): an open by anyone else waits up to lease-break-time
+    // (45 s) for the holder, or fails with EAGAIN when non-blocking, as readFile opens.
+    const holder = spawn('perl', ['-e', 'open F, "+<", $ARGV[0] or die; fcntl(F, 1024, 1) or die "lease: $!"; $| = 1; print "leased\n"; sleep 30', path.join(ws, 'leased.txt')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const said = await new Promise((resolve) => {
+        holder.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString()));
+        holder.once('exit', () => resolve('exited'));
+      });
+      expect(said).toBe('leased\n');
+      const error = await readTextFile('leased.txt', isConfined ? confined : open).then(() => undefined, (caught: { code?: string; message?: string }) => caught);
+      expect(error).toMatchObject({ code: 'BAD_INPUT', message: 'leased.txt is busy: another process holds a lease on it (fcntl F_SETLEASE), which the kernel has asked it to give up; try again in a moment, or read it with exec' });
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+
   test('writeFile keeps a file mode but drops set-user-ID and set-group-ID', async () => {
     writeFileSync(path.join(ws, 'tool'), 'old');
     chmodSync(path.join(ws, 'tool'), 0o6755);
