@@ -80,15 +80,21 @@ const LISTING_ROOM = 1024;
  * stdio client drops the connection past 10 MiB.
  */
 export function fitListing(listing: Listing, budgetBytes: number): { listing: Listing; cutToFit: boolean } {
-  let left = budgetBytes - LISTING_ROOM - 2 * jsonBytes(listing.path);
+  const kept = rowsThatFit(listing.entries, (entry) => jsonBytes(dirRow(entry)) + Buffer.byteLength(JSON.stringify(entry)), budgetBytes - LISTING_ROOM - 2 * jsonBytes(listing.path));
+  if (kept === listing.entries.length) return { listing, cutToFit: false };
+  return { listing: { ...listing, entries: listing.entries.slice(0, kept), truncated: true }, cutToFit: true };
+}
+
+/** How many of `rows`, from the first, take no more than `budgetBytes` together. */
+function rowsThatFit<T>(rows: T[], bytesOf: (row: T) => number, budgetBytes: number): number {
+  let left = budgetBytes;
   let kept = 0;
-  for (const entry of listing.entries) {
-    left -= jsonBytes(dirRow(entry)) + Buffer.byteLength(JSON.stringify(entry));
+  for (const row of rows) {
+    left -= bytesOf(row);
     if (left < 0) break;
     kept++;
   }
-  if (kept === listing.entries.length) return { listing, cutToFit: false };
-  return { listing: { ...listing, entries: listing.entries.slice(0, kept), truncated: true }, cutToFit: true };
+  return kept;
 }
 
 /**
@@ -101,14 +107,13 @@ function shownName(name: string): string {
 }
 
 export function formatSystemInfo(info: SystemInfo): string {
-  const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
   const lines = [
     `hostname: ${info.hostname}`,
     `platform: ${info.platform} (${info.osType} ${info.osRelease}, ${info.arch})`,
     `cpu: ${info.cpuCores} × ${info.cpuModel}; load ${info.loadAverage.join(' ')}`,
-    `memory: ${gib(info.memoryFreeBytes)} free of ${gib(info.memoryTotalBytes)}`,
+    `memory: ${bytesText(info.memoryFreeBytes)} free of ${bytesText(info.memoryTotalBytes)}`,
     info.disk
-      ? `disk (${info.disk.path}): ${gib(info.disk.availableBytes)} available of ${gib(info.disk.totalBytes)} (${info.disk.usedPercent}% used)`
+      ? `disk (${info.disk.path}): ${bytesText(info.disk.availableBytes)} available of ${bytesText(info.disk.totalBytes)} (${info.disk.usedPercent}% used)`
       : 'disk: unknown',
     `uptime: ${info.uptimeSeconds} s`,
     `sandbox: ${info.sandbox.enabled ? 'on' : 'off'}; bubblewrap ${info.sandbox.available ? 'available' : `unavailable${info.sandbox.reason ? ` (${info.sandbox.reason})` : ''}`}`,
@@ -118,11 +123,17 @@ export function formatSystemInfo(info: SystemInfo): string {
   return lines.join('\n');
 }
 
+/** GiB with one decimal from 1 GiB, else MiB (a 20 MiB disk showed as "0.0 GiB"), else KiB. */
+function bytesText(bytes: number): string {
+  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+  if (bytes >= 1024 ** 2) return `${Math.round(bytes / 1024 ** 2)} MiB`;
+  return `${Math.round(bytes / 1024)} KiB`;
+}
+
 function sandboxLimits(limits: SystemInfo['sandbox']['limits']): string {
   if (!limits) return '';
-  const size = (bytes: number) => (bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${Math.round(bytes / 1024 ** 2)} MiB`);
-  const memory = limits.maxMemoryBytes === null ? 'no memory limit' : `${size(limits.maxMemoryBytes)} of memory per process`;
-  return `; in the sandbox, files up to ${size(limits.maxFileBytes)}, ${memory}, /tmp of ${size(limits.tmpBytes)}, ${limits.network ? "the host's network" : 'no network'}`;
+  const memory = limits.maxMemoryBytes === null ? 'no memory limit' : `${bytesText(limits.maxMemoryBytes)} of memory per process`;
+  return `; in the sandbox, files up to ${bytesText(limits.maxFileBytes)}, ${memory}, /tmp of ${bytesText(limits.tmpBytes)}, ${limits.network ? "the host's network" : 'no network'}`;
 }
 
 function cgroupLine(cgroup: SystemInfo['cgroup']): string {
@@ -134,12 +145,28 @@ function cgroupLine(cgroup: SystemInfo['cgroup']): string {
   return `cgroups: v${cgroup.version}, each command in its own, ${limits.join(' and ')} for the whole command; what it leaves running is killed when it ends${cgroup.reason ? ` (${cgroup.reason})` : ''}`;
 }
 
-export function formatProcesses(listing: { processes: ProcessRow[]; total: number; truncated: boolean; argumentsHidden?: boolean }): string {
-  const rows = listing.processes.map(
-    (row) => `${String(row.pid).padStart(7)} ${String(row.cpuPercent).padStart(6)} ${String(Math.round(row.memoryRssBytes / 1024)).padStart(9)}  ${row.name.padEnd(16)} ${row.command}`,
-  );
+type ProcessListing = { processes: ProcessRow[]; total: number; truncated: boolean; argumentsHidden?: boolean };
+
+export function formatProcesses(listing: ProcessListing, cutToFit = false): string {
+  const rows = listing.processes.map(processRow);
   const head = `${'PID'.padStart(7)} ${'%CPU'.padStart(6)} ${'RSS KiB'.padStart(9)}  ${'NAME'.padEnd(16)} COMMAND`;
-  const tail = listing.truncated ? [`[first ${listing.processes.length} of ${listing.total} shown]`] : [`${listing.total} process${listing.total === 1 ? '' : 'es'}`];
+  const why = cutToFit ? ': more would not fit in one reply (shell.maxResultBytes); give a filter' : '';
+  const tail = listing.truncated ? [`[first ${listing.processes.length} of ${listing.total} shown${why}]`] : [`${listing.total} process${listing.total === 1 ? '' : 'es'}`];
   if (listing.argumentsHidden) tail.push('(sandbox mode: commands are shown without their arguments)');
   return [head, ...rows, ...tail].join('\n');
+}
+
+function processRow(row: ProcessRow): string {
+  return `${String(row.pid).padStart(7)} ${String(row.cpuPercent).padStart(6)} ${String(Math.round(row.memoryRssBytes / 1024)).padStart(9)}  ${row.name.padEnd(16)} ${row.command}`;
+}
+
+/**
+ * The process listing cut to the rows that fit in `budgetBytes` of JSON, as fitListing does: a
+ * command line of 300 control characters takes ~4 KB as a row and an entry, so a `maxProcesses`
+ * raised to a few thousand could pass the SDK stdio client's 10 MiB and drop the session.
+ */
+export function fitProcesses<T extends ProcessListing>(listing: T, budgetBytes: number): { listing: T; cutToFit: boolean } {
+  const kept = rowsThatFit(listing.processes, (row) => jsonBytes(processRow(row)) + Buffer.byteLength(JSON.stringify(row)), budgetBytes - LISTING_ROOM);
+  if (kept === listing.processes.length) return { listing, cutToFit: false };
+  return { listing: { ...listing, processes: listing.processes.slice(0, kept), truncated: true }, cutToFit: true };
 }

@@ -7,7 +7,7 @@ import { findBlockedPattern } from './blocked-patterns';
 import { CommandCgroups, type CommandCgroup } from './command-cgroups';
 import { commandProcessLimit, shellSettings, type ShellSettings } from './defaults';
 import { deleteFile, readTextFile, writeTextFile, type FileToolOptions } from './file-tools';
-import { fitListing, formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
+import { fitListing, fitProcesses, formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
 import { listDirectory } from './list-directory';
 import { reclaimMemory } from './reclaim';
 import { fitStreams, jsonBytes, TEXT_SHARE } from './reply-budget';
@@ -262,8 +262,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
       case 'listProcesses': {
         if (args.filter !== undefined && typeof args.filter !== 'string') throw new McpvisorError('BAD_INPUT', 'filter must be a string');
         // Host command lines hold what the sandbox hides (tokens in arguments): see listProcesses.
-        const listing = await listProcesses(args.filter as string | undefined, config.maxProcesses, { withArguments: !config.sandbox });
-        return { content: [{ type: 'text', text: formatProcesses(listing) }], structuredContent: listing };
+        const { listing, cutToFit } = fitProcesses(await listProcesses(args.filter as string | undefined, config.maxProcesses, { withArguments: !config.sandbox }), config.maxResultBytes);
+        return { content: [{ type: 'text', text: formatProcesses(listing, cutToFit) }], structuredContent: listing };
       }
       default:
         throw new McpvisorError('UNKNOWN_TOOL', `the shell toolset has no tool ${call.tool}`);
