@@ -62,10 +62,16 @@ export function isErrorCode(value: unknown): value is ErrorCode {
 /** Turns anything thrown into wire form; unknown throwables become INTERNAL with their message. */
 export function toErrorInfo(error: unknown): ErrorInfo {
   if (error instanceof McpvisorError) return error.toInfo();
-  if (error && typeof error === 'object') {
-    const { code, message } = error as { code?: unknown; message?: unknown };
-    if (isErrorCode(code) && typeof message === 'string') return { code, message };
-    if (typeof message === 'string') return { code: 'INTERNAL', message };
+  try {
+    if (error && typeof error === 'object') {
+      const { code, message } = error as { code?: unknown; message?: unknown };
+      if (isErrorCode(code) && typeof message === 'string') return { code, message };
+      if (typeof message === 'string') return { code: 'INTERNAL', message };
+    }
+    return { code: 'INTERNAL', message: String(error) };
+  } catch {
+    // Nothing readable was thrown (Object.create(null), a getter that throws): reading it threw
+    // from the worker's catch, which ended the call as a crash of its worker.
+    return { code: 'INTERNAL', message: `a value without a readable message was thrown (${Object.prototype.toString.call(error)})` };
   }
-  return { code: 'INTERNAL', message: String(error) };
 }

@@ -1,6 +1,7 @@
 import { setPriority } from 'node:os';
-import { threadId, workerData, type MessagePort } from 'node:worker_threads';
+import { receiveMessageOnPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { McpvisorError, toErrorInfo, type ErrorInfo } from './errors';
+import { jsonResult } from './result-check';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
 import type { ToolTexts } from './tool-text';
 import type { WorkerLogger, WorkerService } from './worker-runtime';
@@ -35,23 +36,38 @@ export function threadWorker(init: (config: unknown, log: WorkerLogger) => Promi
       service ??= init((workerData as { config?: unknown } | undefined)?.config, log);
       const ready = await service;
       if (task.op === 'describe') return { ok: true, tools: ready.tools };
-      const controller = new AbortController();
       // What the queue left of the budget: a call that waited for its thread gets the rest, so
       // its own timeouts (a fetch's) still come before the pool's and say what happened.
       const left = task.deadlineAt === undefined ? task.deadlineMs : Math.max(0, Math.min(task.deadlineMs, task.deadlineAt - Date.now()));
+      // A call given up while it waited for a thread (its cancel is on the port already, or its
+      // budget is spent) never starts: it would have run unwatched, the pool having answered it
+      // and looked for its thread before it had one (a CPU-bound call then held the thread).
+      if (task.cancel && receiveMessageOnPort(task.cancel) !== undefined) return { ok: false, error: { code: 'CANCELLED', message: 'the call was cancelled before it started' } };
+      if (left <= 0) return { ok: false, error: { code: 'TIMEOUT', message: `the call waited past its ${task.deadlineMs} ms deadline for a thread` } };
+      const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(new McpvisorError('TIMEOUT', `the call ran past its ${task.deadlineMs} ms deadline`)), left);
       task.cancel?.once('message', () => controller.abort(new McpvisorError('CANCELLED', 'the call was cancelled')));
       task.cancel?.postMessage({ threadId });
       try {
-        return { ok: true, result: await ready.handle(task.call, { signal: controller.signal, deadlineMs: left, log }) };
+        return { ok: true, result: jsonResult(task.call.tool, await ready.handle(task.call, { signal: controller.signal, deadlineMs: left, log })) };
       } finally {
         clearTimeout(timer);
         task.cancel?.close();
       }
     } catch (error) {
-      return { ok: false, error: toErrorInfo(error) };
+      return { ok: false, error: jsonData(toErrorInfo(error)) };
     }
   };
+}
+
+/** An error whose `data` would not clone or write as JSON (a custom tool's) goes without it. */
+function jsonData(info: ErrorInfo): ErrorInfo {
+  if (info.data === undefined) return info;
+  try {
+    return { ...info, data: JSON.parse(JSON.stringify(info.data) ?? 'null') };
+  } catch {
+    return { code: info.code, message: info.message };
+  }
 }
 
 /** Nice value of pool threads: above the supervisor's 0, below nothing else that matters. */
