@@ -71,6 +71,8 @@ const CAPTCHA_POLL_MS = 1_000;
 /** How long before the deadline the captcha wait gives up, to report the block in time. */
 const CAPTCHA_MARGIN_MS = 500;
 const TOO_LARGE = Symbol('too large');
+/** How long after the search's deadline puppeteer's own navigation timeout comes (see #read). */
+const NAVIGATION_BACKSTOP_MS = 1_000;
 
 /**
  * The longest query sent to an engine. Decision: 2,048 characters, the common safe length of a
@@ -200,6 +202,8 @@ export class WebSearcher {
       if (signal.aborted) throw this.#abortReason(signal);
       if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the searcher was closed during the search');
       if (error instanceof McpvisorError) throw error;
+      // puppeteer's TimeoutError (a wait of its own that ran out): slow, not unreachable.
+      if ((error as Error)?.name === 'TimeoutError') throw new McpvisorError('TIMEOUT', `the search did not finish in time: ${(error as Error).message}`);
       throw new McpvisorError('NETWORK_ERROR', `the search failed: ${(error as Error).message}`);
     } finally {
       clearTimeout(timer);
@@ -314,7 +318,12 @@ export class WebSearcher {
         void answer.catch(() => {});
       });
     }
-    const loading = page.goto(task.url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, task.deadline - Date.now()) });
+    // The search's own deadline ends the wait (#visit races the signal); puppeteer's navigation
+    // timeout is only a backstop, set after it: due at the same instant, whichever of the two
+    // timers Node ran first decided the answer, and puppeteer's first gave NETWORK_ERROR
+    // 'Navigation timeout of … ms exceeded' for a page that was merely slow (its timer starts
+    // later in a busier turn of the event loop, so it can come a few ms early).
+    const loading = page.goto(task.url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, task.deadline - Date.now()) + NAVIGATION_BACKSTOP_MS });
     // Stopped past the limit, the navigation fails (net::ERR_ABORTED): the size is the reason.
     const response = await Promise.race([loading, watch ? watch.tooLarge.then((): typeof TOO_LARGE => TOO_LARGE) : new Promise<never>(() => {})]);
     if (response === TOO_LARGE) {
