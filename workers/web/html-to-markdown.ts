@@ -2,6 +2,7 @@ import { isProbablyReaderable, Readability } from '@mozilla/readability';
 import { gfm } from '@joplin/turndown-plugin-gfm';
 import TurndownService from 'turndown';
 import { flattenDeepNesting } from './flatten-nesting';
+import { cutAtNodes, maxPageNodes } from './node-budget';
 import { capMetadata, extractMetadata, type PageMetadata } from './metadata';
 import { nativeRequire } from './native-require';
 import type * as Linkedom from 'linkedom' with { 'resolution-mode': 'import' };
@@ -62,9 +63,13 @@ type Root = { querySelectorAll(selector: string): ArrayLike<unknown>; textConten
  * 3. Otherwise the whole body, less its `<header>`: Readability's "best candidate" on such pages
  *    (result lists, link pages) is often a navigation block. A page whose text is mostly link
  *    text is such a page and skips Readability (see isLinkList).
+ *
+ * A page of more than `maxNodes` elements and character references (default maxPageNodes: what
+ * the thread's heap holds) is converted up to there, and the Markdown says where it was cut.
  */
-export function htmlToMarkdown(html: string, url: string): Converted {
-  const source = ensureDocument(html);
+export function htmlToMarkdown(html: string, url: string, maxNodes = maxPageNodes()): Converted {
+  const budgeted = cutAtNodes(html, maxNodes);
+  const source = ensureDocument(budgeted.html);
   let document = parseFlat(source);
   const metadata = extractMetadata(document as never);
   const clean = (doc: typeof document) => {
@@ -107,6 +112,7 @@ export function htmlToMarkdown(html: string, url: string): Converted {
   // Readability's title, byline and excerpt are as long as the page makes them.
   const capped = capMetadata(metadata);
   if (capped.title && article && !markdown.startsWith('# ')) markdown = `# ${capped.title}\n\n${markdown}`;
+  if (budgeted.cut) markdown += `\n\n[Page cut: it has more than ${maxNodes} elements and character references, more than this server converts at once; the rest is left out.]`;
   return { markdown, metadata: { ...capped, url }, article };
 }
 
