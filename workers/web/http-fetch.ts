@@ -244,7 +244,13 @@ function toFetchError(error: unknown, url: URL, timeout: AbortSignal, timeoutMs:
   if (code === BLOCKED_ADDRESS_CODE || err.cause?.code === BLOCKED_ADDRESS_CODE) {
     return new FetchError('BLOCKED', `${(err.cause?.code === BLOCKED_ADDRESS_CODE ? err.cause.message : err.message) ?? 'refused'}${hop}`);
   }
-  if (outer?.aborted) return new FetchError('CANCELLED', `the fetch of ${url.href} was cancelled`);
+  // The caller's signal ends a fetch for a cancel, or at the call's deadline (a pool thread's
+  // TIMEOUT): a call that waited in the queue starts with less budget than the fetch's own
+  // 100 ms floor, and nobody had cancelled it.
+  if (outer?.aborted) {
+    if ((outer.reason as { code?: unknown } | undefined)?.code === 'TIMEOUT') return new FetchError('TIMEOUT', `${url.href} did not answer before the call's deadline`);
+    return new FetchError('CANCELLED', `the fetch of ${url.href} was cancelled`);
+  }
   // undici refuses a header name or value it cannot send (a line break in it): the caller's.
   if (code === 'UND_ERR_INVALID_ARG') return new FetchError('INVALID_OPTIONS', `the request to ${url.href} was not sent: ${err.message ?? String(error)}`);
   if (timeout.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {

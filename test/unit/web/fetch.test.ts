@@ -1,4 +1,5 @@
 import iconv from 'iconv-lite';
+import { McpvisorError } from '../../../protocol/errors';
 import { isBlockedAddress } from '../../../workers/common/address-guard';
 import { fetchWebContent } from '../../../workers/web/content';
 import { WebContentFetcher } from '../../../workers/web/web-content-fetcher';
@@ -137,6 +138,20 @@ describe('fetchWebContent', () => {
   it('returns an untyped body that is text, UTF-16 with a BOM included', async () => {
     expect((await fetchWebContent(`${site.origin}/untyped-text`, open)).data?.content).toBe('plain words\r\n\tindented');
     expect((await fetchWebContent(`${site.origin}/untyped-utf16`, open)).data?.content).toBe('wide words');
+  });
+
+  it("answers TIMEOUT, not CANCELLED, when the caller's signal ends the fetch at the call's deadline", async () => {
+    const deadline = new AbortController();
+    const cancel = new AbortController();
+    const [timedOut, cancelled] = [
+      fetchWebContent(`${site.origin}/slow`, { ...open, signal: deadline.signal }),
+      fetchWebContent(`${site.origin}/slow`, { ...open, signal: cancel.signal }),
+    ];
+    // As a pool thread aborts a call at its deadline (protocol/thread-runtime.ts), and as a cancel does.
+    setTimeout(() => deadline.abort(new McpvisorError('TIMEOUT', 'the call ran past its 500 ms deadline')), 100);
+    setTimeout(() => cancel.abort(new McpvisorError('CANCELLED', 'the call was cancelled')), 100);
+    expect(await timedOut).toMatchObject({ success: false, code: 'TIMEOUT', error: `${site.origin}/slow did not answer before the call's deadline` });
+    expect(await cancelled).toMatchObject({ success: false, code: 'CANCELLED' });
   });
 
   it('fails on a refused connection and on a name that does not resolve', async () => {
