@@ -22,7 +22,7 @@ export interface Channel<Out, In> {
  * load ~5 calls of one turn now share that write. Protocol messages are objects, so an array is
  * always a batch.
  */
-function batching<Out>(write: (payload: Out | Out[]) => void): Pick<Channel<Out, never>, 'send' | 'flush'> {
+function batching<Out>(write: (payload: Out | Out[]) => void, unsendable?: Unsendable<Out>): Pick<Channel<Out, never>, 'send' | 'flush'> {
   let queue: Out[] = [];
   let scheduled = false;
   const flush = () => {
@@ -30,7 +30,21 @@ function batching<Out>(write: (payload: Out | Out[]) => void): Pick<Channel<Out,
     if (queue.length === 0) return;
     const batch = queue;
     queue = [];
-    write(batch.length === 1 ? batch[0] : batch);
+    try {
+      write(batch.length === 1 ? batch[0] : batch);
+    } catch (error) {
+      if (!unsendable) throw error;
+      // One message that cannot be written (a BigInt or a cycle in a result: JSON IPC) threw from
+      // this turn's end, which ended the worker and lost the batch's other answers with it.
+      for (const message of batch) {
+        try {
+          write(message);
+        } catch (cause) {
+          const replacement = unsendable(message, cause as Error);
+          if (replacement !== undefined) write(replacement);
+        }
+      }
+    }
   };
   return {
     send(message) {
@@ -85,15 +99,21 @@ export function childProcessChannel<Out, In>(child: ChildProcess): Channel<Out, 
   };
 }
 
-/** Worker side of a `fork()`: talks to the parent over `process.send`. */
-export function parentProcessChannel<Out, In>(): Channel<Out, In> {
+/** What to send instead of a message that cannot be written (undefined: nothing). */
+export type Unsendable<Out> = (message: Out, error: Error) => Out | undefined;
+
+/**
+ * Worker side of a `fork()`: talks to the parent over `process.send`. A message that cannot be
+ * written as JSON is replaced by what `unsendable` gives (without it, the write's error is thrown).
+ */
+export function parentProcessChannel<Out, In>(unsendable?: Unsendable<Out>): Channel<Out, In> {
   if (typeof process.send !== 'function') {
     throw new Error('this module must be started by the supervisor with an IPC channel (fork)');
   }
   return {
     ...batching<Out>((payload) => {
       if (process.connected) process.send?.(payload as never, undefined, undefined, (error) => void error);
-    }),
+    }, unsendable),
     onMessage(handler) {
       const listener = unbatching(handler);
       process.on('message', listener);

@@ -18,9 +18,14 @@ export function jsonResult(tool: string, value: unknown): ToolResult {
     throw new McpvisorError('INTERNAL', `the tool ${tool} returned a result that cannot be written as JSON (${(error as Error).message})`);
   }
   const result: unknown = json === undefined ? value : JSON.parse(json);
-  const wrong = shapeProblem(result);
-  if (wrong) throw new McpvisorError('INTERNAL', `the tool ${tool} returned ${wrong}, not a tool result ({ content: [{ type: 'text', text }] })`);
+  checkResultShape(tool, result);
   return result as ToolResult;
+}
+
+/** Throws McpvisorError INTERNAL when `value` is not the MCP tool result shape (see jsonResult). */
+export function checkResultShape(tool: string, value: unknown): asserts value is ToolResult {
+  const wrong = shapeProblem(value);
+  if (wrong) throw new McpvisorError('INTERNAL', `the tool ${tool} returned ${wrong}, not a tool result ({ content: [{ type: 'text', text }] })`);
 }
 
 function shapeProblem(value: unknown): string | undefined {

@@ -2,6 +2,7 @@ import { parentProcessChannel, type Channel } from './channel';
 import { claimBulkPipe, viaBulkPipe } from './bulk-text';
 import { McpvisorError, toErrorInfo } from './errors';
 import { restoreExtraCaCerts } from './extra-ca-certs';
+import { checkResultShape } from './result-check';
 import { isSupervisorMessage, type LogLevel, type SupervisorMessage, type WorkerMessage } from './messages';
 import type { WorkerHealth } from './pool';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
@@ -44,7 +45,7 @@ export type WorkerInit = (config: unknown, log: WorkerLogger, reportHealth: (hea
 export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, SupervisorMessage>): void {
   restoreExtraCaCerts();
   claimBulkPipe();
-  const ch = channel ?? parentProcessChannel<WorkerMessage, SupervisorMessage>();
+  const ch = channel ?? parentProcessChannel<WorkerMessage, SupervisorMessage>(unsendableAnswer);
   const log = channelLogger(ch);
   const running = new Map<number, AbortController>();
   let service: WorkerService | undefined;
@@ -75,6 +76,7 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
     running.set(id, controller);
     try {
       const result = await service.handle(call, { signal: controller.signal, deadlineMs, log });
+      checkResultShape(call.tool, result);
       ch.send({ type: 'result', id, result });
     } catch (error) {
       const info = controller.signal.aborted && !(error instanceof McpvisorError)
@@ -147,4 +149,15 @@ function channelLogger(ch: Channel<WorkerMessage, SupervisorMessage>): WorkerLog
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * An answer that cannot be written as JSON (a tool's result or error data holding a BigInt or a
+ * cycle) goes as an INTERNAL error of its call, not as the worker's crash with the other answers
+ * written in the same turn.
+ */
+function unsendableAnswer(message: WorkerMessage, error: Error): WorkerMessage | undefined {
+  if (message.type === 'error') return { type: 'error', id: message.id, error: { code: message.error.code, message: message.error.message } };
+  if (message.type !== 'result') return undefined;
+  return { type: 'error', id: message.id, error: { code: 'INTERNAL', message: `the tool's result cannot be written as JSON (${error.message})` } };
 }
