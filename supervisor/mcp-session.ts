@@ -113,11 +113,16 @@ export function createSession(options: SessionOptions): Session {
     const interval = supervisor.config.pools.progressIntervalMs;
     running.set(requestId, controller);
     const started = Date.now();
+    // MCP: "The progress value MUST increase with each notification". Whole seconds repeated
+    // under an interval below one second (0, 0, 1, 1, 1…): the seconds so far to the
+    // millisecond, on the monotonic clock, and always above the last value sent.
+    const since = performance.now();
+    let lastMs = 0;
     const ticker =
       progress && interval > 0
         ? setInterval(() => {
-            const seconds = Math.round((Date.now() - started) / 1000);
-            const params = { progressToken: progress.token, progress: seconds, message: `${name}: still running after ${seconds} s` };
+            lastMs = Math.max(lastMs + 1, Math.round(performance.now() - since));
+            const params = { progressToken: progress.token, progress: lastMs / 1000, message: `${name}: still running after ${Math.round(lastMs / 1000)} s` };
             progress.notify({ method: 'notifications/progress', params }).catch(() => undefined);
           }, interval)
         : undefined;
