@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { serializeMessage } from './preserialized';
-import { batchesAllowed, hasUnsafeId, toJsonRpcMessage } from './wire';
+import { batchesAllowed, hasUnsafeId, paramsRefusal, toJsonRpcMessage } from './wire';
 
 /** How much of an over-long line's end is kept, to find its id. */
 const SKIPPED_TAIL_CHARS = 256;
@@ -220,6 +220,8 @@ function tailText(bytes: Buffer): string {
 
 /** The -32600 answer to a value that is not a JSON-RPC message: with its id when that is usable. */
 function invalid(value: unknown): JSONRPCMessage {
+  const refused = paramsRefusal(value);
+  if (refused) return { jsonrpc: '2.0', id: refused.id, error: { code: refused.code, message: refused.message } } as JSONRPCMessage;
   const id = (value as { id?: unknown } | null)?.id;
   const usable = typeof id === 'string' || Number.isSafeInteger(id);
   const message = hasUnsafeId(value)

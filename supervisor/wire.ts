@@ -1,4 +1,4 @@
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema, JSONRPCRequestSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * JSON-RPC on our transports' wire (stdio, Streamable HTTP): incoming messages recognised.
@@ -11,10 +11,13 @@ import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol
  * if any, holds only a progress token) is recognised here: exactly what the SDK's schema accepts
  * unchanged, in ~0.05 µs where the zod parse takes ~0.5 µs (hot loop; more under load).
  * Everything else (responses, other `_meta`, anything malformed) is the SDK schema's to judge.
+ * `params: null` and `params._meta: null` are taken as absent.
  */
 export function toJsonRpcMessage(raw: unknown): JSONRPCMessage | undefined {
   if (isObject(raw) && (raw as { params?: unknown }).params === null) raw = withoutNullParams(raw as Record<string, unknown>);
   if (isPlainRequest(raw)) return raw as JSONRPCMessage;
+  const params = isObject(raw) ? (raw as { params?: unknown }).params : undefined;
+  if (isObject(params) && (params as { _meta?: unknown })._meta === null) return toJsonRpcMessage(withoutNullMeta(raw as { params: Record<string, unknown> }));
   // JSON.parse has rounded such an id: answering it would answer another request's id.
   if (hasUnsafeId(raw)) return undefined;
   const parsed = JSONRPCMessageSchema.safeParse(raw);
@@ -30,6 +33,35 @@ export function toJsonRpcMessage(raw: unknown): JSONRPCMessage | undefined {
 function withoutNullParams(message: Record<string, unknown>): Record<string, unknown> {
   const { params: _none, ...rest } = message;
   return rest;
+}
+
+/** `message` without its `params._meta: null`: no `_meta`, as null params are no params (withoutNullParams). */
+function withoutNullMeta(message: { params: Record<string, unknown> }): Record<string, unknown> {
+  const { _meta: _none, ...params } = message.params;
+  return { ...message, params };
+}
+
+/**
+ * The answer to `raw`, refused by toJsonRpcMessage, when it is a request whose params alone the
+ * SDK's schema refuses (`_meta` that is not an object, a progress token that is neither a string
+ * nor an integer): invalid params (-32602) under the request's id, naming what is wrong. Such a
+ * request was answered -32600 "not a JSON-RPC 2.0 message" (over HTTP with a null id; on legacy
+ * SSE "a request needs a string or integer id", of a request whose id was 2). Undefined for
+ * anything else, which is an invalid request.
+ */
+export function paramsRefusal(raw: unknown): { id: RequestId; code: number; message: string } | undefined {
+  if (!isObject(raw)) return undefined;
+  const message = raw as Record<string, unknown>;
+  if (message.jsonrpc !== '2.0' || typeof message.method !== 'string' || !isObject(message.params)) return undefined;
+  if (typeof message.id !== 'string' && !Number.isSafeInteger(message.id)) return undefined;
+  for (const key in message) if (key !== 'jsonrpc' && key !== 'method' && key !== 'id' && key !== 'params') return undefined;
+  const parsed = JSONRPCRequestSchema.safeParse(raw);
+  const issue = parsed.success ? undefined : parsed.error.issues[0];
+  if (!issue || issue.path[0] !== 'params') return undefined;
+  const path = issue.path.slice(1);
+  // zod says only "Invalid input" of a union.
+  const problem = path[path.length - 1] === 'progressToken' ? 'must be a string or an integer' : issue.message;
+  return { id: message.id as RequestId, code: -32602, message: `Invalid params: ${path.length > 0 ? `${path.map(String).join('.')}: ` : ''}${problem}` };
 }
 
 /** An `id` that is a number but not an exactly representable integer (JSON.parse changed it, or a fraction). */

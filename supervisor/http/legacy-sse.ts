@@ -7,7 +7,7 @@ import type { Supervisor } from '../supervisor';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
-import { toJsonRpcMessage } from '../wire';
+import { paramsRefusal, toJsonRpcMessage } from '../wire';
 import { sweepIntervalMs } from './streamable';
 
 interface Entry {
@@ -92,6 +92,8 @@ export class LegacySseSessions {
     if (req.body === null || typeof req.body !== 'object') return sendJsonRpcError(res, 400, -32600, 'Invalid Request: the body must be a JSON-RPC message object');
     // What the SDK's transport would refuse with "Invalid message: [object Object]" (an id of null, say).
     const message = toJsonRpcMessage(req.body);
+    const refused = message ? undefined : paramsRefusal(req.body);
+    if (refused) return sendJsonRpcError(res, 400, refused.code, refused.message, refused.id);
     if (!message) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: not a JSON-RPC 2.0 message (a request needs a string or integer id)');
     // The message as wire.ts took it (null params dropped), not the body as sent.
     await entry.transport.handlePostMessage(req, res, message);

@@ -11,7 +11,7 @@ import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
 import { serializeMessage } from '../preserialized';
-import { batchesAllowed, toJsonRpcMessage } from '../wire';
+import { batchesAllowed, paramsRefusal, toJsonRpcMessage } from '../wire';
 
 /** The SDK's limit on a JSON-RPC batch. */
 const MAX_BATCH_SIZE = 100;
@@ -101,6 +101,8 @@ export class SessionTransport implements Transport {
     const messages: JSONRPCMessage[] = [];
     for (const raw of Array.isArray(body) ? body : [body]) {
       const message = toJsonRpcMessage(raw);
+      const refused = message ? undefined : paramsRefusal(raw);
+      if (refused) return sendJsonRpcError(res, 400, refused.code, refused.message, refused.id);
       // JSON-RPC 2.0: valid JSON that is not a Request object is -32600 (the SDK's transport says -32700).
       if (!message) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: not a JSON-RPC 2.0 message');
       messages.push(message);

@@ -105,6 +105,24 @@ describe('protocol rules over stdio', () => {
     ]);
   });
 
+  it('takes `_meta: null` as no _meta, and answers an unusable _meta with -32602 under the request id, naming it', async () => {
+    const server = stdioServer();
+    server.send(JSON.stringify(INIT('2025-11-25')));
+    const call = (id: number, meta: unknown) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `call ${id}` }, _meta: meta } });
+    server.send(call(2, null));
+    server.send(call(3, { progressToken: 1.5 }));
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping', params: { _meta: 'x' } }));
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'ping' }));
+    expect(await eventually(() => [2, 3, 4, 5].every((id) => (server.lines() as Answer[]).some((line) => line.id === id)))).toBe(true);
+    await finish(server.child);
+    const answers = server.lines() as Answer[];
+    const byId = (id: unknown) => answers.find((answer) => answer.id === id)!;
+    expect(JSON.stringify(byId(2).result)).toContain('call 2');
+    // All three were -32600 "not a JSON-RPC 2.0 message".
+    expect(byId(3).error).toEqual({ code: -32602, message: 'Invalid params: _meta.progressToken: must be a string or an integer' });
+    expect(byId(4).error).toEqual({ code: -32602, message: 'Invalid params: _meta: Invalid input: expected object, received string' });
+  });
+
   it('cancels calls still running when stdin closes, instead of waiting out the shutdown grace', async () => {
     const server = stdioServer({ http: { shutdownGraceMs: 60_000 } });
     server.send(JSON.stringify(INIT('2025-11-25')));
@@ -144,6 +162,29 @@ describe('protocol rules over HTTP', () => {
     // Valid JSON that is no JSON-RPC message: Invalid Request, not a parse error.
     const notRpc = await post({ jsonrpc: '1.0', id: 4, method: 'ping' });
     expect([notRpc.status, ((await notRpc.json()) as Answer).error!.code]).toEqual([400, -32600]);
+  });
+
+  it('answers an unusable _meta with -32602 under the request id on both HTTP transports, and takes `_meta: null` as none', async () => {
+    const init = await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT('2025-11-25')) });
+    const sessionId = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const post = (body: unknown) => fetch(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' }, body: JSON.stringify(body) });
+    const call = (id: number, meta: unknown) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `call ${id}` }, _meta: meta } });
+    const refused = await post(call(2, { progressToken: { nested: true } }));
+    expect([refused.status, await refused.json()]).toEqual([400, { jsonrpc: '2.0', id: 2, error: { code: -32602, message: 'Invalid params: _meta.progressToken: must be a string or an integer' } }]);
+    const taken = await post(call(3, null));
+    expect([taken.status, JSON.stringify(await taken.json())]).toEqual([200, expect.stringContaining('call 3')]);
+
+    const controller = new AbortController();
+    const stream = await fetch(`${server.baseUrl}/sse`, { signal: controller.signal });
+    const reader = stream.body!.getReader();
+    let text = '';
+    while (!text.includes('\n\n')) text += Buffer.from((await reader.read()).value!).toString('utf8');
+    const endpoint = new URL(/data: (.*)/.exec(text)![1], server.baseUrl);
+    // It said "a request needs a string or integer id", of a request whose id is 4.
+    const legacy = await fetch(endpoint, { method: 'POST', headers: HEADERS, body: JSON.stringify(call(4, 'not an object')) });
+    expect([legacy.status, await legacy.json()]).toEqual([400, { jsonrpc: '2.0', id: 4, error: { code: -32602, message: 'Invalid params: _meta: Invalid input: expected object, received string' } }]);
+    controller.abort();
   });
 
   it('answers a legacy SSE message with a null id as JSON-RPC, not plain text', async () => {

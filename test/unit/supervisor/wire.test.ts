@@ -1,6 +1,6 @@
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { preserialized, serializeMessage } from '../../../supervisor/preserialized';
-import { toJsonRpcMessage } from '../../../supervisor/wire';
+import { paramsRefusal, toJsonRpcMessage } from '../../../supervisor/wire';
 
 const tools = () => [
   { name: 'a', description: 'quote " and \\ and \u2028', inputSchema: { type: 'object', properties: { x: { type: 'string' } } } },
@@ -61,7 +61,6 @@ describe('toJsonRpcMessage', () => {
     { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'a', _meta: { progressToken: 'p', note: 'x' } } },
     { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'a', _meta: { 'io.modelcontextprotocol/related-task': { taskId: 7 } } } },
     { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'a', _meta: [] } },
-    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'a', _meta: null } },
     { jsonrpc: '2.0', id: 1.5, method: 'tools/list' },
     { jsonrpc: '2.0', id: null, method: 'tools/list' },
     { jsonrpc: '2.0', id: 2 ** 53, method: 'tools/list' },
@@ -94,5 +93,38 @@ describe('toJsonRpcMessage', () => {
     // Still no message: a null id, or params of the wrong kind.
     expect(toJsonRpcMessage({ jsonrpc: '2.0', id: null, method: 'tools/list', params: null })).toBeUndefined();
     expect(toJsonRpcMessage({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: 'x' })).toBeUndefined();
+  });
+
+  it('takes params._meta: null as no _meta, likewise', () => {
+    const message = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'a', _meta: null } };
+    expect(JSONRPCMessageSchema.safeParse(message).success).toBe(false);
+    expect(toJsonRpcMessage(message)).toEqual({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'a' } });
+  });
+});
+
+describe('paramsRefusal', () => {
+  it.each([
+    [{ progressToken: 1.5 }, 'Invalid params: _meta.progressToken: must be a string or an integer'],
+    [{ progressToken: { no: 1 } }, 'Invalid params: _meta.progressToken: must be a string or an integer'],
+    [[], 'Invalid params: _meta: Invalid input: expected object, received array'],
+    [{ 'io.modelcontextprotocol/related-task': { taskId: 7 } }, 'Invalid params: _meta.io.modelcontextprotocol/related-task.taskId: Invalid input: expected string, received number'],
+  ])('answers a request whose _meta is %j with -32602 under its id', (meta, message) => {
+    expect(paramsRefusal({ jsonrpc: '2.0', id: 'r', method: 'tools/call', params: { name: 'a', _meta: meta } })).toEqual({ id: 'r', code: -32602, message });
+  });
+
+  it('leaves what is no request to the invalid-request answer', () => {
+    const meta = { _meta: { progressToken: 1.5 } };
+    for (const value of [
+      { jsonrpc: '2.0', method: 'notifications/progress', params: meta },
+      { jsonrpc: '2.0', id: null, method: 'ping', params: meta },
+      { jsonrpc: '2.0', id: 1.5, method: 'ping', params: meta },
+      { jsonrpc: '1.0', id: 1, method: 'ping', params: meta },
+      { jsonrpc: '2.0', id: 1, method: 'ping', params: meta, extra: 1 },
+      { jsonrpc: '2.0', id: 1, method: 'ping', params: [1] },
+      { jsonrpc: '2.0', id: 1, method: 'ping', params: {} },
+      null,
+    ]) {
+      expect(paramsRefusal(value)).toBeUndefined();
+    }
   });
 });
