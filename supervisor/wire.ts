@@ -43,8 +43,8 @@ function withoutNullMeta(message: { params: Record<string, unknown> }): Record<s
 
 /**
  * The answer to `raw`, refused by toJsonRpcMessage, when it is a request whose params alone the
- * SDK's schema refuses (`_meta` that is not an object, a progress token that is neither a string
- * nor an integer): invalid params (-32602) under the request's id, naming what is wrong. Such a
+ * SDK's schema refuses (an array, `_meta` that is not an object, a progress token that is neither
+ * a string nor an integer): invalid params (-32602) under the request's id, naming what is wrong. Such a
  * request was answered -32600 "not a JSON-RPC 2.0 message" (over HTTP with a null id; on legacy
  * SSE "a request needs a string or integer id", of a request whose id was 2). Undefined for
  * anything else, which is an invalid request.
@@ -52,12 +52,15 @@ function withoutNullMeta(message: { params: Record<string, unknown> }): Record<s
 export function paramsRefusal(raw: unknown): { id: RequestId; code: number; message: string } | undefined {
   if (!isObject(raw)) return undefined;
   const message = raw as Record<string, unknown>;
-  if (message.jsonrpc !== '2.0' || typeof message.method !== 'string' || !isObject(message.params)) return undefined;
+  if (message.jsonrpc !== '2.0' || typeof message.method !== 'string') return undefined;
+  if (!isObject(message.params) && !Array.isArray(message.params)) return undefined;
   if (typeof message.id !== 'string' && !Number.isSafeInteger(message.id)) return undefined;
   for (const key in message) if (key !== 'jsonrpc' && key !== 'method' && key !== 'id' && key !== 'params') return undefined;
   const parsed = JSONRPCRequestSchema.safeParse(raw);
   const issue = parsed.success ? undefined : parsed.error.issues[0];
   if (!issue || issue.path[0] !== 'params') return undefined;
+  // JSON-RPC 2.0 has positional params too; MCP names every one.
+  if (Array.isArray(message.params)) return { id: message.id as RequestId, code: -32602, message: 'Invalid params: params must be an object (MCP has no positional params)' };
   const path = issue.path.slice(1);
   // zod says only "Invalid input" of a union.
   const problem = path[path.length - 1] === 'progressToken' ? 'must be a string or an integer' : issue.message;

@@ -105,14 +105,14 @@ describe('protocol rules over stdio', () => {
     ]);
   });
 
-  it('takes `_meta: null` as no _meta, and answers an unusable _meta with -32602 under the request id, naming it', async () => {
+  it('takes `_meta: null` as no _meta, and answers an unusable _meta or positional params with -32602 under the request id, naming them', async () => {
     const server = stdioServer();
     server.send(JSON.stringify(INIT('2025-11-25')));
     const call = (id: number, meta: unknown) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `call ${id}` }, _meta: meta } });
     server.send(call(2, null));
     server.send(call(3, { progressToken: 1.5 }));
     server.send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping', params: { _meta: 'x' } }));
-    server.send(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'ping' }));
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: [] }));
     expect(await eventually(() => [2, 3, 4, 5].every((id) => (server.lines() as Answer[]).some((line) => line.id === id)))).toBe(true);
     await finish(server.child);
     const answers = server.lines() as Answer[];
@@ -121,6 +121,7 @@ describe('protocol rules over stdio', () => {
     // All three were -32600 "not a JSON-RPC 2.0 message".
     expect(byId(3).error).toEqual({ code: -32602, message: 'Invalid params: _meta.progressToken: must be a string or an integer' });
     expect(byId(4).error).toEqual({ code: -32602, message: 'Invalid params: _meta: Invalid input: expected object, received string' });
+    expect(byId(5).error).toEqual({ code: -32602, message: 'Invalid params: params must be an object (MCP has no positional params)' });
   });
 
   it('cancels calls still running when stdin closes, instead of waiting out the shutdown grace', async () => {

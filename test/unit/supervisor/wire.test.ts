@@ -112,6 +112,10 @@ describe('paramsRefusal', () => {
     expect(paramsRefusal({ jsonrpc: '2.0', id: 'r', method: 'tools/call', params: { name: 'a', _meta: meta } })).toEqual({ id: 'r', code: -32602, message });
   });
 
+  it('answers positional params with -32602: JSON-RPC has them, MCP does not', () => {
+    expect(paramsRefusal({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: [] })).toEqual({ id: 1, code: -32602, message: 'Invalid params: params must be an object (MCP has no positional params)' });
+  });
+
   it('leaves what is no request to the invalid-request answer', () => {
     const meta = { _meta: { progressToken: 1.5 } };
     for (const value of [
@@ -120,7 +124,7 @@ describe('paramsRefusal', () => {
       { jsonrpc: '2.0', id: 1.5, method: 'ping', params: meta },
       { jsonrpc: '1.0', id: 1, method: 'ping', params: meta },
       { jsonrpc: '2.0', id: 1, method: 'ping', params: meta, extra: 1 },
-      { jsonrpc: '2.0', id: 1, method: 'ping', params: [1] },
+      { jsonrpc: '2.0', id: 1, method: 'ping', params: 'x' },
       { jsonrpc: '2.0', id: 1, method: 'ping', params: {} },
       null,
     ]) {
