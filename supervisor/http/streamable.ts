@@ -87,8 +87,12 @@ export class StreamableSessions {
   /**
    * The GET stream of a session. Our server sends no message of its own accord (no list changes,
    * no logging, no sampling), so the stream carries heartbeats, and whatever the SDK server
-   * might send unprompted. Same rules as the SDK: SSE must be acceptable (406), a supported
-   * protocol version (400), one stream per session (409).
+   * might send unprompted. As the SDK: SSE must be acceptable (406), a supported protocol
+   * version (400). Unlike the SDK (409 for a second stream), a new GET takes the place of the
+   * session's stream, which ends: MCP lets a client hold several streams and a server close one
+   * at any time, and the usual second GET is a client reconnecting while its old connection,
+   * half-open after a network change, still looks alive here; the SDK client gave up on the
+   * 409 after two retries and had no stream for the rest of the session.
    */
   #openStream(sessionId: string, entry: Entry, req: IncomingMessage, res: ServerResponse): void {
     if (!String(req.headers.accept ?? '').toLowerCase().includes('text/event-stream')) {
@@ -96,9 +100,7 @@ export class StreamableSessions {
     }
     const versionError = checkProtocolVersion(req);
     if (versionError) return sendJsonRpcError(res, 400, -32000, versionError);
-    if (entry.stream && !entry.stream.writableEnded) {
-      return sendJsonRpcError(res, 409, -32000, 'Conflict: only one SSE stream is allowed per session');
-    }
+    if (entry.stream && !entry.stream.writableEnded) entry.stream.end();
     res.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache, no-transform',
