@@ -1,3 +1,4 @@
+import { descriptorProblem } from './descriptor-check';
 import { McpvisorError } from './errors';
 import type { ToolDescriptor } from './tool';
 
@@ -52,9 +53,19 @@ export function asciiJson(value: unknown): string {
   return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-/** The tools a worker announced, as objects or as text, checked: a malformed list is BAD_INPUT. */
+/**
+ * The tools a worker announced, as objects or as text, checked: a malformed list, or a descriptor
+ * object MCP clients refuse (descriptor-check.ts), is BAD_INPUT.
+ */
 export function announcedTools(tools: ToolDescriptor[] | ToolTexts): AnnouncedTool[] {
-  if (Array.isArray(tools)) return tools.map((tool) => AnnouncedTool.of(tool));
+  if (Array.isArray(tools)) {
+    tools.forEach((tool, i) => {
+      const problem = descriptorProblem(tool);
+      const name = typeof (tool as { name?: unknown } | null)?.name === 'string' ? tool.name : '?';
+      if (problem) throw new McpvisorError('BAD_INPUT', `the worker announced a tool MCP clients refuse (tool ${i}, '${name}'): ${problem}; the SDK client refuses the whole tools/list for it`);
+    });
+    return tools.map((tool) => AnnouncedTool.of(tool));
+  }
   const { text, names, spans } = tools;
   if (typeof text !== 'string' || !Array.isArray(names) || !Array.isArray(spans) || spans.length !== names.length * 2) {
     throw new McpvisorError('BAD_INPUT', 'the worker announced a malformed tool list');

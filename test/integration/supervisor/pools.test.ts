@@ -339,4 +339,13 @@ describe('pool limits and restart intensity', () => {
     expect(await server.exited).toBe(1);
     expect(server.stderr()).toContain("mcpvisor: failed to start: the worker announced a malformed tool list (tool 0, 'sleep')");
   });
+
+  it('refuses to start when a custom worker announces a tool MCP clients refuse, naming it (the SDK client got no tools at all)', async () => {
+    const extraTool = { name: 'loose', description: 'an input schema without its type', inputSchema: { properties: { a: { type: 'string' } } } };
+    const server = spawnBin('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, process: { config: { extraTool } } }))]);
+    expect(await server.exited).toBe(1);
+    expect(server.stderr()).toContain(
+      "mcpvisor: failed to start: the worker announced a tool MCP clients refuse (tool 6, 'loose'): 'inputSchema.type' must be \"object\" (it is missing); the SDK client refuses the whole tools/list for it",
+    );
+  });
 });
