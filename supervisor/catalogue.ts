@@ -11,6 +11,7 @@ import { givenArgumentsSchema, isWideSchema } from '../protocol/wide-schemas';
 import type { BeforeCall } from './toolsets/types';
 import type { AnnouncedTool } from '../protocol/tool-text';
 import { preserialized } from './preserialized';
+import { resultProblem } from './result-check';
 
 interface Entry {
   /** The tool as clients see it (namespaced name). */
@@ -23,6 +24,8 @@ interface Entry {
   validate?: ValidateFunction;
   /** The same schema with allErrors, compiled when `validate` first refuses (for the message). */
   validateAll?: ValidateFunction;
+  /** The tool's outputSchema, compiled on its first result with structuredContent. */
+  validateOutput?: ValidateFunction;
 }
 
 /**
@@ -159,7 +162,26 @@ export class Catalogue {
       // The budget covers the wait (README: "budget of a call, queueing included").
       deadlineMs -= before.waitedMs;
     }
-    return entry.pool.call({ tool: entry.workerName, arguments: input }, { signal: options.signal, deadlineMs });
+    const result = await entry.pool.call({ tool: entry.workerName, arguments: input }, { signal: options.signal, deadlineMs });
+    const problem = resultProblem(result) ?? this.#outputProblem(entry, result);
+    if (!problem) return result;
+    return errorResult(new McpvisorError('INTERNAL', `the tool returned a result MCP clients refuse: ${problem}`), name);
+  }
+
+  /**
+   * What is wrong with `result` by the tool's outputSchema, which the SDK client checks (it
+   * throws, the result lost): structuredContent is required unless the result is an error, and
+   * must match the schema whenever present.
+   */
+  #outputProblem(entry: Entry, result: ToolResult): string | undefined {
+    const schema = entry.tool.descriptor.outputSchema;
+    if (schema === undefined) return undefined;
+    if (result.structuredContent === undefined) return result.isError ? undefined : 'the tool declares an outputSchema but returned no structuredContent';
+    entry.validateOutput ??= this.#compile(schema, true);
+    if (entry.validateOutput(result.structuredContent)) return undefined;
+    const error = entry.validateOutput.errors?.[0];
+    const where = `structuredContent${(error?.instancePath ?? '').replace(/\//g, '.')}`;
+    return `${where} does not match the tool's outputSchema: ${error?.message ?? 'invalid'}`;
   }
 
   /** BAD_INPUT naming what is wrong with `input`, or undefined when the schema accepts it. */

@@ -154,9 +154,9 @@ export function createSession(options: SessionOptions): Session {
   });
 
   // Registered past Server's own override of setRequestHandler, which parses each tools/call a
-  // second time and each result against the SDK's zod schema. Results are built by our own
-  // workers (protocol/results.ts), and the SDK client of every integration test parses them
-  // strictly. Calls with other `_meta` fields or other extra params come this way.
+  // second time and each result against the SDK's zod schema. Results are checked by the
+  // catalogue (result-check.ts, by hand and shallowly), and the SDK client of every integration
+  // test parses them strictly. Calls with other `_meta` fields or other extra params come this way.
   Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, async (request, extra) => {
     const controller = new AbortController();
     const onAbort = () => abort(extra.requestId);

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
-import { startHttp, type HttpServer } from '../../helpers/mcp';
+import { connectStdio, startHttp, type HttpServer } from '../../helpers/mcp';
 import { bin, eventually } from '../../helpers/processes';
 
 /**
@@ -135,6 +135,33 @@ describe('protocol rules over stdio', () => {
     // With the grace, the sleep would have finished and been answered as a success.
     const answer = (server.lines() as Answer[]).find((line) => line.id === 2)!;
     expect(JSON.stringify(answer.result)).toContain('SHUTTING_DOWN');
+  });
+});
+
+describe('results a custom toolset returns that MCP clients refuse', () => {
+  it('are answered as INTERNAL error results naming the problem, not left to the SDK client to time out on or throw', async () => {
+    const config = writeConfig(fixtureConfig({ thread: false, process: { config: { rawResults: true } } }));
+    const { client, close } = await connectStdio('mcpvisor', ['--config', config]);
+    // Short: a string result was never answered as far as the SDK client could tell.
+    const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }, undefined, { timeout: 5000 }) as Promise<{ content: Array<{ text: string }>; isError?: boolean; structuredContent?: unknown }>;
+    const refused = async (name: string, args: Record<string, unknown>) => {
+      const result = await call(name, args);
+      expect(result.isError).toBe(true);
+      return result.content[0].text;
+    };
+    try {
+      const prefix = (tool: string) => `INTERNAL (tool ${tool}): the tool returned a result MCP clients refuse: `;
+      expect(await refused('raw-result', { result: 'just text' })).toBe(`${prefix('raw-result')}a result must be an object with 'content', not "just text"`);
+      // It was -32603 "Cannot read properties of null (reading 'isError')".
+      expect(await refused('raw-result', { result: null })).toBe(`${prefix('raw-result')}a result must be an object with 'content', not null`);
+      expect(await refused('raw-result', { result: { content: [{ type: 'html', html: '<b>' }] } })).toBe(`${prefix('raw-result')}content[0]: 'type' must be one of text, image, audio, resource_link, resource (it is "html")`);
+      // The SDK client threw on these two, checking the tool's outputSchema.
+      expect(await refused('typed-result', { structured: { n: 'one' } })).toBe(`${prefix('typed-result')}structuredContent.n does not match the tool's outputSchema: must be number`);
+      expect(await refused('typed-result', {})).toBe(`${prefix('typed-result')}the tool declares an outputSchema but returned no structuredContent`);
+      expect((await call('typed-result', { structured: { n: 1 } })).structuredContent).toEqual({ n: 1 });
+    } finally {
+      await close();
+    }
   });
 });
 
