@@ -215,6 +215,23 @@ describe('protocol rules over HTTP', () => {
     controller.abort();
   });
 
+  it('lets a second GET stream of a session take the place of the first, which ends (a client reconnecting over a half-open connection got 409)', async () => {
+    const init = await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT('2025-11-25')) });
+    const sessionId = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const open = () => fetch(server.mcpUrl, { headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' } });
+    const first = await open();
+    expect(first.status).toBe(200);
+    const second = await open();
+    expect(second.status).toBe(200);
+    // The first ends; the second is the session's stream: ending the session ends it.
+    expect(await first.text()).toBe('');
+    const ended = second.text();
+    const deleted = await fetch(server.mcpUrl, { method: 'DELETE', headers: { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' } });
+    expect(deleted.status).toBe(200);
+    expect(await ended).toBe('');
+  });
+
   it('answers a legacy SSE message with a null id as JSON-RPC, not plain text', async () => {
     const controller = new AbortController();
     const stream = await fetch(`${server.baseUrl}/sse`, { signal: controller.signal });
