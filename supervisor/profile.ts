@@ -267,13 +267,19 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  // In stdio mode, stdout closed under us or stdin at its end: the one client is gone and can read
-  // no answer, so running calls are cancelled at once rather than given the grace (the SDK client
-  // sends SIGTERM 2 s after closing stdin, and SIGKILL 2 s later). HTTP clients still get theirs.
+  // In stdio mode, stdout closed under us: the one client is gone and can read no answer, so
+  // running calls are cancelled at once rather than given the grace. HTTP clients still get theirs.
   process.stdout.on('error', () => void stop('stdout closed', config.transport === 'stdio' ? 0 : config.http.shutdownGraceMs));
   await server.ended;
-  await stop('stdin closed', 0);
+  // Stdin at its end is the client done sending, not done reading: calls still running get
+  // STDIN_END_GRACE_MS. With none, `printf '<initialize>\n<tools/call>\n' | mcpvisor` had its call
+  // answered SHUTTING_DOWN, however quick; with the whole shutdownGraceMs (10 s), the SDK
+  // client, which closes stdin as it leaves, would send SIGTERM after 2 s and SIGKILL 2 s later.
+  await stop('stdin closed', Math.min(STDIN_END_GRACE_MS, config.http.shutdownGraceMs));
 }
+
+/** How long calls still running may finish once stdin has ended: below the SDK client's 2 s wait for the exit before SIGTERM. */
+const STDIN_END_GRACE_MS = 1_500;
 
 /** Width of the flags' column in --help; a longer flag has its help on the next line. */
 const FLAG_COLUMN = 34;

@@ -124,6 +124,23 @@ describe('protocol rules over stdio', () => {
     expect(byId(5).error).toEqual({ code: -32602, message: 'Invalid params: params must be an object (MCP has no positional params)' });
   });
 
+  it('answers calls piped in with stdin closed behind them, as `printf … | mcpvisor` sends them (they answered SHUTTING_DOWN)', async () => {
+    const server = stdioServer();
+    server.child.stdin.end(
+      [
+        JSON.stringify(INIT('2025-11-25')),
+        JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+        JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'piped' } } }),
+        JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 300 } } }),
+        '',
+      ].join('\n'),
+    );
+    expect(await new Promise((resolve) => server.child.on('exit', resolve))).toBe(0);
+    const answers = server.lines() as Answer[];
+    expect(answers.find((answer) => answer.id === 2)!.result).toMatchObject({ content: [{ type: 'text', text: 'piped' }] });
+    expect(answers.find((answer) => answer.id === 3)!.result).toEqual({ content: [{ type: 'text', text: 'slept 300 ms' }] });
+  });
+
   it('cancels calls still running when stdin closes, instead of waiting out the shutdown grace', async () => {
     const server = stdioServer({ http: { shutdownGraceMs: 60_000 } });
     server.send(JSON.stringify(INIT('2025-11-25')));
