@@ -1,4 +1,5 @@
 import { McpvisorError } from './errors';
+import { unserialisableAt } from './json-safe';
 import type { ToolResult } from './tool';
 
 /**
@@ -15,7 +16,7 @@ export function jsonResult(tool: string, value: unknown): ToolResult {
   try {
     json = JSON.stringify(value);
   } catch (error) {
-    throw new McpvisorError('INTERNAL', `the tool ${tool} returned a result that cannot be written as JSON (${(error as Error).message})`);
+    throw new McpvisorError('INTERNAL', `the tool ${tool} returned a result that cannot be written as JSON: ${unserialisableAt(value) ?? (error as Error).message}`);
   }
   const result: unknown = json === undefined ? value : JSON.parse(json);
   checkResultShape(tool, result);

@@ -2,6 +2,7 @@ import { parentProcessChannel, type Channel } from './channel';
 import { claimBulkPipe, viaBulkPipe } from './bulk-text';
 import { McpvisorError, toErrorInfo } from './errors';
 import { restoreExtraCaCerts } from './extra-ca-certs';
+import { unserialisableAt } from './json-safe';
 import { checkResultShape } from './result-check';
 import { isSupervisorMessage, type LogLevel, type SupervisorMessage, type WorkerMessage } from './messages';
 import type { WorkerHealth } from './pool';
@@ -152,12 +153,25 @@ function delay(ms: number): Promise<void> {
 }
 
 /**
- * An answer that cannot be written as JSON (a tool's result or error data holding a BigInt or a
- * cycle) goes as an INTERNAL error of its call, not as the worker's crash with the other answers
- * written in the same turn.
+ * What is sent instead of a message JSON cannot hold (a BigInt or a cycle in a tool's result,
+ * error data or tool list), naming where it is (json-safe.ts): a call's result is an INTERNAL
+ * error of that call, error data is dropped, a tool list fails the start, a stats answer goes
+ * empty; a log line is dropped. Without it, the write threw at the turn's end and ended the
+ * worker, with the other answers written in the same turn. Found only when a write fails, so
+ * results cost no walk.
  */
 function unsendableAnswer(message: WorkerMessage, error: Error): WorkerMessage | undefined {
-  if (message.type === 'error') return { type: 'error', id: message.id, error: { code: message.error.code, message: message.error.message } };
-  if (message.type !== 'result') return undefined;
-  return { type: 'error', id: message.id, error: { code: 'INTERNAL', message: `the tool's result cannot be written as JSON (${error.message})` } };
+  const where = (value: unknown) => unserialisableAt(value) ?? error.message;
+  switch (message.type) {
+    case 'result':
+      return { type: 'error', id: message.id, error: { code: 'INTERNAL', message: `the tool's result cannot be written as JSON: ${where(message.result)}` } };
+    case 'error':
+      return { type: 'error', id: message.id, error: { code: message.error.code, message: message.error.message } };
+    case 'ready':
+      return { type: 'fatal', error: { code: 'BAD_INPUT', message: `the worker's tool list cannot be written as JSON: ${where(message.tools)}` } };
+    case 'stats':
+      return { type: 'stats', id: message.id, stats: {} };
+    default:
+      return undefined;
+  }
 }

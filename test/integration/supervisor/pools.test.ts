@@ -340,6 +340,12 @@ describe('pool limits and restart intensity', () => {
     expect(server.stderr()).toContain("mcpvisor: failed to start: the worker announced a malformed tool list (tool 0, 'sleep')");
   });
 
+  it('refuses to start when a worker announces a tool list JSON cannot hold, naming where (the worker crashed, "exited with code 1")', async () => {
+    const server = spawnBin('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, process: { config: { bigintDefault: true } } }))]);
+    expect(await server.exited).toBe(1);
+    expect(server.stderr()).toContain("mcpvisor: failed to start: the worker's tool list cannot be written as JSON: 6.inputSchema.properties.n.default is a BigInt");
+  });
+
   it('refuses to start when a custom worker announces a tool MCP clients refuse, naming it (the SDK client got no tools at all)', async () => {
     const extraTool = { name: 'loose', description: 'an input schema without its type', inputSchema: { properties: { a: { type: 'string' } } } };
     const server = spawnBin('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, process: { config: { extraTool } } }))]);

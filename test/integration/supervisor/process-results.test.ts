@@ -27,8 +27,8 @@ const testPool = async () => {
 };
 
 it.each([
-  ['a BigInt', 'bigint', /^INTERNAL: the tool's result cannot be written as JSON \(.*BigInt/],
-  ['a cycle', 'cycle', /^INTERNAL: the tool's result cannot be written as JSON \(.*circular/],
+  ['a BigInt', 'bigint', /^INTERNAL: the tool's result cannot be written as JSON: structuredContent\.n is a BigInt$/],
+  ['a cycle', 'cycle', /^INTERNAL: the tool's result cannot be written as JSON: structuredContent\.\w+ is an object that contains itself$/],
   ['a number', 'number', /^INTERNAL: the tool return returned number, not a tool result/],
   ['nothing', 'nothing', /^INTERNAL: the tool return returned undefined, not a tool result/],
   ['content that is no array', 'no-content', /^INTERNAL: the tool return returned an object without a content array, not a tool result/],

@@ -30,8 +30,8 @@ describe('a custom thread tool that returns or throws what is no tool result', (
   };
 
   it.each([
-    ['a BigInt', 'bigint', /the tool return returned a result that cannot be written as JSON \(.*BigInt/],
-    ['a cycle', 'cycle', /the tool return returned a result that cannot be written as JSON \(.*circular/],
+    ['a BigInt', 'bigint', /the tool return returned a result that cannot be written as JSON: \S+ is a BigInt$/],
+    ['a cycle', 'cycle', /the tool return returned a result that cannot be written as JSON: \S+ is an object that contains itself$/],
     ['a number', 'number', /the tool return returned number, not a tool result/],
     ['nothing', 'nothing', /the tool return returned undefined, not a tool result/],
     ['content that is no array', 'no-content', /the tool return returned an object without a content array, not a tool result/],
