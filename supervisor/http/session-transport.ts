@@ -7,6 +7,7 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { acceptedTypes } from './accept';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
@@ -37,6 +38,8 @@ interface PostStream {
   held: JSONRPCMessage[];
   /** The POST carried a JSON array: the answers go back as one. */
   batch: boolean;
+  /** What the client's Accept admits: `json` only never streams, `sse` only always does. */
+  answer: 'json' | 'sse' | 'either';
   timer?: NodeJS.Timeout;
 }
 
@@ -56,7 +59,9 @@ const SSE_HEADERS = {
  * POST's answer is held until its requests are all answered and then written with its headers
  * in one write, as `application/json` (the MCP specification lets the server choose); a
  * notification about a request (progress) or a call outlasting the heartbeat interval sends SSE
- * headers early and streams from there.
+ * headers early and streams from there. A client whose Accept admits one of the two types (not
+ * both, as MCP asks: accept.ts) gets that one: JSON only, the answer alone (no progress, no
+ * heartbeats); SSE only, a stream from the start.
  */
 export class SessionTransport implements Transport {
   sessionId?: string;
@@ -85,10 +90,9 @@ export class SessionTransport implements Transport {
 
   /** A POST to the endpoint, its body already parsed as JSON (body.ts). */
   handlePost(req: IncomingMessage, res: ServerResponse, body: unknown): void {
-    // Media types are case-insensitive (RFC 9110 8.3.1).
-    const accept = String(req.headers.accept ?? '').toLowerCase();
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-      return sendJsonRpcError(res, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+    const accepted = acceptedTypes(req.headers.accept);
+    if (!accepted.json && !accepted.sse) {
+      return sendJsonRpcError(res, 406, -32000, 'Not Acceptable: the client must accept application/json or text/event-stream (MCP clients list both)');
     }
     if (!isJsonType(req.headers['content-type'])) {
       return sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
@@ -141,14 +145,20 @@ export class SessionTransport implements Transport {
       for (const message of messages) this.onmessage?.(message, extra);
       return;
     }
-    const stream: PostStream = { res, open: ids, held: [], batch: Array.isArray(body) };
+    const answer = accepted.json && accepted.sse ? 'either' : accepted.json ? 'json' : 'sse';
+    const stream: PostStream = { res, open: ids, held: [], batch: Array.isArray(body), answer };
     for (const id of stream.open) this.#streams.set(id, stream);
-    // A call that runs long: send the headers and heartbeats so the client and proxies see life.
-    stream.timer = setTimeout(() => {
+    if (answer === 'sse') {
       this.#flush(stream);
       startHeartbeat(res, this.#options.heartbeatIntervalMs, this.#options.maxStreamBufferBytes);
-    }, this.#options.heartbeatIntervalMs);
-    stream.timer.unref();
+    } else if (answer === 'either') {
+      // A call that runs long: send the headers and heartbeats so the client and proxies see life.
+      stream.timer = setTimeout(() => {
+        this.#flush(stream);
+        startHeartbeat(res, this.#options.heartbeatIntervalMs, this.#options.maxStreamBufferBytes);
+      }, this.#options.heartbeatIntervalMs);
+      stream.timer.unref();
+    }
     res.on('close', () => {
       const unanswered = res.writableFinished ? [] : [...stream.open];
       this.#forget(stream);
@@ -170,6 +180,8 @@ export class SessionTransport implements Transport {
     // Its POST is gone (client dropped it, or the call was cancelled): nobody is listening.
     if (!stream) return;
     if (!isResponse) {
+      // A client that takes JSON only gets the answer alone: a notification would need a stream.
+      if (stream.answer === 'json') return;
       this.#flush(stream);
       stream.res.write(sseEvent(message));
       return;
@@ -204,6 +216,11 @@ export class SessionTransport implements Transport {
     stream.open.delete(requestId);
     if (stream.open.size > 0) return;
     this.#forget(stream);
+    // A JSON-only client is told there is no answer to read, as for a notification.
+    if (stream.answer === 'json' && !stream.res.headersSent) {
+      stream.res.writeHead(202, this.sessionId === undefined ? {} : { 'mcp-session-id': this.sessionId }).end();
+      return;
+    }
     this.#flush(stream);
     stream.res.end();
   }

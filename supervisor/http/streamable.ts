@@ -5,6 +5,7 @@ import type { HttpConfig } from '../../config/schema';
 import type { Logger } from '../logger';
 import { createSession, type Session } from '../mcp-session';
 import type { Supervisor } from '../supervisor';
+import { acceptedTypes } from './accept';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
@@ -95,7 +96,7 @@ export class StreamableSessions {
    * 409 after two retries and had no stream for the rest of the session.
    */
   #openStream(sessionId: string, entry: Entry, req: IncomingMessage, res: ServerResponse): void {
-    if (!String(req.headers.accept ?? '').toLowerCase().includes('text/event-stream')) {
+    if (!acceptedTypes(req.headers.accept).sse) {
       return sendJsonRpcError(res, 406, -32000, 'Not Acceptable: the client must accept text/event-stream');
     }
     const versionError = checkProtocolVersion(req);

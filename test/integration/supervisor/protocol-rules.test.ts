@@ -262,3 +262,48 @@ describe('protocol rules over HTTP', () => {
     controller.abort();
   });
 });
+
+describe('clients whose Accept admits one answer type, or any (406 without both)', () => {
+  let server: HttpServer;
+  beforeAll(async () => {
+    // Heartbeats and progress every 100 ms: either would turn an answer into a stream.
+    const root = { http: { heartbeatIntervalMs: 100 }, pools: { cancelGraceMs: 300, progressIntervalMs: 100, restart: { maxRestarts: 3, windowMs: 60000, backoffBaseMs: 50, backoffMaxMs: 2000 } } };
+    server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, root }))]);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('answers JSON only with the answer alone, SSE only with a stream, and any type or none as usual', async () => {
+    let session: string | undefined;
+    const post = (accept: string | undefined, body: unknown) =>
+      fetch(server.mcpUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(accept === undefined ? {} : { accept }), ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } : {}) },
+        body: JSON.stringify(body),
+      });
+    const ping = (id: number) => ({ jsonrpc: '2.0', id, method: 'ping' });
+    // JSON only (Claude Code's HTTP client): a call that outlasts the heartbeat and has progress.
+    const init = await post('application/json', INIT('2025-11-25'));
+    expect([init.status, init.headers.get('content-type')]).toEqual([200, 'application/json']);
+    session = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const call = await post('application/json', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 400 }, _meta: { progressToken: 'p' } } });
+    expect([call.status, call.headers.get('content-type')]).toEqual([200, 'application/json']);
+    expect(await call.json()).toEqual({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'slept 400 ms' }] } });
+    // SSE only (Anthropic's remote-MCP proxy): even a ping is answered on a stream.
+    const sse = await post('text/event-stream', ping(3));
+    expect([sse.status, sse.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
+    const events = (await sse.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)) as Answer);
+    expect(events.filter((event) => event.id === 3)).toEqual([{ jsonrpc: '2.0', id: 3, result: {} }]);
+    for (const [id, accept] of [[4, '*/*'], [5, undefined], [6, 'application/*;q=0.9, text/html']] as const) {
+      const answer = await post(accept, ping(id));
+      expect([accept, answer.status, ((await answer.json()) as Answer).result]).toEqual([accept, 200, {}]);
+    }
+    const refused = await post('text/html, application/json;q=0', ping(7));
+    expect(refused.status).toBe(406);
+    const stream = await fetch(server.mcpUrl, { headers: { accept: '*/*', 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } });
+    expect([stream.status, stream.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
+    await stream.body!.cancel();
+  });
+});
