@@ -6,6 +6,9 @@ export interface Accepted {
   sse: boolean;
 }
 
+const SDK_ACCEPT = 'application/json, text/event-stream';
+const BOTH: Accepted = Object.freeze({ json: true, sse: true });
+
 /**
  * Reads `Accept` as RFC 9110 has it: media ranges with wildcards (any type, `application/*`,
  * `text/*`), in any case, parameters ignored but `q=0`, which excludes. No header admits both.
@@ -16,8 +19,10 @@ export interface Accepted {
  * server can answer each (SessionTransport).
  */
 export function acceptedTypes(header: string | string[] | undefined): Accepted {
+  // What the SDK client sends on every POST: no parse on the way of each call.
+  if (header === SDK_ACCEPT) return BOTH;
   const value = Array.isArray(header) ? header.join(',') : header;
-  if (value === undefined || value.trim() === '') return { json: true, sse: true };
+  if (value === undefined || value.trim() === '') return BOTH;
   const accepted = { json: false, sse: false };
   for (const range of value.toLowerCase().split(',')) {
     const [type, ...params] = range.split(';').map((part) => part.trim());
