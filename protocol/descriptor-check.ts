@@ -22,7 +22,7 @@ export function descriptorProblem(tool: unknown): string | undefined {
   if (annotations !== undefined) {
     if (!isObject(annotations)) return "'annotations' must be an object";
     for (const [key, value] of Object.entries(annotations as object)) {
-      const wanted = ANNOTATION_TYPES[key];
+      const wanted = ANNOTATION_TYPES.get(key);
       if (wanted && typeof value !== wanted && value !== undefined) return `'annotations.${key}' must be a ${wanted}`;
     }
   }
@@ -38,7 +38,13 @@ export function descriptorProblem(tool: unknown): string | undefined {
 }
 
 /** The annotations MCP defines, by type; clients drop others. */
-const ANNOTATION_TYPES: Record<string, string | undefined> = { __proto__: null, title: 'string', readOnlyHint: 'boolean', destructiveHint: 'boolean', idempotentHint: 'boolean', openWorldHint: 'boolean' } as never;
+const ANNOTATION_TYPES = new Map([
+  ['title', 'string'],
+  ['readOnlyHint', 'boolean'],
+  ['destructiveHint', 'boolean'],
+  ['idempotentHint', 'boolean'],
+  ['openWorldHint', 'boolean'],
+]);
 
 /** MCP has a tool's input and output schemas be JSON Schema objects of `type: "object"`. */
 function objectSchemaProblem(key: string, schema: unknown): string | undefined {
