@@ -1,7 +1,7 @@
 import { setPriority } from 'node:os';
 import { receiveMessageOnPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { McpvisorError, toErrorInfo, type ErrorInfo } from './errors';
-import { jsonResult } from './result-check';
+import { jsonResult } from './json-safe';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
 import type { ToolTexts } from './tool-text';
 import type { WorkerLogger, WorkerService } from './worker-runtime';

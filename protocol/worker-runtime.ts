@@ -3,7 +3,6 @@ import { claimBulkPipe, viaBulkPipe } from './bulk-text';
 import { McpvisorError, toErrorInfo } from './errors';
 import { restoreExtraCaCerts } from './extra-ca-certs';
 import { unserialisableAt } from './json-safe';
-import { checkResultShape } from './result-check';
 import { isSupervisorMessage, type LogLevel, type SupervisorMessage, type WorkerMessage } from './messages';
 import type { WorkerHealth } from './pool';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
@@ -77,7 +76,6 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
     running.set(id, controller);
     try {
       const result = await service.handle(call, { signal: controller.signal, deadlineMs, log });
-      checkResultShape(call.tool, result);
       ch.send({ type: 'result', id, result });
     } catch (error) {
       const info = controller.signal.aborted && !(error instanceof McpvisorError)

@@ -29,9 +29,9 @@ const testPool = async () => {
 it.each([
   ['a BigInt', 'bigint', /^INTERNAL: the tool's result cannot be written as JSON: structuredContent\.n is a BigInt$/],
   ['a cycle', 'cycle', /^INTERNAL: the tool's result cannot be written as JSON: structuredContent\.\w+ is an object that contains itself$/],
-  ['a number', 'number', /^INTERNAL: the tool return returned number, not a tool result/],
-  ['nothing', 'nothing', /^INTERNAL: the tool return returned undefined, not a tool result/],
-  ['content that is no array', 'no-content', /^INTERNAL: the tool return returned an object without a content array, not a tool result/],
+  ['a number', 'number', /^INTERNAL \(tool return\): the tool returned a result MCP clients refuse: a result must be an object with 'content', not a number$/],
+  ['nothing', 'nothing', /^INTERNAL \(tool return\): the tool returned a result MCP clients refuse: a result must be an object with 'content', not missing$/],
+  ['content that is no array', 'no-content', /^INTERNAL \(tool return\): the tool returned a result MCP clients refuse: 'content' must be an array of content items, not "text"$/],
   ['a thrown object without a message', 'null-proto', /^INTERNAL: a value without a readable message was thrown/],
 ])('answers %s with INTERNAL, and the worker and its other call go on', async (_what, kind, message) => {
   const other = call(client, 'sleep', { ms: 300 });

@@ -32,9 +32,9 @@ describe('a custom thread tool that returns or throws what is no tool result', (
   it.each([
     ['a BigInt', 'bigint', /the tool return returned a result that cannot be written as JSON: \S+ is a BigInt$/],
     ['a cycle', 'cycle', /the tool return returned a result that cannot be written as JSON: \S+ is an object that contains itself$/],
-    ['a number', 'number', /the tool return returned number, not a tool result/],
-    ['nothing', 'nothing', /the tool return returned undefined, not a tool result/],
-    ['content that is no array', 'no-content', /the tool return returned an object without a content array, not a tool result/],
+    ['a number', 'number', /the tool returned a result MCP clients refuse: a result must be an object with 'content', not a number$/],
+    ['nothing', 'nothing', /the tool returned a result MCP clients refuse: a result must be an object with 'content', not missing$/],
+    ['content that is no array', 'no-content', /the tool returned a result MCP clients refuse: 'content' must be an array of content items, not "text"$/],
     ['a thrown object without a message', 'null-proto', /a value without a readable message was thrown \(\[object Object\]\)/],
   ])('answers %s with INTERNAL naming the tool, and its thread goes on', async (_what, kind, message) => {
     const other = call(client, 'th-wait', { ms: 300 });
