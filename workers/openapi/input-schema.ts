@@ -86,6 +86,9 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
       formParams.push(located);
       continue;
     }
+    // JSON Schema's `false` (OAS 3.1): no value is valid, so there is nothing to offer; as an
+    // argument it read `{}`, any value, and went out.
+    if (param.schema === false && !param.required && param.in !== 'path') continue;
     const arg = claim(param.name, [`${param.in}_${param.name}`]);
     const schema = nonEmpty(parameterSchema(located, ctx, onProblem), param);
     properties[arg] = describe(schema, param.description, `${param.in} parameter '${param.name}'`);
@@ -153,6 +156,8 @@ export function buildInputSchema(entry: OperationEntry, ctx: RefContext, onProbl
       const bodyRequired = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
       const bodyArgs: Array<{ arg: string; name: string }> = [];
       for (const [name, propSchema] of Object.entries(props)) {
+        // A property whose schema is `false` must not be sent (as for parameters above).
+        if (propSchema === false && !bodyRequired.has(name)) continue;
         const arg = claim(name, [`body_${name}`]);
         const binary = body.contentType === 'multipart/form-data' && isBinaryArgument(propSchema);
         if (binary) (body.binaryProperties ??= []).push(name);

@@ -43,6 +43,29 @@ describe('input schemas', () => {
     expect(props(tool).q.minLength).toBe(0);
   });
 
+  test("offer no argument for a parameter or body property whose schema is false (OAS 3.1: no value is valid), and refuse it when given", async () => {
+    const openApiSpec = JSON.stringify({
+      openapi: '3.1.0',
+      info: { title: 't', version: '1' },
+      paths: {
+        '/x': {
+          post: {
+            operationId: 'makeX',
+            parameters: [{ name: 'q', in: 'query', schema: false }],
+            requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { a: { type: 'string' }, gone: false, any: true } } } } },
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      },
+    });
+    const spec = await loadSpec({ specInputMethod: 'inline', openApiSpec });
+    const [tool] = new ToolsManager({}, spec).generateTools();
+    // Both read `{}` before, which takes any value, and went out with it.
+    expect(Object.keys(props(tool))).toEqual(['a', 'any']);
+    expect(props(tool).any).toEqual({});
+    expect(() => new ArgumentValidator().check(tool.toolId, tool.inputSchema, { a: 's', gone: 1 })).toThrow("unknown argument 'gone'; expected 'a', 'any'");
+  });
+
   test('keep same-name parameters of different locations and colliding body properties distinct', async () => {
     const tool = (await toolsOf('collisions.yaml')).get('POST::items__---id')!;
     expect(tool.inputSchema.type).toBe('object');
