@@ -13,6 +13,9 @@ import type { AnnouncedTool } from '../protocol/tool-text';
 import { preserialized } from './preserialized';
 import { resultProblem } from './result-check';
 
+/** MCP 2025-11-25's advice for tool names (server/tools#tool-names). */
+const PORTABLE_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
 interface Entry {
   /** The tool as clients see it (namespaced name). */
   tool: AnnouncedTool;
@@ -133,6 +136,15 @@ export class Catalogue {
 
   has(name: string): boolean {
     return this.#entries.has(name);
+  }
+
+  /**
+   * Names outside what MCP 2025-11-25 advises for tool names (1-128 of `A-Z a-z 0-9 _ - .`):
+   * served as they are, but model APIs refuse some (OpenAI and Anthropic take `^[a-zA-Z0-9_-]{1,64}$`
+   * or close), and a client may then drop the tool or the whole list.
+   */
+  get unportableNames(): string[] {
+    return [...this.#entries.keys()].filter((name) => !PORTABLE_TOOL_NAME.test(name));
   }
 
   get size(): number {

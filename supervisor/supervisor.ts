@@ -85,6 +85,13 @@ export class Supervisor {
       throw failure;
     }
     if (this.catalogue.size === 0) this.#log.warn('no tools are enabled: every toolset is disabled or empty');
+    const unportable = this.catalogue.unportableNames;
+    if (unportable.length > 0) {
+      this.#log.warn(
+        { tools: unportable.slice(0, 10), count: unportable.length },
+        `${unportable.length} tool name(s) use characters or a length MCP advises against (1-128 of A-Z a-z 0-9 _ - .): some clients and model APIs refuse such tools; rename them in their toolset`,
+      );
+    }
     const pages = this.catalogue.pageCount;
     if (pages > 1) {
       this.#log.warn(

@@ -355,4 +355,17 @@ describe('pool limits and restart intensity', () => {
       /mcpvisor: failed to start: the worker announced a tool MCP clients refuse \(tool \d+, 'loose'\): 'inputSchema\.type' must be "object" \(it is missing\); the SDK client refuses the whole tools\/list for it\n/,
     );
   });
+
+  it('serves a tool whose name MCP advises against, and warns naming it', async () => {
+    const extraTool = { name: 'has space', description: 'a name model APIs refuse', inputSchema: { type: 'object', properties: {} } };
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, process: { config: { extraTool } } }))]);
+    try {
+      const { client } = await connectHttp(server.mcpUrl);
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('has space');
+      await client.close();
+      expect(server.server.stderr()).toMatch(/"tools":\["has space"\],"count":1,"msg":"1 tool name\(s\) use characters or a length MCP advises against/);
+    } finally {
+      await server.stop();
+    }
+  });
 });
