@@ -216,8 +216,15 @@ export class SessionTransport implements Transport {
     stream.open.delete(requestId);
     if (stream.open.size > 0) return;
     this.#forget(stream);
-    // A JSON-only client is told there is no answer to read, as for a notification.
     if (stream.answer === 'json' && !stream.res.headersSent) {
+      // A JSON-only client gets the batch's other answers, held until now; with none, it is
+      // told there is no answer to read, as for a notification.
+      if (stream.held.length > 0) {
+        const payload = `[${stream.held.map(serializeMessage).join(',')}]`;
+        stream.res.writeHead(200, { ...this.#headers('application/json'), 'content-length': Buffer.byteLength(payload) });
+        stream.res.end(payload);
+        return;
+      }
       stream.res.writeHead(202, this.sessionId === undefined ? {} : { 'mcp-session-id': this.sessionId }).end();
       return;
     }

@@ -306,4 +306,25 @@ describe('clients whose Accept admits one answer type, or any (406 without both)
     expect([stream.status, stream.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
     await stream.body!.cancel();
   });
+  it('keeps the other answers of a JSON-only batch whose last open call is cancelled', async () => {
+    const headers = (session?: string): Record<string, string> => ({ 'content-type': 'application/json', accept: 'application/json', ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-03-26' } : {}) });
+    const init = await fetch(server.mcpUrl, { method: 'POST', headers: headers(), body: JSON.stringify(INIT('2025-03-26')) });
+    const session = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const batch = fetch(server.mcpUrl, {
+      method: 'POST',
+      headers: headers(session),
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 'quick', method: 'ping' },
+        { jsonrpc: '2.0', id: 'slow', method: 'tools/call', params: { name: 'sleep', arguments: { ms: 5000 } } },
+      ]),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const cancel = await fetch(server.mcpUrl, { method: 'POST', headers: headers(session), body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow' } }) });
+    expect(cancel.status).toBe(202);
+    const answer = await batch;
+    // It was a bare 202: the ping's answer, held for the batch, was lost.
+    expect([answer.status, answer.headers.get('content-type')]).toEqual([200, 'application/json']);
+    expect(await answer.json()).toEqual([{ jsonrpc: '2.0', id: 'quick', result: {} }]);
+  });
 });
