@@ -8,7 +8,7 @@ import type { Supervisor } from '../supervisor';
 import { bearerAuth, digest, hasToken } from './auth';
 import { readJsonBody } from './body';
 import { corsCheck } from './cors';
-import { middleware, originGuard, sendJsonRpcError, type Check } from './guards';
+import { hostGuard, middleware, originGuard, sendJsonRpcError, type Check } from './guards';
 import { KeyedRateLimiter, rateLimit } from './rate-limit';
 import { LegacySseSessions } from './legacy-sse';
 import { StreamableSessions } from './streamable';
@@ -49,6 +49,8 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
       next();
     }, next);
   };
+  // Every route, not only the MCP ones (guards.ts).
+  const hostAllowed = hostGuard(config);
   const limits = config.rateLimit;
   // Without a trusted proxy the client is the socket's peer: no X-Forwarded-For parse per request.
   const clientOf = config.trustProxy === false ? (req: IncomingMessage) => req.socket.remoteAddress : (req: IncomingMessage) => proxyaddr(req, trust);
@@ -145,6 +147,7 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
     // hold its socket up to 30 s past them: a tenth of the shorter one keeps them near their word.
     const connectionsCheckingInterval = Math.max(250, Math.floor(Math.min(config.headersTimeoutMs, config.requestTimeoutMs) / 10));
     const server = createServer({ connectionsCheckingInterval }, (req, res) => {
+      if (!hostAllowed(req, res)) return void req.resume();
       const path = req.url === undefined ? '' : req.url.split('?', 1)[0];
       if (path !== config.endpointPath) return app(req, res);
       endpoint(req, res).catch((error: Error) => {

@@ -32,29 +32,39 @@ export function isLoopback(host: string): boolean {
 }
 
 /**
- * DNS-rebinding protection on every MCP request (the SDK's express helper checks only Host):
- * a browser `Origin` must be a local one or in `allowedOrigins` (403 otherwise); when bound to
- * loopback, the `Host` header must name a loopback host (403 otherwise). Requests without an
- * Origin (non-browser clients) pass.
+ * DNS-rebinding protection, part one, on every request the server gets: when bound to loopback,
+ * the `Host` header must name a loopback host (403 otherwise). A page on evil.example whose name
+ * was rebound to 127.0.0.1 reads the server as its own origin, so /, /health and /metrics (tool
+ * names, call counts, pool states and their reasons) are held to it as the MCP endpoints are.
+ */
+export function hostGuard(config: HttpConfig): Check {
+  if (!isLoopback(config.host)) return () => true;
+  let lastLocalHost: string | undefined;
+  return (req, res) => {
+    // Clients send one Host header on every request: the URL parse runs once per value seen.
+    if (req.headers.host !== undefined && req.headers.host === lastLocalHost) return true;
+    const hostname = hostnameOf(req.headers.host);
+    if (hostname === undefined || !(LOCAL_HOSTNAMES.has(hostname) || LOOPBACK_V4.test(hostname))) {
+      sendJsonRpcError(res, 403, -32000, `Forbidden: host ${truncate(req.headers.host ?? '(none)')} is not allowed`);
+      return false;
+    }
+    lastLocalHost = req.headers.host;
+    return true;
+  };
+}
+
+/**
+ * DNS-rebinding protection, part two, on every MCP request (the SDK's express helper checks only
+ * Host): a browser `Origin` must be a local one or in `allowedOrigins` (403 otherwise). Requests
+ * without an Origin (non-browser clients) pass.
  */
 export function originGuard(config: HttpConfig): Check {
   const allowed = new Set(config.allowedOrigins.map((origin) => origin.replace(/\/+$/, '').toLowerCase()));
-  const checkHost = isLoopback(config.host);
-  let lastLocalHost: string | undefined;
   return (req, res) => {
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin, allowed)) {
       sendJsonRpcError(res, 403, -32000, `Forbidden: origin ${truncate(origin)} is not allowed`);
       return false;
-    }
-    if (checkHost && (req.headers.host === undefined || req.headers.host !== lastLocalHost)) {
-      const hostname = hostnameOf(req.headers.host);
-      if (hostname === undefined || !(LOCAL_HOSTNAMES.has(hostname) || LOOPBACK_V4.test(hostname))) {
-        sendJsonRpcError(res, 403, -32000, `Forbidden: host ${truncate(req.headers.host ?? '(none)')} is not allowed`);
-        return false;
-      }
-      // Clients send one Host header on every request: the URL parse runs once per value seen.
-      lastLocalHost = req.headers.host;
     }
     return true;
   };

@@ -216,6 +216,30 @@ describe('limits', () => {
       await server.stop();
     }
   });
+  it('holds /, /health and /metrics to a loopback Host too: a DNS-rebinding page reads none of them', async () => {
+    const server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))]);
+    const get = (path: string, host: string) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = new URL(server.baseUrl);
+      const req = request({ host: url.hostname, port: url.port, path, headers: { host } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    try {
+      for (const path of ['/', '/health', '/metrics', '/nowhere']) {
+        const rebound = await get(path, `evil.example:${new URL(server.baseUrl).port}`);
+        expect({ path, status: rebound.status }).toEqual({ path, status: 403 });
+        expect(rebound.body).toContain('host evil.example');
+        expect(rebound.body).not.toMatch(/tools_calls|"pools"|"tools"/);
+      }
+      expect((await get('/health', `localhost:${new URL(server.baseUrl).port}`)).status).toBe(200);
+      expect((await get('/metrics', '127.0.0.1')).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
 });
 
 describe('metrics', () => {
