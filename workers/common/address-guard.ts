@@ -15,11 +15,13 @@ for (const [net, prefix] of [
   ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) BLOCKED.addSubnet(net, prefix, 'ipv4');
 // IPv6: the unspecified and loopback addresses and the deprecated IPv4-compatible ones (::/96),
-// ULA, link-local, multicast, documentation, discard-only, and the forms that carry an IPv4
-// address inside (NAT64, Teredo, 6to4), which a relay could turn back into a private one.
+// ULA, link-local, the deprecated site-local (fec0::/10, still routed on some old networks),
+// multicast, documentation, discard-only, and the forms that carry an IPv4 address inside (NAT64,
+// SIIT's IPv4-translated ::ffff:0:0:0/96, Teredo, 6to4), which a relay could turn back into a
+// private one.
 for (const [net, prefix] of [
-  ['::', 96], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
-  ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2001::', 32], ['2002::', 16],
+  ['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
+  ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['::ffff:0:0:0', 96], ['2001::', 32], ['2002::', 16],
 ] as const) BLOCKED.addSubnet(net, prefix, 'ipv6');
 
 /** Whether `address` (an IP literal) is one the guard refuses. Anything not an IP is refused too. */

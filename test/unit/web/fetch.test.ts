@@ -180,7 +180,7 @@ describe('the SSRF guard', () => {
     ['169.254.169.254', true], ['100.64.0.1', true], ['224.0.0.1', true], ['255.255.255.255', true],
     ['::', true], ['::1', true], ['[::1]', true], ['::ffff:127.0.0.1', true], ['::ffff:7f00:1', true], ['::ffff:a00:1', true],
     ['::7f00:1', true], ['::127.0.0.1', true], ['fd00::1', true], ['fe80::1', true], ['ff02::1', true], ['64:ff9b::7f00:1', true],
-    ['64:ff9b:1::1', true], ['2001:0:4136:e378::1', true], ['2002:7f00:1::1', true], ['100::1', true], ['2001:db8::1', true],
+    ['64:ff9b:1::1', true], ['::ffff:0:7f00:1', true], ['::ffff:0:a9fe:a9fe', true], ['fec0::1', true], ['2001:0:4136:e378::1', true], ['2002:7f00:1::1', true], ['100::1', true], ['2001:db8::1', true],
     ['not-an-ip', true], ['8.8.8.8', false], ['93.184.216.34', false], ['2606:4700:4700::1111', false], ['::ffff:8.8.8.8', false],
   ])('judges %s as blocked: %s', (address, blocked) => {
     expect(isBlockedAddress(address)).toBe(blocked);
