@@ -9,6 +9,7 @@ import { NoPage } from './page-concurrency';
 import { SearchCluster } from './search-cluster';
 import { RateLimiter } from './rate-limiter';
 import { MAX_RESULT_PAGE_BYTES, watchDocumentSize } from './page-size';
+import { redirectAllowed } from './redirect-guard';
 import { beforeTime, raceSignal } from './waiting';
 
 export interface WebSearcherOptions {
@@ -71,6 +72,7 @@ const CAPTCHA_POLL_MS = 1_000;
 /** How long before the deadline the captcha wait gives up, to report the block in time. */
 const CAPTCHA_MARGIN_MS = 500;
 const TOO_LARGE = Symbol('too large');
+const REFUSED_REDIRECT = Symbol('refused redirect');
 /** How long after the search's deadline puppeteer's own navigation timeout comes (see #read). */
 const NAVIGATION_BACKSTOP_MS = 1_000;
 
@@ -300,11 +302,13 @@ export class WebSearcher {
   }
 
   async #read(page: Page, task: Task, watch: Awaited<ReturnType<typeof watchDocumentSize>> | undefined): Promise<PageOutcome> {
+    let refusedRedirect: string | undefined;
     if (this.#headless) {
       // The page is new (one per search, on about:blank), so its first main-frame document request
       // is our goto. Matching it by URL failed: Chromium rewrites the URL it sends (`'` → %27,
       // host lowercased, `..` resolved) and our own page was then answered with a 204.
       let requested = false;
+      const engineHost = new URL(task.url).host;
       page.on('request', (request: HTTPRequest) => {
         if (request.isInterceptResolutionHandled()) return;
         // Only the result document itself (and its redirects): no subresources, no third
@@ -314,7 +318,13 @@ export class WebSearcher {
         if (mainDocument) requested = true;
         // A 204 answer to a navigation leaves the current document in place (an aborted one
         // would replace it with an error page).
-        const answer = wanted ? request.continue() : mainDocument ? request.respond({ status: 204, body: '' }) : request.abort('blockedbyclient');
+        const answer = wanted && request.redirectChain().length > 0
+          ? redirectAllowed(request.url(), engineHost).then((allowed) => {
+            if (allowed) return request.continue();
+            refusedRedirect = request.url();
+            return request.abort('blockedbyclient');
+          })
+          : wanted ? request.continue() : mainDocument ? request.respond({ status: 204, body: '' }) : request.abort('blockedbyclient');
         void answer.catch(() => {});
       });
     }
@@ -325,7 +335,15 @@ export class WebSearcher {
     // later in a busier turn of the event loop, so it can come a few ms early).
     const loading = page.goto(task.url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, task.deadline - Date.now()) + NAVIGATION_BACKSTOP_MS });
     // Stopped past the limit, the navigation fails (net::ERR_ABORTED): the size is the reason.
-    const response = await Promise.race([loading, watch ? watch.tooLarge.then((): typeof TOO_LARGE => TOO_LARGE) : new Promise<never>(() => {})]);
+    // A redirect the guard refused fails the navigation (net::ERR_BLOCKED_BY_CLIENT): it is the reason.
+    const response = await Promise.race([loading, watch ? watch.tooLarge.then((): typeof TOO_LARGE => TOO_LARGE) : new Promise<never>(() => {})])
+      .catch((error: unknown): typeof REFUSED_REDIRECT => {
+        if (refusedRedirect === undefined) throw error;
+        return REFUSED_REDIRECT;
+      });
+    if (response === REFUSED_REDIRECT) {
+      return { kind: 'failed', reason: `the result page redirected to ${refusedRedirect?.slice(0, 200)}, a private, loopback, link-local or metadata address; refused` };
+    }
     if (response === TOO_LARGE) {
       loading.catch(() => {});
       return { kind: 'failed', reason: `result page larger than ${MAX_RESULT_PAGE_BYTES / 1024 / 1024} MB` };

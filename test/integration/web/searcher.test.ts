@@ -90,6 +90,29 @@ describe('WebSearcher through Chromium against saved result pages', () => {
     }
   });
 
+  it("refuses a redirect of the result page to another loopback host, and follows one on the engine's own host", async () => {
+    // The victim stands for an intranet service: another port, so another host than the engine's.
+    const victim = await startSite({ '/secret': (_req, res) => void res.end('<html><body>internal</body></html>') });
+    const engine = await startSite({
+      '/e/html/': (req, res, url) => {
+        const to = url.searchParams.get('q') === 'away' ? `${victim.origin}/secret` : `/ddg1/html/?q=x`;
+        res.writeHead(302, { location: to }).end();
+      },
+      '/ddg1/html/': (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end(readFileSync(path.join(SERP_FIXTURES, 'duckduckgo-2.html'))),
+    });
+    const other = new WebSearcher(true, { engineUrl: `${engine.origin}/e`, rateLimit: false, timeoutMs: 20_000, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+    try {
+      const refused = await other.searchDetailed('away');
+      expect(refused.failed).toEqual([{ engine: 'duckduckgo', reason: expect.stringMatching(/redirected to http:\/\/127\.0\.0\.1:\d+\/secret, a private, loopback.*refused/) }]);
+      expect(victim.hits).toEqual([]);
+      expect((await other.search('home')).length).toBeGreaterThan(0);
+    } finally {
+      await other.close();
+      await victim.close();
+      await engine.close();
+    }
+  });
+
   it('answers an empty query with [] without loading a page', async () => {
     const before = site.hits.length;
     expect(await searcher.search('   ')).toEqual([]);
