@@ -186,8 +186,10 @@ describe('the SSRF guard', () => {
     expect(isBlockedAddress(address)).toBe(blocked);
   });
 
-  it('refuses a redirect to the metadata address even when the first hop is allowed', async () => {
-    // The first hop is loopback, so the guard must be open for it; the redirect target is judged on its own.
+  it('refuses a fetch that would redirect to the metadata address, and follows it only with the guard open', async () => {
+    // Refused here at its first hop, loopback: a redirect after an allowed hop needs a public
+    // address, which tests may not reach. Each hop passes the same check (httpFetch's loop) and
+    // the guarded lookup at connect time.
     const result = await fetchWebContent(`${site.origin}/to-metadata`, { timeoutMs: 2000 });
     expect(result.code).toBe('BLOCKED');
     const hop = await fetchWebContent(`${site.origin}/to-metadata`, { ...open, timeoutMs: 300 });
