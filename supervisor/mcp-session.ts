@@ -78,6 +78,11 @@ export function createSession(options: SessionOptions): Session {
     { name: supervisor.config.name, version: supervisor.health().version },
     { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: sharedValidator },
   );
+  // The SDK answers a method it has no handler for "Method not found", naming none: say which,
+  // so that a client author sees at once what this server does not serve (resources/list…).
+  server.fallbackRequestHandler = async (request) => {
+    throw Object.assign(new Error(`Method not found: ${request.method.slice(0, 200)} (this server serves tools only: initialize, ping, tools/list, tools/call)`), { code: ErrorCode.MethodNotFound });
+  };
   const running = new Map<RequestId, AbortController>();
   /** An initialize request has been taken (lifecycle). */
   let initialized = false;

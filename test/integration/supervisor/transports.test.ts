@@ -58,7 +58,8 @@ describe('stdio transport', () => {
     send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'no-such-tool', arguments: {} } });
     send({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: { cursor: 5 } });
     send({ jsonrpc: '2.0', id: 6, method: 'constructor' });
-    expect(await eventually(() => stdout.split('\n').filter(Boolean).length >= 6)).toBe(true);
+    send({ jsonrpc: '2.0', id: 7, method: 'resources/list' });
+    expect(await eventually(() => stdout.split('\n').filter(Boolean).length >= 7)).toBe(true);
     const workers = descendants(child.pid!);
     expect(workers.length).toBeGreaterThan(0);
     child.stdin.end();
@@ -67,11 +68,13 @@ describe('stdio transport', () => {
     const lines = stdout.split('\n').filter(Boolean);
     const messages = lines.map((line) => JSON.parse(line) as { jsonrpc: string; id: number; error?: { code: number; message: string } });
     expect(messages.every((message) => message.jsonrpc === '2.0')).toBe(true);
-    expect(messages.map((message) => message.id).sort()).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(messages.map((message) => message.id).sort()).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(messages.find((message) => message.id === 4)!.error).toEqual({ code: -32602, message: "unknown tool 'no-such-tool'" });
     // Bad params of a request the SDK serves: -32602 naming the field, not -32603 with a zod dump.
     expect(messages.find((message) => message.id === 5)!.error).toEqual({ code: -32602, message: expect.stringMatching(/^Invalid params: cursor: /) });
-    expect(messages.find((message) => message.id === 6)!.error).toMatchObject({ code: -32601 });
+    // Named: the SDK's bare "Method not found" left a client author guessing which.
+    expect(messages.find((message) => message.id === 6)!.error).toEqual({ code: -32601, message: expect.stringMatching(/^Method not found: constructor \(this server serves tools only/) });
+    expect(messages.find((message) => message.id === 7)!.error).toEqual({ code: -32601, message: expect.stringMatching(/^Method not found: resources\/list /) });
     expect(stderr).toContain('"msg":"configuration validated"');
     expect(await eventually(() => workers.every((pid) => !isAlive(pid)))).toBe(true);
   });
