@@ -9,6 +9,8 @@
  * cannot work: the id is made after nginx routed the initialize). Reload them one at a time
  * (docs/production.md) while the others take new sessions.
  */
+const path = require('node:path');
+
 /**
  * An integer variable of this file, `fallback` when unset or empty. Anything else outside
  * `min`..`max` stops `pm2 start` naming it: `Number('abc')` gave no app at all, and pm2 started
@@ -29,12 +31,17 @@ const BASE_PORT = integerVar('MCPVISOR_BASE_PORT', 3000, 1, 65_536 - INSTANCES);
 // The supervisor drains for http.shutdownGraceMs (default 10 s); pm2 must wait longer than that
 // before it sends SIGKILL.
 const DRAIN_GRACE_MS = 10_000;
+// pm2 resolves a relative script, and runs the app, in the directory `pm2 start` was typed in:
+// `pm2 start /srv/mcpvisor/ecosystem.config.js` from anywhere else said `Script not found`. The
+// app runs in the checkout; a relative MCPVISOR_CONFIG means the directory it was typed in.
+const CONFIG = process.env.MCPVISOR_CONFIG ? path.resolve(process.env.MCPVISOR_CONFIG) : undefined;
 
 module.exports = {
   apps: Array.from({ length: INSTANCES }, (_, i) => ({
     name: INSTANCES === 1 ? 'mcpvisor' : `mcpvisor-${i + 1}`,
-    script: './dist/supervisor/cli/mcpvisor.js',
-    args: ['--transport', 'http', '--port', String(BASE_PORT + i), ...(process.env.MCPVISOR_CONFIG ? ['--config', process.env.MCPVISOR_CONFIG] : [])],
+    cwd: __dirname,
+    script: path.join(__dirname, 'dist', 'supervisor', 'cli', 'mcpvisor.js'),
+    args: ['--transport', 'http', '--port', String(BASE_PORT + i), ...(CONFIG ? ['--config', CONFIG] : [])],
     exec_mode: 'fork',
     instances: 1,
     env: { NODE_ENV: 'production' },
