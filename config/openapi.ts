@@ -18,6 +18,16 @@ export function maskCredentials(url: string, loose = false): string {
 }
 
 /**
+ * `url` for a log line: its userinfo as `***@` and each query value as `***`. A base URL's query
+ * often holds the API key (`?api_key=`), which upstream errors redact as well (README).
+ */
+export function maskUrlForLog(url: string): string {
+  const masked = maskCredentials(url);
+  const query = masked.indexOf('?');
+  return query < 0 ? masked : masked.slice(0, query) + masked.slice(query).replace(/=[^&#]*/g, '=***');
+}
+
+/**
  * One entry of `apis`: spec 000's configuration object, less the transport fields, which belong
  * to the server as a whole. Each entry is served by its own api worker.
  */

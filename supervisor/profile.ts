@@ -8,7 +8,7 @@ import { Supervisor } from './supervisor';
 import { planToolsets } from './toolsets';
 import type { ToolsetPlan } from './toolsets/types';
 import { packageVersion } from '../protocol/version';
-import { maskCredentials } from '../config/openapi';
+import { maskUrlForLog } from '../config/openapi';
 import { clampTimerMs } from '../config/timer-ms';
 
 /**
@@ -219,7 +219,7 @@ export async function runProfile(profile: Profile, argv: string[] = process.argv
 function forLog(config: Config): Config {
   const apis = config.apis.map((api) => ({
     ...api,
-    apiBaseUrl: maskCredentials(api.apiBaseUrl),
+    apiBaseUrl: maskUrlForLog(api.apiBaseUrl),
     ...(api.openApiSpec && api.openApiSpec.length > 200 ? { openApiSpec: `${api.openApiSpec.slice(0, 200)}... (${api.openApiSpec.length} characters)` } : {}),
   }));
   return { ...config, apis };

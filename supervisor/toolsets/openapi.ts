@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { ConfigError } from '../../config/validate';
 import type { ToolsetFactory } from './types';
-import { maskCredentials } from '../../config/openapi';
+import { maskUrlForLog } from '../../config/openapi';
 import { clampTimerMs } from '../../config/timer-ms';
 
 /** Slack over twice the upstream timeout (one auth retry) for loading and building the request. */
@@ -22,7 +22,7 @@ export const openapiToolsets: ToolsetFactory = (config, logger) => {
       throw new ConfigError(`apis.${index}.specInputMethod: stdin is only read by openapi-mcp-server; give a file, URL or inline content in the configuration`);
     }
     const name = `api-${api.namespace ?? index}`;
-    logger.debug({ pool: name, apiBaseUrl: maskCredentials(api.apiBaseUrl), toolsMode: api.toolsMode }, 'openapi toolset planned');
+    logger.debug({ pool: name, apiBaseUrl: maskUrlForLog(api.apiBaseUrl), toolsMode: api.toolsMode }, 'openapi toolset planned');
     return {
       name,
       namespace: api.namespace,

@@ -1,10 +1,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { request } from 'node:http';
 import { connect } from 'node:net';
+import path from 'node:path';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
-import { spawnBin } from '../../helpers/processes';
+import { ROOT, spawnBin } from '../../helpers/processes';
 
 const TOKEN = 'a-long-test-token-0123456789';
 const INIT = JSON.stringify({
@@ -58,6 +59,18 @@ describe('bearer-token auth', () => {
     expect(health).not.toContain(TOKEN);
     expect(server.server.stderr()).toContain('configuration validated');
     expect(server.server.stderr()).not.toContain(TOKEN);
+  });
+});
+
+describe('debug logs', () => {
+  it('never write an API key held in the base URL\'s query (or its userinfo): pm2 keeps these logs on disk', async () => {
+    const api = { name: 'keyed', openApiSpec: path.join(ROOT, 'test', 'fixtures', 'openapi', 'arguments.yaml'), apiBaseUrl: 'http://user:pass-in-url@127.0.0.1:9/v1?api_key=key-in-query&v=2' };
+    const config = writeConfig({ debug: true, shell: { enabled: false }, web: { enabled: false }, apis: [api] });
+    const server = spawnBin('mcpvisor', ['--transport', 'http', '--port', '0', '--config', config]);
+    await server.waitForLog((line) => line.msg === 'listening');
+    await server.stop();
+    expect(server.stderr()).toContain('"apiBaseUrl":"http://***@127.0.0.1:9/v1?api_key=***&v=***"');
+    expect(server.stderr()).not.toMatch(/key-in-query|pass-in-url/);
   });
 });
 
