@@ -10,6 +10,8 @@ const REDACT = [
   '*.headers',
   'config.http.authToken',
   'config.apis[*].headers',
+  // A custom toolset's own settings are opaque to us and may hold its secrets.
+  'config.customToolsets[*].config',
   'req.headers.authorization',
 ];
 

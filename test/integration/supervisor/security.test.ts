@@ -74,6 +74,18 @@ describe('debug logs', () => {
   });
 });
 
+describe('debug logs of a custom toolset', () => {
+  it("never write its own settings (opaque to the server; they may hold the toolset's secrets)", async () => {
+    const config = writeConfig(fixtureConfig({ thread: false, process: { config: { upstreamKey: 'custom-secret-value' } }, root: { debug: true } }));
+    const server = spawnBin('mcpvisor', ['--transport', 'http', '--port', '0', '--config', config]);
+    await server.waitForLog((line) => line.msg === 'listening');
+    await server.stop();
+    expect(server.stderr()).toContain('configuration validated');
+    expect(server.stderr()).toContain('"config":"[redacted]"');
+    expect(server.stderr()).not.toContain('custom-secret-value');
+  });
+});
+
 describe('exposure rules', () => {
   it('refuses to bind a non-loopback address without a token', async () => {
     const server = spawnBin('mcpvisor', ['--transport', 'http', '--host', '0.0.0.0', '--port', '0', '--config', writeConfig(fixtureConfig({ thread: false }))]);
