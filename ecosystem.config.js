@@ -28,13 +28,30 @@ function integerVar(name, fallback, min, max) {
 // 0 would give every instance a random port, which the nginx template cannot route to.
 const INSTANCES = integerVar('MCPVISOR_INSTANCES', 1, 1, 64);
 const BASE_PORT = integerVar('MCPVISOR_BASE_PORT', 3000, 1, 65_536 - INSTANCES);
-// The supervisor drains for http.shutdownGraceMs (default 10 s); pm2 must wait longer than that
-// before it sends SIGKILL.
-const DRAIN_GRACE_MS = 10_000;
 // pm2 resolves a relative script, and runs the app, in the directory `pm2 start` was typed in:
 // `pm2 start /srv/mcpvisor/ecosystem.config.js` from anywhere else said `Script not found`. The
 // app runs in the checkout; a relative MCPVISOR_CONFIG means the directory it was typed in.
 const CONFIG = process.env.MCPVISOR_CONFIG ? path.resolve(process.env.MCPVISOR_CONFIG) : undefined;
+
+/**
+ * How long the supervisor drains before it stops (http.shutdownGraceMs, default 10 s), which pm2
+ * must outwait before it sends SIGKILL: read from MCPVISOR_CONFIG's file with the server's own
+ * reader (JSON or YAML). A fixed 15 s kill_timeout cut any longer drain short with SIGKILL. A
+ * file that cannot be read is left to the server, which refuses it naming why.
+ */
+function drainGraceMs() {
+  const DEFAULT = 10_000;
+  if (!CONFIG) return DEFAULT;
+  let grace;
+  try {
+    grace = require('./dist/config/load').readConfigFile(CONFIG)?.http?.shutdownGraceMs;
+  } catch {
+    return DEFAULT;
+  }
+  // pm2 waits with a Node timer, which fires at once past 2^31 - 1 ms.
+  return Number.isInteger(grace) && grace >= 0 ? Math.min(grace, 2 ** 31 - 1 - 5_000) : DEFAULT;
+}
+const KILL_TIMEOUT_MS = drainGraceMs() + 5_000;
 
 module.exports = {
   apps: Array.from({ length: INSTANCES }, (_, i) => ({
@@ -56,7 +73,7 @@ module.exports = {
     max_restarts: 10,
     // The supervisor's own memory is sessions and routing; workers are separate processes.
     max_memory_restart: '1G',
-    kill_timeout: DRAIN_GRACE_MS + 5_000,
+    kill_timeout: KILL_TIMEOUT_MS,
     // pm2 sends SIGINT by default; the supervisor drains on SIGINT and SIGTERM alike. Only the
     // supervisor is signalled: it stops its own workers after draining (pm2's tree kill would end
     // them first, failing the calls being drained).

@@ -1,13 +1,15 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 const FILE = path.join(__dirname, '..', '..', '..', 'ecosystem.config.js');
 
 /** The apps of ecosystem.config.js, loaded afresh with these variables set. */
-function appsWith(env: Record<string, string>): Array<{ name: string; args: string[] }> {
+function appsWith(env: Record<string, string>): Array<{ name: string; args: string[]; kill_timeout: number }> {
   const saved = { ...process.env };
   Object.assign(process.env, env);
   try {
-    let apps: Array<{ name: string; args: string[] }> = [];
+    let apps: Array<{ name: string; args: string[]; kill_timeout: number }> = [];
     jest.isolateModules(() => {
       apps = (require(FILE) as { apps: typeof apps }).apps;
     });
@@ -36,5 +38,26 @@ describe('ecosystem.config.js', () => {
       [{ MCPVISOR_INSTANCES: '2', MCPVISOR_BASE_PORT: '65535' }, "MCPVISOR_BASE_PORT must be an integer from 1 to 65534, got '65535'"],
     ];
     for (const [env, message] of cases) expect(() => appsWith(env)).toThrow(`ecosystem.config.js: ${message}`);
+  });
+
+  it("outwaits the config's drain before SIGKILL: kill_timeout is http.shutdownGraceMs + 5 s (it was 15 s whatever the config said)", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mcpvisor-ecosystem-'));
+    try {
+      const yaml = path.join(dir, 'c.yaml');
+      writeFileSync(yaml, 'http:\n  shutdownGraceMs: 30000\n');
+      const json = path.join(dir, 'c.json');
+      writeFileSync(json, JSON.stringify({ http: { shutdownGraceMs: 2000 } }));
+      const huge = path.join(dir, 'huge.json');
+      writeFileSync(huge, JSON.stringify({ http: { shutdownGraceMs: 3e9 } }));
+      expect(appsWith({ MCPVISOR_CONFIG: yaml, MCPVISOR_INSTANCES: '2' }).map((app) => app.kill_timeout)).toEqual([35_000, 35_000]);
+      expect(appsWith({ MCPVISOR_CONFIG: json })[0].kill_timeout).toBe(7_000);
+      // pm2's timer would fire at once past 2^31 - 1 ms (the server refuses such a grace anyway).
+      expect(appsWith({ MCPVISOR_CONFIG: huge })[0].kill_timeout).toBe(2 ** 31 - 1);
+      // Unset, or a file the server will refuse naming why: the default drain.
+      expect(appsWith({})[0].kill_timeout).toBe(15_000);
+      expect(appsWith({ MCPVISOR_CONFIG: path.join(dir, 'missing.yaml') })[0].kill_timeout).toBe(15_000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
