@@ -3,6 +3,7 @@ import type { ToolDescriptor, ToolResult } from '../../protocol/tool';
 import type { WorkerLogger } from '../../protocol/worker-runtime';
 import { DEFAULT_CONFIG, validateConfig, type OpenApiConfig, type OpenApiConfigInput } from './config';
 import { ApiToolService, type ServerStats } from './service';
+import { ApiClient } from './api-client';
 import type { Transport } from '../../protocol/sdk-server';
 
 /**
@@ -108,9 +109,20 @@ export class OpenAPIServer {
     return this.#running().getStats();
   }
 
-  /** True when the API base URL answers at all (any HTTP status). */
+  /**
+   * True when the API base URL answers at all (any HTTP status), false when it does not (refused,
+   * DNS, timeout). Also before start(): checking the API before loading its description is what a
+   * caller does first, and it needs no description (before, it threw INTERNAL "not started").
+   */
   async testConnection(): Promise<boolean> {
-    return this.#running().testConnection();
+    if (this.#service) return this.#service.testConnection();
+    const { apiBaseUrl, authProvider, headers, requestTimeoutMs, maxRedirects } = this.config;
+    const client = new ApiClient(apiBaseUrl, authProvider, headers, { requestTimeoutMs, maxRedirects, connections: 1 });
+    try {
+      return await client.testConnection();
+    } finally {
+      await client.close();
+    }
   }
 
   /** The tools, with the namespace prefix when one is configured. */

@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import net from 'node:net';
 import path from 'node:path';
 import {
   createMetaTools,
@@ -98,6 +99,19 @@ describe('OpenAPIServer', () => {
     await defaults.start();
     expect(defaults.listTools().length).toBe(8);
     await defaults.stop();
+  });
+
+  test('testConnection() answers before start(), with the configured auth, and false for an upstream that is down', async () => {
+    const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: '/not-loaded.yaml', authProvider: new StaticAuthProvider({ Authorization: 'Bearer early' }) });
+    expect(await server.testConnection()).toBe(true);
+    expect(upstream.requests.at(-1)!.headers.authorization).toBe('Bearer early');
+    const closed = await new Promise<string>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(`http://127.0.0.1:${port}`));
+      });
+    });
+    expect(await new OpenAPIServer({ apiBaseUrl: closed, openApiSpec: '/not-loaded.yaml' }).testConnection()).toBe(false);
   });
 
   test('rejects start() when the description cannot be loaded', async () => {
