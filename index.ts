@@ -5,6 +5,7 @@
 export { configSchema, ConfigError, DEFAULT_CONFIG, loadConfig, validateConfig } from './config';
 export type { Config, ConfigInput } from './config';
 export { ERROR_CODES, McpvisorError, errorCodeOf, errorResult, runWorker, textResult, threadWorker } from './protocol';
-export type { ErrorCode, Pool, PoolStats, ToolCall, ToolDescriptor, ToolResult, WorkerHealth, WorkerService } from './protocol';
+// What a custom toolset written in TypeScript names: its init, the logger it is given, a call's context.
+export type { CallContext, ContentItem, ErrorCode, JsonObjectSchema, Pool, PoolStats, ToolCall, ToolDescriptor, ToolResult, WorkerHealth, WorkerInit, WorkerLogger, WorkerService } from './protocol';
 export { runProfile, startServer } from './supervisor/profile';
 export type { Profile, RunningServer } from './supervisor/profile';
