@@ -40,10 +40,17 @@ export function isBlockedAddress(address: string): boolean {
 /** The error code a refused address carries through undici, so the fetcher can name it. */
 export const BLOCKED_ADDRESS_CODE = 'ERR_MCPVISOR_BLOCKED_ADDRESS';
 
+/**
+ * How to open the guard, wherever the refusal is read: the variable alone misled library users
+ * (a WebContentFetcher never reads it) and `mcpvisor` users (who set it in the config file).
+ */
+export const ALLOW_PRIVATE_HINT =
+  'allowPrivateNetwork: true allows it (WEB_ALLOW_PRIVATE_NETWORK=true for web-search and web-search-mcp, web.fetch.allowPrivateNetwork in a config file, an option of WebContentFetcher and HttpClient in the library)';
+
 export class BlockedAddressError extends Error {
   readonly code = BLOCKED_ADDRESS_CODE;
   constructor(readonly host: string, readonly address: string) {
-    super(`${host} resolves to ${address}, a private, loopback, link-local or metadata address; refused (set WEB_ALLOW_PRIVATE_NETWORK=true to allow)`);
+    super(`${host} resolves to ${address}, a private, loopback, link-local or metadata address; refused; ${ALLOW_PRIVATE_HINT}`);
   }
 }
 

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
-import { BLOCKED_ADDRESS_CODE, guardedLookup, isBlockedAddress } from '../common/address-guard';
+import { ALLOW_PRIVATE_HINT, BLOCKED_ADDRESS_CODE, guardedLookup, isBlockedAddress } from '../common/address-guard';
 import { decodeBody } from './charset';
 import { headerText } from '../common/charset';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
@@ -78,7 +78,7 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
   let sameOrigin = true;
   for (let hop = 0; ; hop++) {
     if (!allowPrivate && isIP(url.hostname.replace(/^\[|\]$/g, '')) && isBlockedAddress(url.hostname)) {
-      throw new FetchError('BLOCKED', `${url.host} is a private, loopback, link-local or metadata address; refused${hop > 0 ? ' (reached by a redirect)' : ''} (set WEB_ALLOW_PRIVATE_NETWORK=true to allow)`);
+      throw new FetchError('BLOCKED', `${url.host} is a private, loopback, link-local or metadata address; refused${hop > 0 ? ' (reached by a redirect)' : ''}; ${ALLOW_PRIVATE_HINT}`);
     }
     let response: Dispatcher.ResponseData;
     try {

@@ -173,6 +173,8 @@ describe('the SSRF guard', () => {
     const result = await fetchWebContent(url(), { timeoutMs: 2000 });
     expect(result).toMatchObject({ success: false, code: 'BLOCKED' });
     expect(result.error).toMatch(/private, loopback, link-local or metadata address; refused/);
+    // The way to open the guard where the caller is: a library user's fetcher never reads the variable.
+    expect(result.error).toContain('web.fetch.allowPrivateNetwork in a config file, an option of WebContentFetcher and HttpClient in the library');
   });
 
   it.each([
