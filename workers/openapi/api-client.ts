@@ -60,7 +60,7 @@ const RETRYABLE_AUTH = new Set([401, 403]);
  * (`https://user:password@host`) are sent as Basic auth unless an Authorization header is
  * configured, and never appear in a URL we report; nor do the values of the base URL's own query. On 401/403 the provider's `handleAuthError`
  * decides whether to retry, once. Errors: TIMEOUT (our budget), NETWORK_ERROR (DNS, refused, reset; the
- * message carries undici's code), UPSTREAM_ERROR (a thrown `handleAuthError`, too many
+ * message carries undici's code), UPSTREAM_ERROR (a failing `getAuthHeaders` or `handleAuthError`, too many
  * redirects), BLOCKED (a URL outside the base), CANCELLED (the caller's signal).
  */
 export class ApiClient {
@@ -214,8 +214,28 @@ export class ApiClient {
    * add up (of one name, the later source's), and the body's own content type stays (a multipart
    * body's is written by undici, with its boundary).
    */
+  /**
+   * The provider's headers. Its failure, or an answer that is not an object, is an UPSTREAM_ERROR
+   * naming it, as a thrown `handleAuthError` is (a library caller got a bare TypeError or the
+   * provider's own Error, without a code). A header whose value is undefined or null is not sent:
+   * it went out as the text "undefined" (`{ Authorization: token }` before a token came).
+   */
+  async #providerHeaders(auth: IAuthProvider): Promise<Record<string, string>> {
+    let headers: unknown;
+    try {
+      headers = await auth.getAuthHeaders();
+    } catch (error) {
+      throw new McpvisorError('UPSTREAM_ERROR', `authentication error: getAuthHeaders() failed: ${(error as Error)?.message ?? String(error)}`, { data: { auth: true } });
+    }
+    if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) {
+      const got = headers === null ? 'null' : Array.isArray(headers) ? 'an array' : typeof headers;
+      throw new McpvisorError('UPSTREAM_ERROR', `authentication error: getAuthHeaders() must resolve to an object of header names to values, got ${got}`, { data: { auth: true } });
+    }
+    return Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== undefined && value !== null)) as Record<string, string>;
+  }
+
   async #headersFor(req: BuiltRequest, sent?: SentCredential[]): Promise<Record<string, string>> {
-    const fromAuth = this.#auth ? lowerKeys(await this.#auth.getAuthHeaders()) : {};
+    const fromAuth = this.#auth ? lowerKeys(await this.#providerHeaders(this.#auth)) : {};
     if (sent) for (const [name, value] of Object.entries(fromAuth)) if (!this.#notCredentials.has(name)) sent.push({ name, value, in: 'header' });
     const headers: Record<string, string> = { 'user-agent': userAgent(), ...req.headers, ...this.#headers, ...fromAuth };
     const cookie = joinCookies([req.headers.cookie, this.#headers.cookie, fromAuth.cookie]);
