@@ -12,10 +12,13 @@ import { sendRetryingStale } from '../common/stale-connection';
 import { networkReason } from './network-reason';
 import { decodedQueryPart, queryCredentials, type SentCredential } from './redact';
 import { flatHeaders, joinCookies, lowerKeys } from './upstream-headers';
+import { packageVersion } from '../../protocol/version';
 
 /** Most bytes of response headers read; past it the call fails naming undici's UND_ERR_HEADERS_OVERFLOW. */
 const MAX_RESPONSE_HEADER_BYTES = 64 * 1024;
-import { packageVersion } from '../../protocol/version';
+
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** Limits of upstream requests. */
 export interface ApiClientOptions {
@@ -231,7 +234,14 @@ export class ApiClient {
       const got = headers === null ? 'null' : Array.isArray(headers) ? 'an array' : typeof headers;
       throw new McpvisorError('UPSTREAM_ERROR', `authentication error: getAuthHeaders() must resolve to an object of header names to values, got ${got}`, { data: { auth: true } });
     }
-    return Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== undefined && value !== null)) as Record<string, string>;
+    const given = Object.entries(headers).filter(([, value]) => value !== undefined && value !== null);
+    for (const [name, value] of given) {
+      // undici refuses these on every request as a network error ("invalid header"): the
+      // provider's mistake, named (the value is a credential: not shown).
+      if (!HEADER_NAME.test(name)) throw new McpvisorError('UPSTREAM_ERROR', `authentication error: getAuthHeaders() gave a header name no HTTP request can carry: ${JSON.stringify(name.slice(0, 100))}`, { data: { auth: true } });
+      if (/[\r\n\0]/.test(String(value))) throw new McpvisorError('UPSTREAM_ERROR', `authentication error: getAuthHeaders() gave header '${name}' a value with a line break or NUL, which no HTTP request can carry; nothing was sent`, { data: { auth: true } });
+    }
+    return Object.fromEntries(given) as Record<string, string>;
   }
 
   async #headersFor(req: BuiltRequest, sent?: SentCredential[]): Promise<Record<string, string>> {

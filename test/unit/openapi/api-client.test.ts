@@ -135,6 +135,20 @@ describe('an IAuthProvider whose getAuthHeaders fails or gives what is no header
     await client.close();
   });
 
+  test.each([
+    ['a value with a line break', { Authorization: 'Bearer a\r\nX-Injected: 1' }, "getAuthHeaders() gave header 'Authorization' a value with a line break or NUL, which no HTTP request can carry; nothing was sent"],
+    ['a name with a space', { 'X Token': 't' }, 'getAuthHeaders() gave a header name no HTTP request can carry: "X Token"'],
+  ])('%s is an UPSTREAM_ERROR naming the header, not a network error, and nothing is sent', async (_what, headers, message) => {
+    const client = new ApiClient(upstream.url, provider(async () => headers));
+    const before = upstream.requests.length;
+    const error = await rejection(client.request('GET', '/users'));
+    expect(error).toMatchObject({ code: 'UPSTREAM_ERROR', message: `authentication error: ${message}` });
+    // The value is a credential: never in the message.
+    expect((error as Error).message).not.toContain('Bearer a');
+    expect(upstream.requests.length).toBe(before);
+    await client.close();
+  });
+
   test('a header whose value is undefined or null is not sent (it went out as the text "undefined")', async () => {
     const client = new ApiClient(upstream.url, provider(async () => ({ Authorization: undefined, 'X-Tenant': null, 'X-Kept': 'k' })), { 'X-Tenant': 'static' });
     const echo = JSON.parse((await client.request('GET', '/users')).body.toString()).echo;
