@@ -1,7 +1,7 @@
 import { setPriority } from 'node:os';
 import { receiveMessageOnPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { McpvisorError, toErrorInfo, type ErrorInfo } from './errors';
-import { jsonResult } from './json-safe';
+import { jsonResult, unserialisableAt } from './json-safe';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
 import type { ToolTexts } from './tool-text';
 import type { WorkerLogger, WorkerService } from './worker-runtime';
@@ -35,7 +35,13 @@ export function threadWorker(init: (config: unknown, log: WorkerLogger) => Promi
     try {
       service ??= init((workerData as { config?: unknown } | undefined)?.config, log);
       const ready = await service;
-      if (task.op === 'describe') return { ok: true, tools: ready.tools };
+      if (task.op === 'describe') {
+        // Checked here, as a process worker's is by its channel: a BigInt default failed the
+        // start later with JSON.stringify's bare "Do not know how to serialize a BigInt".
+        const unwritable = unserialisableAt(ready.tools);
+        if (unwritable) return { ok: false, error: { code: 'BAD_INPUT', message: `the worker's tool list cannot be written as JSON: ${unwritable}` } };
+        return { ok: true, tools: ready.tools };
+      }
       // What the queue left of the budget: a call that waited for its thread gets the rest, so
       // its own timeouts (a fetch's) still come before the pool's and say what happened.
       const left = task.deadlineAt === undefined ? task.deadlineMs : Math.max(0, Math.min(task.deadlineMs, task.deadlineAt - Date.now()));

@@ -347,6 +347,12 @@ describe('pool limits and restart intensity', () => {
     expect(server.stderr()).toMatch(/mcpvisor: failed to start: the worker's tool list cannot be written as JSON: \d+\.inputSchema\.properties\.n\.default is a BigInt\n/);
   });
 
+  it('refuses to start when a thread toolset announces a tool list JSON cannot hold, naming where', async () => {
+    const server = spawnBin('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: { config: { bigintDefault: true } } }))]);
+    expect(await server.exited).toBe(1);
+    expect(server.stderr()).toMatch(/mcpvisor: failed to start: .*the worker's tool list cannot be written as JSON: 0\.inputSchema\.properties\.n\.default is a BigInt/);
+  });
+
   it('refuses to start when a custom worker announces a tool MCP clients refuse, naming it (the SDK client got no tools at all)', async () => {
     const extraTool = { name: 'loose', description: 'an input schema without its type', inputSchema: { properties: { a: { type: 'string' } } } };
     const server = spawnBin('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, process: { config: { extraTool } } }))]);
