@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { get } from 'node:http';
 import path from 'node:path';
-import { countTree } from '../soak/sample';
+import { countTree, processTree, type Proc } from '../soak/sample';
 
 /**
  * A census of what a server leaves behind: per role of process in its tree, how many and their
@@ -10,23 +10,6 @@ import { countTree } from '../soak/sample';
  * mcpvisor-*; entries under the given directories; TCP sockets of the tree by state.
  */
 export type Census = Record<string, number>;
-
-interface Proc {
-  pid: number;
-  ppid: number;
-  argv: string[];
-}
-
-function readProc(pid: number): Proc | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (rest[0] === 'Z') return undefined;
-    return { pid, ppid: Number(rest[1]), argv: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/).filter(Boolean) };
-  } catch {
-    return undefined;
-  }
-}
 
 function role(proc: Proc, root: number): string {
   if (proc.pid === root) return 'supervisor';
@@ -96,20 +79,7 @@ export interface CensusTarget {
 }
 
 export async function census(target: CensusTarget): Promise<Census> {
-  const procs = new Map<number, Proc>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const proc = readProc(Number(name));
-    if (proc) procs.set(proc.pid, proc);
-  }
-  const children = new Map<number, number[]>();
-  for (const proc of procs.values()) children.set(proc.ppid, [...(children.get(proc.ppid) ?? []), proc.pid]);
-  const tree = new Set<number>();
-  const walk = (pid: number) => {
-    tree.add(pid);
-    for (const child of children.get(pid) ?? []) walk(child);
-  };
-  if (procs.has(target.rootPid)) walk(target.rootPid);
+  const { procs, tree } = processTree(target.rootPid);
   for (const pid of tree) seenPids.add(pid);
   const out: Census = {};
   const add = (key: string, n: number) => (out[key] = (out[key] ?? 0) + n);

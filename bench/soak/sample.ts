@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'n
 import path from 'node:path';
 
 /** One process as /proc shows it. */
-interface Proc {
+export interface Proc {
   pid: number;
   ppid: number;
   argv: string[];
@@ -39,6 +39,27 @@ function readProc(pid: number): Proc | undefined {
 
 function allPids(): number[] {
   return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+}
+
+/**
+ * Every live process, each one's children, and the tree under `rootPid` (itself included) by
+ * parent links; the tree is empty when it is gone.
+ */
+export function processTree(rootPid: number): { procs: Map<number, Proc>; children: Map<number, number[]>; tree: Set<number> } {
+  const procs = new Map<number, Proc>();
+  for (const pid of allPids()) {
+    const proc = readProc(pid);
+    if (proc) procs.set(pid, proc);
+  }
+  const children = new Map<number, number[]>();
+  for (const proc of procs.values()) children.set(proc.ppid, [...(children.get(proc.ppid) ?? []), proc.pid]);
+  const tree = new Set<number>();
+  const walk = (pid: number) => {
+    tree.add(pid);
+    for (const child of children.get(pid) ?? []) walk(child);
+  };
+  if (procs.has(rootPid)) walk(rootPid);
+  return { procs, children, tree };
 }
 
 /** Whether a process belongs to this run though it is outside the tree: our marker in its environment, or its cwd in the workspace. */
@@ -160,19 +181,7 @@ async function getMetrics(url: string): Promise<Map<string, number>> {
 
 /** Takes one sample of the server's processes, cgroups, temp files and sessions. */
 export async function sample(probe: Probe): Promise<Sample> {
-  const procs = new Map<number, Proc>();
-  for (const pid of allPids()) {
-    const proc = readProc(pid);
-    if (proc) procs.set(pid, proc);
-  }
-  const children = new Map<number, number[]>();
-  for (const proc of procs.values()) children.set(proc.ppid, [...(children.get(proc.ppid) ?? []), proc.pid]);
-  const tree = new Set<number>();
-  const walk = (pid: number) => {
-    tree.add(pid);
-    for (const child of children.get(pid) ?? []) walk(child);
-  };
-  if (procs.has(probe.supervisorPid)) walk(probe.supervisorPid);
+  const { procs, children, tree } = processTree(probe.supervisorPid);
   const out: Sample = {};
   const add = (key: string, value: number) => (out[key] = (out[key] ?? 0) + value);
   for (const pid of tree) {

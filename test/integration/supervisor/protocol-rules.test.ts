@@ -32,6 +32,17 @@ function stdioServer(root: Record<string, unknown> = {}): { child: Child; send(l
   };
 }
 
+/** Opens a legacy SSE stream and reads the POST endpoint it announces; abort `controller` to close it. */
+async function legacyEndpoint(baseUrl: string): Promise<{ endpoint: URL; controller: AbortController }> {
+  const controller = new AbortController();
+  const stream = await fetch(`${baseUrl}/sse`, { signal: controller.signal });
+  const reader = stream.body!.getReader();
+  let text = '';
+  while (!text.includes('\n\n')) text += Buffer.from((await reader.read()).value!).toString('utf8');
+  return { endpoint: new URL(/data: (.*)/.exec(text)![1], baseUrl), controller };
+}
+
+
 async function finish(child: Child): Promise<number | null> {
   child.stdin.end();
   return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
@@ -220,12 +231,7 @@ describe('protocol rules over HTTP', () => {
     const taken = await post(call(3, null));
     expect([taken.status, JSON.stringify(await taken.json())]).toEqual([200, expect.stringContaining('call 3')]);
 
-    const controller = new AbortController();
-    const stream = await fetch(`${server.baseUrl}/sse`, { signal: controller.signal });
-    const reader = stream.body!.getReader();
-    let text = '';
-    while (!text.includes('\n\n')) text += Buffer.from((await reader.read()).value!).toString('utf8');
-    const endpoint = new URL(/data: (.*)/.exec(text)![1], server.baseUrl);
+    const { endpoint, controller } = await legacyEndpoint(server.baseUrl);
     // It said "a request needs a string or integer id", of a request whose id is 4.
     const legacy = await fetch(endpoint, { method: 'POST', headers: HEADERS, body: JSON.stringify(call(4, 'not an object')) });
     expect([legacy.status, await legacy.json()]).toEqual([400, { jsonrpc: '2.0', id: 4, error: { code: -32602, message: 'Invalid params: _meta: Invalid input: expected object, received string' } }]);
@@ -250,12 +256,7 @@ describe('protocol rules over HTTP', () => {
   });
 
   it('answers a legacy SSE message with a null id as JSON-RPC, not plain text', async () => {
-    const controller = new AbortController();
-    const stream = await fetch(`${server.baseUrl}/sse`, { signal: controller.signal });
-    const reader = stream.body!.getReader();
-    let text = '';
-    while (!text.includes('\n\n')) text += Buffer.from((await reader.read()).value!).toString('utf8');
-    const endpoint = new URL(/data: (.*)/.exec(text)![1], server.baseUrl);
+    const { endpoint, controller } = await legacyEndpoint(server.baseUrl);
     const posted = await fetch(endpoint, { method: 'POST', headers: HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: null, method: 'ping' }) });
     expect(posted.status).toBe(400);
     expect(((await posted.json()) as Answer).error).toMatchObject({ code: -32600, message: expect.stringContaining('not a JSON-RPC 2.0 message') });
