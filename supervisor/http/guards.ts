@@ -38,9 +38,10 @@ export function isLoopback(host: string): boolean {
  * names, call counts, pool states and their reasons) are held to it as the MCP endpoints are.
  */
 export function hostGuard(config: HttpConfig): Check {
-  if (!isLoopback(config.host)) return () => true;
+  if (!isLoopback(config.host)) return oneHost;
   let lastLocalHost: string | undefined;
   return (req, res) => {
+    if (!oneHost(req, res)) return false;
     // Clients send one Host header on every request: the URL parse runs once per value seen.
     if (req.headers.host !== undefined && req.headers.host === lastLocalHost) return true;
     const hostname = hostnameOf(req.headers.host);
@@ -51,6 +52,23 @@ export function hostGuard(config: HttpConfig): Check {
     lastLocalHost = req.headers.host;
     return true;
   };
+}
+
+/**
+ * RFC 9112 section 3.2: a request with more than one Host line gets 400, whatever the bind
+ * address. Node keeps the first and drops the rest, so a proxy in front that routes by the last
+ * one and this server would disagree about which host a request is for.
+ */
+function oneHost(req: IncomingMessage, res: ServerResponse): boolean {
+  const raw = req.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 4 && raw[i].toLowerCase() === 'host' && ++seen > 1) {
+      sendJsonRpcError(res, 400, -32000, 'Bad Request: more than one Host header');
+      return false;
+    }
+  }
+  return true;
 }
 
 /**

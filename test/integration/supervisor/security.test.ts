@@ -16,6 +16,17 @@ const INIT = JSON.stringify({
 });
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
+/** The status line's code of a request written byte for byte (fetch and http.request send one Host). */
+function rawStatus(port: number, head: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(`${head}Connection: close\r\n\r\n`));
+    let reply = '';
+    socket.setEncoding('latin1').on('data', (chunk: string) => (reply += chunk));
+    socket.on('end', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(reply)?.[1] ?? 0)));
+    socket.on('error', reject);
+  });
+}
+
 describe('bearer-token auth', () => {
   let server: HttpServer;
 
@@ -98,9 +109,16 @@ describe('exposure rules', () => {
       '--transport', 'http', '--host', '0.0.0.0', '--port', '0', '--dangerously-allow-unauthenticated-network',
       '--config', writeConfig(fixtureConfig({ thread: false })),
     ]);
-    const listening = await server.waitForLog((line) => line.msg === 'listening');
-    expect(String(listening.url)).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/mcp$/);
-    await server.stop();
+    try {
+      const listening = await server.waitForLog((line) => line.msg === 'listening');
+      expect(String(listening.url)).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/mcp$/);
+      // RFC 9112: two Host lines get 400 on any bind address (Node would keep the first and go on).
+      const port = Number(new URL(String(listening.url)).port);
+      expect(await rawStatus(port, 'GET /health HTTP/1.1\r\nHost: 10.0.0.5\r\nHost: internal.example\r\n')).toBe(400);
+      expect(await rawStatus(port, 'GET /health HTTP/1.1\r\nHost: 10.0.0.5\r\n')).toBe(200);
+    } finally {
+      await server.stop();
+    }
   });
 });
 
@@ -237,6 +255,8 @@ describe('limits', () => {
       expect(await post('127.0.0.1.nip.io:8080')).toBe(403);
       expect(await post('127.0.0.2')).toBe(200);
       expect(await post(`localhost:${new URL(server.mcpUrl).port}`)).toBe(200);
+      // A second Host line behind a local first one is not let through on the first one's word.
+      expect(await rawStatus(Number(new URL(server.mcpUrl).port), 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nhost: evil.example\r\n')).toBe(400);
     } finally {
       await server.stop();
     }
