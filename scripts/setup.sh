@@ -35,12 +35,28 @@ if [ ${#need[@]} -gt 0 ]; then
     fi
     sudo="sudo"
   fi
+  # Without apt-get (not Debian, or an image without it) bash said only "apt-get: command not
+  # found"; a failed update or install left apt's last line alone, without the packages' names.
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup: the Debian packages ${need[*]} are missing and there is no apt-get here to install them: install them (or your system's packages of the same programs: chromium, bwrap, ps, nginx, Xvfb) first, then run this again." >&2
+    exit 1
+  fi
   echo "setup: installing Debian packages: ${need[*]}" >&2
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+  if ! $sudo apt-get update -qq; then
+    echo "setup: apt-get update failed (above): the Debian mirrors must be reachable to install ${need[*]}; or install them first, then run this again." >&2
+    exit 1
+  fi
+  if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >&2; then
+    echo "setup: apt-get could not install ${need[*]} (its message is above): install them first, then run this again." >&2
+    exit 1
+  fi
 fi
 
-# puppeteer must never download a browser: Debian's Chromium is used.
+# npm ci downloads from the npm registry and nothing else: puppeteer must never download a
+# browser (Debian's Chromium is used; puppeteer is puppeteer-core, see package.json's
+# overrides), and swagger-client's dependency @scarf/scarf must not report the install to
+# scarf.sh from its postinstall (package.json's scarfSettings says so too).
 export PUPPETEER_SKIP_DOWNLOAD=1
+export SCARF_ANALYTICS=false
 npm ci --no-audit --no-fund >&2
 npm run build >&2

@@ -49,11 +49,24 @@ describe('scripts/setup.sh', () => {
     expect(npmCalls(calls)).toEqual(['npm ci --no-audit --no-fund', 'npm run build']);
   });
 
-  describe('as a user other than root, with Debian packages missing', () => {
-    /** A PATH of only what the script needs (no chromium, bwrap…), `id -u` answering 1000, and `sudo` when asked for. */
-    function userPath(withSudo: boolean): { bin: string; calls: string } {
+  test('runs npm with nothing that downloads from elsewhere than the registry: no browser for puppeteer, no report to scarf.sh', () => {
+    const { bin, calls } = standIns();
+    writeFileSync(path.join(bin, 'npm'), `#!/bin/sh\necho "npm $* PUPPETEER_SKIP_DOWNLOAD=$PUPPETEER_SKIP_DOWNLOAD SCARF_ANALYTICS=$SCARF_ANALYTICS" >> '${calls}'\n`);
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
+    delete env.PUPPETEER_SKIP_DOWNLOAD;
+    delete env.SCARF_ANALYTICS;
+    const result = spawnSync('bash', [SETUP], { env, encoding: 'utf8' });
+    expect(result.status).toBe(0);
+    expect(npmCalls(calls)[0]).toBe('npm ci --no-audit --no-fund PUPPETEER_SKIP_DOWNLOAD=1 SCARF_ANALYTICS=false');
+    // npm ci run without this script: @scarf/scarf reads the root package's scarfSettings.
+    expect((JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scarfSettings?: unknown }).scarfSettings).toEqual({ enabled: false });
+  });
+
+  describe('with Debian packages missing (as root, or as a user with or without sudo)', () => {
+    /** A PATH of only what the script needs (no chromium, bwrap…), `id -u` answering `uid`, and `sudo` when asked for. */
+    function userPath(withSudo: boolean, uid = 1000): { bin: string; calls: string } {
       const { bin, calls } = standIns();
-      writeFileSync(path.join(bin, 'id'), '#!/bin/sh\necho 1000\n');
+      writeFileSync(path.join(bin, 'id'), `#!/bin/sh\necho ${uid}\n`);
       chmodSync(path.join(bin, 'id'), 0o755);
       for (const tool of ['sed', 'sort', 'head', 'dirname', 'node']) {
         const found = spawnSync('bash', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
@@ -77,6 +90,29 @@ describe('scripts/setup.sh', () => {
       const result = run(bin);
       expect(result.status).toBe(0);
       expect(readFileSync(calls, 'utf8')).toMatch(/^sudo apt-get install -y -qq --no-install-recommends chromium bubblewrap/m);
+    });
+
+    test('without apt-get (not Debian), stops naming the packages and saying so, before npm', () => {
+      const { bin, calls } = userPath(false, 0);
+      unlinkSync(path.join(bin, 'apt-get'));
+      const result = run(bin);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(/setup: the Debian packages chromium bubblewrap .*are missing and there is no apt-get here to install them/);
+      expect(result.stderr).not.toContain('command not found');
+      expect(npmCalls(calls)).toEqual([]);
+    });
+
+    test.each([
+      ['update', /setup: apt-get update failed \(above\): the Debian mirrors must be reachable to install chromium bubblewrap/],
+      ['install', /setup: apt-get could not install chromium bubblewrap .*\(its message is above\)/],
+    ])('when apt-get %s fails, stops saying what it could not do, before npm', (step, message) => {
+      const { bin, calls } = userPath(false, 0);
+      writeFileSync(path.join(bin, 'apt-get'), `#!/bin/sh\necho "apt-get $*" >> '${calls}'\n[ "$1" = ${step} ] && { echo "E: Unable to locate package xvfb" >&2; exit 100; }\nexit 0\n`);
+      const result = run(bin);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain('E: Unable to locate package xvfb');
+      expect(result.stderr).toMatch(message);
+      expect(npmCalls(calls)).toEqual([]);
     });
   });
 });
