@@ -27,6 +27,27 @@ export interface ThreadPoolOptions {
   logger: Logger;
 }
 
+const EXPORT_RULE = (module: string) => `${module} must export threadWorker(init) from 'mcpvisor', as module.exports or the default export`;
+
+/**
+ * The answer of a thread module to `describe`, checked: a module whose export is not
+ * `threadWorker(init)` (an init function exported as it is, as `runWorker` takes one) answered
+ * something else, and the start failed with "the … threads failed to start: undefined".
+ */
+function describeAnswer(answer: unknown, name: string, module: string): ThreadAnswer {
+  const fields = typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>) : undefined;
+  if (fields?.ok === true && 'tools' in fields) return answer as ThreadAnswer;
+  if (fields?.ok === false && typeof (fields.error as { message?: unknown } | undefined)?.message === 'string') return answer as ThreadAnswer;
+  const got = fields ? `an object with ${Object.keys(fields).map((key) => `'${key}'`).join(', ') || 'no keys'}` : String(answer);
+  return {
+    ok: false,
+    error: {
+      code: 'BAD_INPUT',
+      message: `the ${name} threads failed to start: its function answered ${got}, not a thread worker's answer; ${EXPORT_RULE(module)}`,
+    },
+  };
+}
+
 /**
  * The pool contract over piscina threads, for CPU-bound work in the supervisor's process (HTML to
  * Markdown). piscina owns the threads and the queue; each thread runs up to `concurrency` calls
@@ -81,10 +102,17 @@ export class ThreadPool implements Pool {
     });
     piscina.on('error', (error: Error) => this.#log.error({ err: error.message }, 'thread pool error'));
     this.#piscina = piscina;
-    const answer = (await piscina.run({ op: 'describe' } satisfies ThreadTask).catch((error: Error) => ({
-      ok: false,
-      error: { code: 'POOL_UNAVAILABLE', message: `the ${this.name} threads failed to start: ${error.message}` },
-    }))) as ThreadAnswer;
+    const { module } = this.#options;
+    const answer = describeAnswer(
+      await piscina.run({ op: 'describe' } satisfies ThreadTask).catch((error: Error | undefined) => ({
+        ok: false,
+        // An answer that cannot leave its thread (a function in it) ends the thread with an error
+        // that arrives here as `{}`: the start said "failed to start: undefined".
+        error: { code: 'POOL_UNAVAILABLE', message: `the ${this.name} threads failed to start: ${error?.message ?? `its thread ended with an error that has no message (an answer it could not send, such as a function?); ${EXPORT_RULE(module)}`}` },
+      })),
+      this.name,
+      module,
+    );
     if (!answer.ok) {
       this.#state = 'failed';
       this.#lastError = answer.error.message;

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { errorCodeOf } from '../../../protocol/results';
@@ -351,6 +351,18 @@ describe('pool limits and restart intensity', () => {
     const server = spawnBin('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: { config: { bigintDefault: true } } }))]);
     expect(await server.exited).toBe(1);
     expect(server.stderr()).toMatch(/mcpvisor: failed to start: .*the worker's tool list cannot be written as JSON: 0\.inputSchema\.properties\.n\.default is a BigInt/);
+  });
+
+  it.each([
+    // The mistake a process worker's runWorker(init) invites: the service it answers holds a function, which cannot leave the thread.
+    ['an init function whose service holds its handler', 'module.exports = async () => ({ tools: [], handle: async () => ({ content: [] }) });', 'its thread ended with an error that has no message (an answer it could not send, such as a function?)'],
+    ['a function answering something else', 'module.exports = async () => ({ tools: [] });', "its function answered an object with 'tools', not a thread worker's answer"],
+  ])("refuses to start when a thread toolset's module exports %s instead of threadWorker(init), saying what to export (it said 'undefined')", async (_what, source, why) => {
+    const module = path.join(tempDir('mcpvisor-thread-module-'), 'not-thread-worker.js');
+    writeFileSync(module, `${source}\n`);
+    const server = spawnBin('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: { module } }))]);
+    expect(await server.exited).toBe(1);
+    expect(server.stderr()).toContain(`mcpvisor: failed to start: the threads threads failed to start: ${why}; ${module} must export threadWorker(init) from 'mcpvisor', as module.exports or the default export\n`);
   });
 
   it('refuses to start when a custom worker announces a tool MCP clients refuse, naming it (the SDK client got no tools at all)', async () => {
