@@ -339,7 +339,8 @@ export class ProcessPool implements Pool {
         worker.rpc.close(`worker exited with ${reason}`);
         this.#workers.delete(id);
         exitedResolve();
-        fail(new McpvisorError('POOL_UNAVAILABLE', this.#lastError ?? `worker of ${this.name} exited with ${reason} before it was ready`));
+        // Exit 0 before ready: nothing held the process, so the module never ran runWorker's IPC loop.
+        fail(new McpvisorError('POOL_UNAVAILABLE', this.#lastError ?? `worker of ${this.name} exited with ${reason} before it was ready${code === 0 ? `: ${this.#options.module} ended without calling runWorker(init) from 'mcpvisor'` : ''}`));
         // Leftover children of the dead worker (its group) go with it, before we might exit.
         killGroup(child.pid);
         // During start() a failure fails the start; nothing is restarted.

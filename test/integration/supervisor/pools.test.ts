@@ -365,6 +365,14 @@ describe('pool limits and restart intensity', () => {
     expect(server.stderr()).toContain(`mcpvisor: failed to start: the threads threads failed to start: ${why}; ${module} must export threadWorker(init) from 'mcpvisor', as module.exports or the default export\n`);
   });
 
+  it("refuses to start when a process toolset's module never calls runWorker, saying so (it said only 'exited with exit code 0')", async () => {
+    const module = path.join(tempDir('mcpvisor-process-module-'), 'no-run-worker.js');
+    writeFileSync(module, 'module.exports = async () => ({ tools: [], handle: async () => ({ content: [] }) });\n');
+    const server = spawnBin('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, process: { module } }))]);
+    expect(await server.exited).toBe(1);
+    expect(server.stderr()).toContain(`mcpvisor: failed to start: worker of test exited with exit code 0 before it was ready: ${module} ended without calling runWorker(init) from 'mcpvisor'\n`);
+  });
+
   it('refuses to start when a custom worker announces a tool MCP clients refuse, naming it (the SDK client got no tools at all)', async () => {
     const extraTool = { name: 'loose', description: 'an input schema without its type', inputSchema: { properties: { a: { type: 'string' } } } };
     const server = spawnBin('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, process: { config: { extraTool } } }))]);
