@@ -131,8 +131,11 @@ export class OpenAPIServer {
     return this.#running().tools.map((tool) => ({ ...tool, name: `${prefix}${tool.name}` }));
   }
 
-  /** Calls a tool by its listed name; failures are thrown as McpvisorError with a stable code. */
-  callTool(name: string, args: Record<string, unknown> = {}, options: { signal?: AbortSignal } = {}): Promise<ToolResult> {
+  /**
+   * Calls a tool by its listed name; failures reject with McpvisorError with a stable code, also
+   * INTERNAL before start() (thrown at once, `callTool(…).catch(…)` threw past its handler).
+   */
+  async callTool(name: string, args: Record<string, unknown> = {}, options: { signal?: AbortSignal } = {}): Promise<ToolResult> {
     const prefix = this.config.namespace ? `${this.config.namespace}-` : '';
     const local = prefix && name.startsWith(prefix) ? name.slice(prefix.length) : name;
     return this.#running().handle(local, args, options);

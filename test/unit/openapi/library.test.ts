@@ -47,6 +47,9 @@ describe('OpenAPIServer', () => {
   test('starts in process, lists and calls tools with an auth provider, reports stats and stops', async () => {
     const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: PETSTORE, specCache: false, namespace: 'pets', authProvider: new StaticAuthProvider({ Authorization: 'Bearer good' }) });
     expect(() => server.getStats()).toThrow(/not started/);
+    // A promise's failure, not a throw: `callTool(…).catch(…)` must reach its handler.
+    const early = server.callTool('pets-lst-pets').catch((error: { code?: string }) => error.code);
+    await expect(early).resolves.toBe('INTERNAL');
     await server.start();
     expect(server.getStats().tools).toEqual({ total: 8, endpointTools: 5, metaTools: 3 });
     expect(server.listTools().map((t) => t.name)).toContain('pets-lst-pets');
