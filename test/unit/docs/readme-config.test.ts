@@ -1,10 +1,11 @@
 /**
  * README.md against the code it documents: the Configuration section's table of every key and
  * its default against the zod schema, its YAML example against validateConfig, and the flags and
- * environment variables of each server command against README.md. A key, flag or variable added
- * without a line here, or a default changed on one side only, fails this test.
+ * environment variables of each server command against README.md, and the source paths it names
+ * against the tree. A key, flag or variable added without a line here, a default changed on one
+ * side only, or a file moved, fails this test.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { parse as parseYaml } from 'yaml';
@@ -112,6 +113,14 @@ describe("README.md's Configuration section", () => {
     expect(flags.sort()).toEqual([...COMMON_FLAGS, ...mcpvisorProfile.flags].map((flag) => flag.name).sort());
     const variables = [...text.matchAll(/`(MCPVISOR_[A-Z_]+)`/g)].map((match) => match[1]);
     expect([...new Set(variables)].sort()).toEqual(SERVER_ENV.map((spec) => spec.name).sort());
+  });
+});
+
+describe("README.md's pointers into the source", () => {
+  it('name files and folders that exist', () => {
+    const named = [...README.matchAll(/`((?:supervisor|protocol|workers|config|bench|test|scripts|deploy|docs)\/[A-Za-z0-9_./-]*)`/g)].map((match) => match[1]);
+    expect(named.length).toBeGreaterThan(20);
+    expect([...new Set(named)].filter((name) => !existsSync(path.join(__dirname, '..', '..', '..', name)))).toEqual([]);
   });
 });
 
