@@ -116,6 +116,13 @@ describe("README.md's Configuration section", () => {
   });
 });
 
+describe("README.md's set-up paragraph", () => {
+  it("asks for the Node.js of package.json's engines", () => {
+    const engines = (JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    expect(`>=${/Node\.js (\d+\.\d+\.\d+) or later/.exec(README)?.[1]}`).toBe(engines);
+  });
+});
+
 describe("README.md's pointers into the source", () => {
   it('name files and folders that exist', () => {
     const named = [...README.matchAll(/`((?:supervisor|protocol|workers|config|bench|test|scripts|deploy|docs)\/[A-Za-z0-9_./-]*)`/g)].map((match) => match[1]);
