@@ -49,6 +49,19 @@ export const webSchema = z.strictObject({
        */
       concurrency: z.number().int().min(1).max(64).default(4),
       maxOutputChars: z.number().int().positive().default(10_000),
+      /**
+       * Fetched pages kept in the supervisor, per session, so that later windows of a long page
+       * (start_index > 0) are read from the same copy (supervisor/toolsets/web-paging.ts).
+       * `ttlMs: 0` or `maxBytes: 0` turns it off: every window fetches the page again.
+       */
+      cache: z
+        .strictObject({
+          /** How long a fetched page serves later windows, from when it was fetched. */
+          ttlMs: timerMs(0).default(600_000),
+          /** All kept pages together, counted at 2 bytes a character; one page may take a quarter. */
+          maxBytes: z.number().int().min(0).default(32 * 1024 * 1024),
+        })
+        .prefault({}),
       /** false: the fetch pool's state does not turn /health 503 (see search.affectsHealth). */
       affectsHealth: z.boolean().default(true),
     })

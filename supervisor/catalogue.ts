@@ -8,7 +8,7 @@ import { closestErrors, joinProblems } from '../protocol/schema-errors';
 import { addSafeIntegerKeyword, SAFE_INTEGER_KEYWORD, typeText, unsafeIntegerText, withSafeIntegers } from '../protocol/argument-values';
 import type { JsonObjectSchema, ToolDescriptor, ToolResult } from '../protocol/tool';
 import { givenArgumentsSchema, isWideSchema } from '../protocol/wide-schemas';
-import type { BeforeCall } from './toolsets/types';
+import type { AroundCall, BeforeCall } from './toolsets/types';
 import type { AnnouncedTool } from '../protocol/tool-text';
 import { preserialized } from './preserialized';
 import { resultProblem } from './result-check';
@@ -24,6 +24,7 @@ interface Entry {
   pool: Pool;
   callTimeoutMs: number;
   beforeCall?: BeforeCall;
+  aroundCall?: AroundCall;
   validate?: ValidateFunction;
   /** The same schema with allErrors, compiled when `validate` first refuses (for the message). */
   validateAll?: ValidateFunction;
@@ -46,12 +47,15 @@ export interface ToolsPage {
 
 export interface RouteOptions {
   signal: AbortSignal;
+  /** The session the call came from, for hooks that keep state per session (web-paging.ts). */
+  session?: string;
 }
 
 /**
  * The tool catalogue and router: toolsets register the tools their pools announced; `call`
  * validates arguments against the tool's input schema, runs the supervisor-side hook (rate
- * limits) and hands the call to the pool. Validators are compiled on first use, so a
+ * limits), then hands the call to the pool, through the supervisor-side `aroundCall` when the
+ * pool has one (the web fetch pool's pager). Validators are compiled on first use, so a
  * 1,000-operation API costs nothing until its tools are called.
  */
 export class Catalogue {
@@ -68,7 +72,7 @@ export class Catalogue {
   #ajvs = new Map<string, Ajv>();
 
   /** Adds a pool's tools; names are `<namespace>-<name>` when a namespace is given. */
-  register(pool: Pool, options: { namespace?: string; callTimeoutMs: number; beforeCall?: BeforeCall }): void {
+  register(pool: Pool, options: { namespace?: string; callTimeoutMs: number; beforeCall?: BeforeCall; aroundCall?: AroundCall }): void {
     for (const tool of pool.tools) {
       const name = options.namespace ? `${options.namespace}-${tool.name}` : tool.name;
       if (this.#entries.has(name)) {
@@ -80,6 +84,7 @@ export class Catalogue {
         pool,
         callTimeoutMs: options.callTimeoutMs,
         beforeCall: options.beforeCall,
+        aroundCall: options.aroundCall,
       });
     }
     this.#listed = undefined;
@@ -174,7 +179,10 @@ export class Catalogue {
       // The budget covers the wait (README: "budget of a call, queueing included").
       deadlineMs -= before.waitedMs;
     }
-    const result = await entry.pool.call({ tool: entry.workerName, arguments: input }, { signal: options.signal, deadlineMs });
+    const call = { tool: entry.workerName, arguments: input };
+    const result = entry.aroundCall
+      ? await entry.aroundCall(call, { signal: options.signal, deadlineMs, session: options.session }, (routed, routedOptions) => entry.pool.call(routed, routedOptions))
+      : await entry.pool.call(call, { signal: options.signal, deadlineMs });
     const problem = resultProblem(result) ?? this.#outputProblem(entry, result);
     if (!problem) return result;
     return errorResult(new McpvisorError('INTERNAL', `the tool returned a result MCP clients refuse: ${problem}`), name);

@@ -72,6 +72,9 @@ export function warmUpSessions(): void {
   CHECKED_REQUESTS.get('tools/list')!.safeParse(list);
 }
 
+/** Sessions created in this process, for their keys. */
+let sessionsCreated = 0;
+
 export function createSession(options: SessionOptions): Session {
   const { supervisor, logger } = options;
   const server = new Server(
@@ -84,6 +87,8 @@ export function createSession(options: SessionOptions): Session {
     throw Object.assign(new Error(`Method not found: ${request.method.slice(0, 200)} (this server serves tools only: initialize, ping, tools/list, tools/call)`), { code: ErrorCode.MethodNotFound });
   };
   const running = new Map<RequestId, AbortController>();
+  /** Names this session to supervisor-side state kept per session (the web pager's pages). */
+  const sessionKey = `s${++sessionsCreated}`;
   /** An initialize request has been taken (lifecycle). */
   let initialized = false;
 
@@ -132,7 +137,7 @@ export function createSession(options: SessionOptions): Session {
           }, interval)
         : undefined;
     try {
-      const result = await supervisor.call(name, args, controller.signal);
+      const result = await supervisor.call(name, args, controller.signal, sessionKey);
       logger.debug({ tool: name, ms: Date.now() - started, isError: result.isError === true }, 'tool call');
       return result;
     } catch (error) {

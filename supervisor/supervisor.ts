@@ -74,7 +74,7 @@ export class Supervisor {
     try {
       if (failure === undefined) {
         for (const { plan, poolPlan, pool } of planned) {
-          this.catalogue.register(pool, { namespace: plan.namespace, callTimeoutMs: poolPlan.callTimeoutMs ?? this.config.pools.callTimeoutMs, beforeCall: poolPlan.beforeCall });
+          this.catalogue.register(pool, { namespace: plan.namespace, callTimeoutMs: poolPlan.callTimeoutMs ?? this.config.pools.callTimeoutMs, beforeCall: poolPlan.beforeCall, aroundCall: poolPlan.aroundCall });
         }
       }
     } catch (error) {
@@ -104,13 +104,16 @@ export class Supervisor {
     setTimeout(() => this.catalogue.warmUp(), WARM_UP_DELAY_MS).unref();
   }
 
-  /** Routes a call; throws only UNKNOWN_TOOL (a protocol error), everything else is a result. */
-  async call(name: string, args: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ToolResult> {
+  /**
+   * Routes a call; throws only UNKNOWN_TOOL (a protocol error), everything else is a result.
+   * `session` identifies the caller's session to hooks that keep state per session.
+   */
+  async call(name: string, args: Record<string, unknown> | undefined, signal: AbortSignal, session?: string): Promise<ToolResult> {
     if (this.#state !== 'running') return this.refuse(name, new McpvisorError('SHUTTING_DOWN', 'the server is shutting down and takes no new calls'));
     this.#inFlight++;
     const started = performance.now();
     try {
-      const result = await this.catalogue.call(name, args, { signal });
+      const result = await this.catalogue.call(name, args, { signal, session });
       this.#metrics?.observe(name, result, (performance.now() - started) / 1000);
       return result;
     } finally {

@@ -1,4 +1,6 @@
 import type { Config } from '../../config/schema';
+import type { PoolCallOptions } from '../../protocol/pool';
+import type { ToolCall, ToolResult } from '../../protocol/tool';
 import type { Logger } from '../logger';
 
 /**
@@ -8,6 +10,17 @@ import type { Logger } from '../logger';
  * `maxWaitMs` should throw at once (BUSY) rather than wait.
  */
 export type BeforeCall = (tool: string, args: Record<string, unknown>, signal: AbortSignal, maxWaitMs?: number) => Promise<void>;
+
+/** PoolCallOptions plus the session the call came from (an id that never leaves the process). */
+export interface RoutedCallOptions extends PoolCallOptions {
+  session?: string;
+}
+
+/**
+ * Runs in the supervisor around a validated call (after `beforeCall`): it may answer by itself
+ * (a page it keeps) or hand the call, changed or not, to the pool through `next`. Never rejects.
+ */
+export type AroundCall = (call: ToolCall, options: RoutedCallOptions, next: (call: ToolCall, options: PoolCallOptions) => Promise<ToolResult>) => Promise<ToolResult>;
 
 interface PoolPlanBase {
   /** Pool name, shown in /health (`shell`, `web-search`, `api-github`). */
@@ -19,6 +32,7 @@ interface PoolPlanBase {
   /** Budget of a call in this pool; default `pools.callTimeoutMs`. */
   callTimeoutMs?: number;
   beforeCall?: BeforeCall;
+  aroundCall?: AroundCall;
   /** A pool whose failure makes /health 503 (default true). */
   required?: boolean;
 }

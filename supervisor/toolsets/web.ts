@@ -3,6 +3,7 @@ import { clampTimerMs } from '../../config/timer-ms';
 import { McpvisorError } from '../../protocol/errors';
 import { RateLimiter, RateLimitWaitTooLong } from '../../workers/web/rate-limiter';
 import type { BeforeCall, ToolsetFactory } from './types';
+import { FetchPager } from './web-paging';
 
 /** Slack over the search timeout for a cold browser launch (spec 001: about 1 to 2 s). */
 const SEARCH_LAUNCH_SLACK_MS = 5_000;
@@ -53,6 +54,15 @@ export const webToolsets: ToolsetFactory = (config, logger) => {
       }
     };
 
+  const fetchTurn = limited(fetchLimiter, (args) => typeof args.url === 'string' && isHttpUrl(args.url), 'web-fetch');
+  // With the pager on, it takes the fetch's token itself, for the calls that make a request:
+  // later windows of a kept page, and calls that join a fetch in flight, take none.
+  const { ttlMs, maxBytes } = web.fetch.cache;
+  const pager =
+    ttlMs > 0 && maxBytes > 0
+      ? new FetchPager({ ttlMs, maxBytes, maxOutputChars: web.fetch.maxOutputChars, beforeFetch: (args, signal, maxWaitMs) => fetchTurn('fetch_web_content', args, signal, maxWaitMs) })
+      : undefined;
+
   const workers = path.join(__dirname, '..', '..', 'workers', 'web');
   return [
     {
@@ -77,7 +87,7 @@ export const webToolsets: ToolsetFactory = (config, logger) => {
           concurrency: web.fetch.concurrency,
           workerConfig: web.fetch,
           callTimeoutMs: clampTimerMs(web.fetch.timeoutMs + FETCH_CONVERT_SLACK_MS),
-          beforeCall: limited(fetchLimiter, (args) => typeof args.url === 'string' && isHttpUrl(args.url), 'web-fetch'),
+          ...(pager ? { aroundCall: pager.aroundCall } : { beforeCall: fetchTurn }),
           required: web.fetch.affectsHealth,
         },
       ],

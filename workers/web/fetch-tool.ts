@@ -1,9 +1,9 @@
-import { McpvisorError, type ErrorCode } from '../../protocol/errors';
-import { errorResult } from '../../protocol/results';
+import { McpvisorError } from '../../protocol/errors';
 import type { ToolDescriptor, ToolResult } from '../../protocol/tool';
-import { fetchWebContent, type FetchResult } from './content';
-import type { FetchErrorCode } from './http-fetch';
-import { capMetadata } from './metadata';
+import { fetchWebContent } from './content';
+import { fetchErrorResult, formatFetchResult, pageBytes, PAGE_REQUEST_ARG, snapshotId, type KeptPage, type PageRequest } from './fetch-window';
+
+export { formatFetchResult } from './fetch-window';
 
 /** The fetch settings a worker needs (config.web.fetch). */
 export interface FetchToolConfig {
@@ -34,29 +34,12 @@ export const FETCH_TOOL: ToolDescriptor = {
   annotations: { readOnlyHint: true, openWorldHint: true },
 };
 
-/** How a fetch failure reaches the client: its stable code. */
-const CODES: Record<FetchErrorCode, ErrorCode> = {
-  INVALID_URL: 'BAD_INPUT',
-  BLOCKED: 'BLOCKED',
-  DNS_FAILURE: 'NETWORK_ERROR',
-  CONNECTION_REFUSED: 'NETWORK_ERROR',
-  // The same code as a call cut at its deadline: callers retry both alike, and a slow page is not a broken network.
-  TIMEOUT: 'TIMEOUT',
-  NETWORK_ERROR: 'NETWORK_ERROR',
-  HTTP_ERROR: 'UPSTREAM_ERROR',
-  TOO_LARGE: 'UPSTREAM_ERROR',
-  TOO_MANY_REDIRECTS: 'UPSTREAM_ERROR',
-  UNSUPPORTED_TYPE: 'UPSTREAM_ERROR',
-  // Like the two above, a property of the page the site sent, not of the network.
-  CONVERSION_FAILED: 'UPSTREAM_ERROR',
-  CANCELLED: 'CANCELLED',
-  // Library options only: the MCP tool passes no timeout or headers of the caller's.
-  INVALID_OPTIONS: 'BAD_INPUT',
-};
-
 /**
  * Runs `fetch_web_content`. The fetch timeout is the configured one, cut to the call's deadline
- * less 250 ms so the answer is a clear fetch timeout rather than the pool's TIMEOUT.
+ * less 250 ms so the answer is a clear fetch timeout rather than the pool's TIMEOUT. With the
+ * pager's PAGE_REQUEST_ARG, a page that fits its `maxEntryBytes` is answered whole (KeptPage in
+ * `structuredContent.page`) for the supervisor to keep; a larger one as the asked window with its
+ * snapshot id, so that the pager still tells a changed page from the same one.
  */
 export async function runFetchTool(args: Record<string, unknown>, config: FetchToolConfig, context: { signal: AbortSignal; deadlineMs: number }): Promise<ToolResult> {
   const url = args.url;
@@ -70,71 +53,21 @@ export async function runFetchTool(args: Record<string, unknown>, config: FetchT
     allowPrivateNetwork: config.allowPrivateNetwork,
     signal: context.signal,
   });
-  return formatFetchResult(result, startIndex, maxLength);
-}
-
-/**
- * Text for people: a metadata header, then the content window. When content remains, the last
- * line says how much and which `start_index` gets the next part. `structuredContent` carries the
- * same figures for programs. Indexes count UTF-16 code units (JavaScript string indexes); a window
- * never splits a surrogate pair (see wholeCharacters), so it may be one unit shorter or longer.
- */
-export function formatFetchResult(result: FetchResult, requestedStart: number, maxLength: number): ToolResult {
-  if (!result.success || !result.data) {
-    const code = CODES[result.code ?? 'NETWORK_ERROR'];
-    return errorResult(new McpvisorError(code, result.error ?? 'fetch failed', { data: { fetchError: result.code, status: result.status } }));
-  }
+  const request = args[PAGE_REQUEST_ARG] as PageRequest | undefined;
+  if (request === undefined) return formatFetchResult(result, startIndex, maxLength);
+  if (!result.success || !result.data) return fetchErrorResult(result);
   const { content } = result.data;
-  // Capped where it is read too (html-to-markdown); again here for any FetchResult a caller builds.
-  const metadata = capMetadata(result.data.metadata ?? {});
-  const total = content.length;
-  if (requestedStart > 0 && requestedStart >= total) {
-    return errorResult(new McpvisorError('BAD_INPUT', `start_index ${requestedStart} is past the end of the content (${total} characters)`));
+  const metadata = result.data.metadata ?? {};
+  const id = snapshotId(content);
+  const fetchedAt = new Date().toISOString();
+  const bytes = pageBytes(content, metadata);
+  if (bytes <= request.maxEntryBytes) {
+    const page: KeptPage = { content, metadata, id, fetchedAt, bytes };
+    return { content: [{ type: 'text', text: `the whole page, ${content.length} characters, for the supervisor to keep` }], structuredContent: { page } };
   }
-  const { start: startIndex, end } = wholeCharacters(content, requestedStart, maxLength);
-  const part = content.slice(startIndex, end);
-  const header = [
-    metadata.title ? `Title: ${metadata.title}` : undefined,
-    metadata.url ? `URL: ${metadata.url}` : undefined,
-    metadata.description ? `Description: ${metadata.description}` : undefined,
-    metadata.author ? `Author: ${metadata.author}` : undefined,
-    metadata.publishDate ? `Published: ${metadata.publishDate}` : undefined,
-  ].filter(Boolean).join('\n');
-  const truncated = end < total;
-  const note = truncated
-    ? `\n\n[Content truncated: characters ${startIndex}-${end} of ${total}. Call fetch_web_content again with start_index=${end} to read more.]`
-    : startIndex > 0 ? `\n\n[Characters ${startIndex}-${end} of ${total}; end of content.]` : '';
-  return {
-    content: [{ type: 'text', text: `${header}${header ? '\n\n---\n\n' : ''}${part}${note}` }],
-    structuredContent: {
-      metadata,
-      content: part,
-      startIndex,
-      endIndex: end,
-      totalLength: total,
-      truncated,
-      ...(truncated ? { nextStartIndex: end } : {}),
-    },
-  };
+  const changed = request.previousId === undefined ? undefined : request.previousId !== id;
+  return formatFetchResult(result, startIndex, maxLength, { id, fetchedAt, cached: false, ...(changed === undefined ? {} : { changed }) });
 }
-
-/**
- * The window [start, end) moved off the middle of a surrogate pair, where half an emoji would be
- * an invalid character in the JSON sent. The end moves back before the pair, so the next part
- * (start_index = end) begins with it whole; a start inside a pair moves back to the pair. Decision:
- * a window of one code unit that would hold only half a pair takes the whole pair instead, so
- * reading on always moves forward.
- */
-function wholeCharacters(content: string, start: number, maxLength: number): { start: number; end: number } {
-  const inPair = (index: number) => index > 0 && index < content.length && isHigh(content.charCodeAt(index - 1)) && isLow(content.charCodeAt(index));
-  const from = inPair(start) ? start - 1 : start;
-  let end = Math.min(content.length, from + maxLength);
-  if (inPair(end)) end = end - 1 > from ? end - 1 : end + 1;
-  return { start: from, end };
-}
-
-const isHigh = (unit: number) => unit >= 0xd800 && unit <= 0xdbff;
-const isLow = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff;
 
 function optionalInt(value: unknown, name: string, min: number): number | undefined {
   if (value === undefined || value === null) return undefined;

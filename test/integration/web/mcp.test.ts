@@ -180,7 +180,8 @@ describe('web-search-mcp over Streamable HTTP with real Chromium', () => {
   it('holds the fetch rate limit across concurrent sessions, waiting instead of failing', async () => {
     const sessions = await Promise.all([client(), client(), client()]);
     const before = site.countHits('/pages/article');
-    const results = await Promise.all(sessions.flatMap((c) => [1, 2].map(() => call(c, 'fetch_web_content', { url: `${site.origin}/pages/article` }))));
+    // Two URLs per session: a session's calls for the same page at once share one fetch (web-paging.ts).
+    const results = await Promise.all(sessions.flatMap((c) => [1, 2].map((n) => call(c, 'fetch_web_content', { url: `${site.origin}/pages/article?n=${n}` }))));
     expect(results.filter((result) => result.isError)).toEqual([]);
     const times = site.hits.filter((hit) => hit.path === '/pages/article').slice(before).map((hit) => hit.at);
     expect(times).toHaveLength(6);

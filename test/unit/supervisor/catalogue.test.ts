@@ -138,9 +138,9 @@ describe('Catalogue: a rate-limit wait counts against the call\'s budget', () =>
     };
     return { pool, deadlines };
   };
-  /** The web toolset's fetch hook at `rateLimit` per `rateLimitIntervalMs`. */
+  /** The web toolset's fetch hook at `rateLimit` per `rateLimitIntervalMs` (page cache off: with it on, its pager takes the tokens). */
   const fetchHook = (rateLimit: number, rateLimitIntervalMs: number) => {
-    const config = validateConfig({ web: { fetch: { rateLimit, rateLimitIntervalMs } } });
+    const config = validateConfig({ web: { fetch: { rateLimit, rateLimitIntervalMs, cache: { ttlMs: 0 } } } });
     return webToolsets(config, createLogger({ level: 'silent' }))[0].pools[1].beforeCall!;
   };
   const signal = new AbortController().signal;

@@ -1,0 +1,114 @@
+export interface PageCacheOptions {
+  /** How long a value is served after it was stored, ms (not extended by reads). */
+  ttlMs: number;
+  /** Bound of all values together, in the bytes their `set` gave. */
+  maxBytes: number;
+  /** A value larger than this is never kept. */
+  maxEntryBytes: number;
+  /** How many keys' last ids are remembered after their values are gone. Default 4096. */
+  maxRemembered?: number;
+  now?: () => number;
+}
+
+interface Kept<T> {
+  value: T;
+  bytes: number;
+}
+
+/**
+ * Values (fetched pages) by key, bounded in bytes and in age: a value is served for `ttlMs` after
+ * it was stored; past `maxBytes` the least recently read go first. Keys should be of bounded size
+ * (hashes): each key's last id is remembered after its value has gone (up to `maxRemembered`
+ * keys), so that a value fetched again can be told apart from the one before (`lastId`).
+ * No timers: expired values are dropped as later calls pass (so an idle cache still holds at
+ * most `maxBytes`).
+ */
+export class PageCache<T extends { id: string }> {
+  readonly #options: Required<Omit<PageCacheOptions, 'now'>> & { now: () => number };
+  /** Least recently read first. */
+  readonly #kept = new Map<string, Kept<T>>();
+  /** The same keys, oldest stored first: expired values are found at the front. */
+  readonly #byAge = new Map<string, number>();
+  readonly #lastIds = new Map<string, string>();
+  #bytes = 0;
+
+  constructor(options: PageCacheOptions) {
+    this.#options = { ttlMs: options.ttlMs, maxBytes: options.maxBytes, maxEntryBytes: options.maxEntryBytes, maxRemembered: options.maxRemembered ?? 4096, now: options.now ?? Date.now };
+  }
+
+  /** The value under `key` while it is fresh, now the most recently read; else undefined. */
+  get(key: string): T | undefined {
+    this.#dropExpired();
+    const kept = this.#kept.get(key);
+    if (!kept) return undefined;
+    this.#kept.delete(key);
+    this.#kept.set(key, kept);
+    return kept.value;
+  }
+
+  has(key: string): boolean {
+    this.#dropExpired();
+    return this.#kept.has(key);
+  }
+
+  /**
+   * Keeps `value` in place of what `key` held, dropping the least recently read values until it
+   * fits; a value over `maxEntryBytes` is not kept (false), and what the key held goes too: it
+   * is an older version. Its id is remembered either way.
+   */
+  set(key: string, value: T, bytes: number): boolean {
+    this.remember(key, value.id);
+    this.#drop(key);
+    this.#dropExpired();
+    if (bytes > this.#options.maxEntryBytes || bytes > this.#options.maxBytes) return false;
+    for (const oldest of this.#kept.keys()) {
+      if (this.#bytes + bytes <= this.#options.maxBytes) break;
+      this.#drop(oldest);
+    }
+    this.#kept.set(key, { value, bytes });
+    this.#byAge.set(key, this.#options.now());
+    this.#bytes += bytes;
+    return true;
+  }
+
+  /** The id of the last value stored under `key` (kept or gone), if it is still remembered. */
+  lastId(key: string): string | undefined {
+    return this.#kept.get(key)?.value.id ?? this.#lastIds.get(key);
+  }
+
+  /** Records `id` as the key's last (a version seen but not kept: too large). */
+  remember(key: string, id: string): void {
+    this.#lastIds.delete(key);
+    this.#lastIds.set(key, id);
+    if (this.#lastIds.size > this.#options.maxRemembered) this.#lastIds.delete(this.#lastIds.keys().next().value!);
+  }
+
+  /** Drops what `key` holds (its id stays remembered). */
+  delete(key: string): void {
+    this.#drop(key);
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get size(): number {
+    return this.#kept.size;
+  }
+
+  #drop(key: string): void {
+    const kept = this.#kept.get(key);
+    if (!kept) return;
+    this.#kept.delete(key);
+    this.#byAge.delete(key);
+    this.#bytes -= kept.bytes;
+  }
+
+  #dropExpired(): void {
+    const oldestFresh = this.#options.now() - this.#options.ttlMs;
+    for (const [key, storedAt] of this.#byAge) {
+      if (storedAt > oldestFresh) break;
+      this.#drop(key);
+    }
+  }
+}
