@@ -6,8 +6,8 @@
  *
  *   A. the whole page in ~20 windows, rate limit opened wide: wall time and requests per read;
  *   B. the first 6 windows with the default rate limit (1 fetch a second);
- *   C. many distinct pages (first windows only) with the cache's byte bound lowered to 16 MB:
- *      the supervisor's RSS after, on against off (the bound must hold).
+ *   C. many distinct 250 KB pages (first windows only), the cache's byte bound lowered to 16 MB:
+ *      the server's RSS after N and 3N pages, on against off (the bound must hold: no growth).
  *
  * Prints ratios off/on. Run: npx tsx bench/web/fetch-paging.ts (after `npm run build`).
  */
@@ -21,29 +21,31 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { fmt, ROOT, treeRss } from './util';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
+/** PHASES=C runs phase C alone. */
+const PHASES = process.env.PHASES ?? 'ABC';
 const WINDOWS = 20;
-const DISTINCT = Number(process.env.DISTINCT ?? 12);
+const DISTINCT = Number(process.env.DISTINCT ?? 25);
 
-/** ~2 MB of article: sections of paragraphs and tables, as a long documentation page. */
-function longArticle(): string {
+/** `bytes` of article: sections of paragraphs and tables, as a long documentation page. */
+function longArticle(bytes: number, label = ''): string {
   const sections: string[] = [];
-  for (let s = 1, size = 0; size < 2_000_000; s++) {
+  for (let s = 1, size = 0; size < bytes; s++) {
     const paragraphs = Array.from({ length: 8 }, (_, p) => `<p>Section ${s}, paragraph ${p}: measured throughput depends on parsing, extraction and serialisation; each stage has its own cost, and <a href="/ref/${s}/${p}">reference ${p}</a> explains the details at length for readers who want them.</p>`).join('\n');
     const section = `<h2>Section ${s}</h2>\n${paragraphs}\n<table><thead><tr><th>Metric</th><th>Value ${s}</th></tr></thead><tbody><tr><td>p50</td><td>${s} ms</td></tr></tbody></table>`;
     sections.push(section);
     size += section.length;
   }
-  return `<!doctype html><html><head><meta charset="utf-8"><title>Long article</title></head><body><main><article><h1>Long article</h1>\n${sections.join('\n')}\n</article></main></body></html>`;
+  return `<!doctype html><html><head><meta charset="utf-8"><title>Long article</title></head><body><main><article><h1>Long article ${label}</h1>\n${sections.join('\n')}\n</article></main></body></html>`;
 }
 
 async function serve() {
-  const page = Buffer.from(longArticle());
+  const page = Buffer.from(longArticle(2_000_000));
   let requests = 0;
   const server = createServer((req, res) => {
     requests++;
     const distinct = /^\/distinct\/(\d+)/.exec(req.url ?? '');
-    // Distinct pages: the same article with a line of their own, so each is converted in full.
-    const body = distinct ? Buffer.concat([Buffer.from(`<p>Page ${distinct[1]}</p>`), page]) : page;
+    // Distinct pages: 250 KB articles of their own.
+    const body = distinct ? longArticle(250_000, distinct[1]) : page;
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -104,6 +106,15 @@ async function main() {
     const maxLength = Math.min(100_000, Math.ceil(total / WINDOWS));
     console.log(`page: ${fmt(site.bytes / 1e6, 2)} MB of HTML, ${total} characters of Markdown, windows of ${maxLength}; ${ROUNDS} rounds alternated`);
 
+    if (PHASES.includes('A')) await phaseA(maxLength);
+    if (PHASES.includes('B')) await phaseB(maxLength);
+    if (PHASES.includes('C')) await phaseC();
+  } finally {
+    site.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  async function phaseA(maxLength: number) {
     // A. rate limit open.
     const a: Record<'on' | 'off', Array<{ ms: number; requests: number; windows: number }>> = { on: [], off: [] };
     for (let round = 0; round < ROUNDS; round++) {
@@ -119,7 +130,9 @@ async function main() {
     const requests = { on: median(a.on.map((r) => r.requests)), off: median(a.off.map((r) => r.requests)) };
     console.log(`A. ${a.on[0].windows} windows, rate limit open: cache off ${fmt(ms.off)} ms, ${requests.off} requests; cache on ${fmt(ms.on)} ms, ${requests.on} requests`);
     console.log(`   ratio time off/on: ${fmt(ms.off / ms.on, 2)}x; requests off/on: ${fmt(requests.off / requests.on, 2)}x (runs off: ${a.off.map((r) => fmt(r.ms)).join(', ')} ms; on: ${a.on.map((r) => fmt(r.ms)).join(', ')} ms)`);
+  }
 
+  async function phaseB(maxLength: number) {
     // B. the default rate limit, 1 fetch a second: the first 6 windows.
     const b: Record<string, { ms: number; requests: number; windows: number }> = {};
     for (const mode of ['offLimited', 'onLimited'] as const) {
@@ -128,23 +141,34 @@ async function main() {
       await server.close();
     }
     console.log(`B. ${b.onLimited.windows} windows, default rate limit (1/s): cache off ${fmt(b.offLimited.ms)} ms, ${b.offLimited.requests} requests; on ${fmt(b.onLimited.ms)} ms, ${b.onLimited.requests} requests; ratio time off/on ${fmt(b.offLimited.ms / b.onLimited.ms, 2)}x`);
+  }
 
-    // C. many distinct pages, bound 16 MB: RSS of the server after reading each one's first window.
+  async function phaseC() {
+    // C. many distinct pages, bound 16 MB: the server's RSS after N and after 3N pages (first
+    // windows only), cache on and off. Bounded, on - off does not grow from N to 3N. RSS counts
+    // garbage not yet collected: sampled for 10 s after the last call (V8's memory reducer runs
+    // once allocation stops), the least counts.
     const rss: Record<string, number> = {};
-    for (const mode of ['off', 'onSmall'] as const) {
-      const server = await connect(modes[mode]);
-      for (let i = 0; i < DISTINCT; i++) await server.call(`${site.origin}/distinct/${i}`, 0, 1000);
-      // Settled: a GC may still be due; two samples a second apart, the lower counts.
-      const first = treeRss(server.pid());
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      rss[mode] = Math.min(first, treeRss(server.pid()));
-      await server.close();
+    const kept = { chars: 0 };
+    for (const count of [DISTINCT, 3 * DISTINCT]) {
+      for (const mode of ['off', 'onSmall'] as const) {
+        const server = await connect(modes[mode]);
+        for (let i = 0; i < count; i++) kept.chars = (await server.call(`${site.origin}/distinct/${count}-${i}`, 0, 1000)).totalLength;
+        let least = Number.POSITIVE_INFINITY;
+        for (let sample = 0; sample < 10; sample++) {
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          least = Math.min(least, treeRss(server.pid()));
+        }
+        rss[`${mode}${count}`] = least;
+        await server.close();
+      }
     }
-    const perPageMb = (2 * total) / 1024 / 1024;
-    console.log(`C. ${DISTINCT} distinct pages (${fmt(perPageMb, 1)} MB each as kept, ${fmt(DISTINCT * perPageMb)} MB together), bound 16 MB: RSS cache off ${fmt(rss.off / 1024 / 1024)} MB, on ${fmt(rss.onSmall / 1024 / 1024)} MB; on - off ${fmt((rss.onSmall - rss.off) / 1024 / 1024)} MB (the bound: 16 MB)`);
-  } finally {
-    site.close();
-    rmSync(dir, { recursive: true, force: true });
+    const mb = (bytes: number) => fmt(bytes / 1024 / 1024);
+    const perPage = 2 * kept.chars;
+    const grownOn = rss[`onSmall${3 * DISTINCT}`] - rss[`onSmall${DISTINCT}`];
+    const grownOff = rss[`off${3 * DISTINCT}`] - rss[`off${DISTINCT}`];
+    console.log(`C. distinct pages of ${kept.chars} characters (${mb(perPage)} MB each as kept), bound 16 MB: ${DISTINCT} pages (${mb(DISTINCT * perPage)} MB) then ${3 * DISTINCT} (${mb(3 * DISTINCT * perPage)} MB)`);
+    console.log(`   RSS off ${mb(rss[`off${DISTINCT}`])} -> ${mb(rss[`off${3 * DISTINCT}`])} MB, on ${mb(rss[`onSmall${DISTINCT}`])} -> ${mb(rss[`onSmall${3 * DISTINCT}`])} MB; on - off at ${DISTINCT}: ${mb(rss[`onSmall${DISTINCT}`] - rss[`off${DISTINCT}`])} MB, at ${3 * DISTINCT}: ${mb(rss[`onSmall${3 * DISTINCT}`] - rss[`off${3 * DISTINCT}`])} MB; growth N -> 3N on ${mb(grownOn)} MB, off ${mb(grownOff)} MB`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { errorCodeOf } from '../../../protocol/results';
 import { COMMON_FLAGS, SCHEMA_HTTP_DEFAULTS } from '../../../supervisor/profile';
 import { loadConfig } from '../../../config/load';
 import { validateConfig } from '../../../config/validate';
@@ -67,7 +68,8 @@ describe('the web toolset plan', () => {
 
   it('makes calls wait for their token, spends none on an empty query, and stops waiting on abort', async () => {
     const config = load([]);
-    const web = { ...config.web, fetch: { ...config.web.fetch, rateLimitIntervalMs: 60_000 }, search: { ...config.web.search, rateLimitIntervalMs: 60_000 } };
+    // Page cache off: with it on, the fetch pool's pager takes the tokens (the test after next).
+    const web = { ...config.web, fetch: { ...config.web.fetch, rateLimitIntervalMs: 60_000, cache: { ttlMs: 0, maxBytes: 0 } }, search: { ...config.web.search, rateLimitIntervalMs: 60_000 } };
     const [plan] = webToolsets({ ...config, web }, logger);
     const fetchHook = plan.pools[1].beforeCall!;
     const signal = new AbortController().signal;
@@ -84,7 +86,7 @@ describe('the web toolset plan', () => {
 
   it('spends no fetch token on a URL that is not http(s), which the fetch refuses at once', async () => {
     const config = load([]);
-    const [plan] = webToolsets({ ...config, web: { ...config.web, fetch: { ...config.web.fetch, rateLimit: 1, rateLimitIntervalMs: 60_000 } } }, logger);
+    const [plan] = webToolsets({ ...config, web: { ...config.web, fetch: { ...config.web.fetch, rateLimit: 1, rateLimitIntervalMs: 60_000, cache: { ttlMs: 0, maxBytes: 0 } } } }, logger);
     const fetchHook = plan.pools[1].beforeCall!;
     const signal = new AbortController().signal;
     // Settled before setImmediate: no timer was involved (waiting for a token takes 60 s).
@@ -92,5 +94,22 @@ describe('the web toolset plan', () => {
     for (const url of ['ftp://example.com/file', 'file:///etc/passwd', 'javascript:alert(1)', 'mailto:a@example.com']) expect(await atOnce(url)).toBe(true);
     // The bucket's one token is still there for an http call.
     expect(await atOnce('HTTPS://example.com/')).toBe(true);
+  });
+
+  it('with the page cache on (the default), takes fetch tokens in the pager: none for a URL that is not http(s), BUSY past the budget', async () => {
+    const config = load([]);
+    const [plan] = webToolsets({ ...config, web: { ...config.web, fetch: { ...config.web.fetch, rateLimit: 1, rateLimitIntervalMs: 60_000 } } }, logger);
+    expect(plan.pools[1].beforeCall).toBeUndefined();
+    const around = plan.pools[1].aroundCall!;
+    const next = async () => ({ content: [{ type: 'text' as const, text: 'fetched' }] });
+    const signal = new AbortController().signal;
+    const run = (url: string) => around({ tool: 'fetch_web_content', arguments: { url } }, { signal, deadlineMs: 30_000, session: 's1' }, next);
+    const atOnce = (url: string) => Promise.race([run(url).then(() => true), new Promise((resolve) => setImmediate(() => resolve(false)))]);
+    for (const url of ['ftp://example.com/file', 'file:///etc/passwd', 'javascript:alert(1)', 'mailto:a@example.com']) expect(await atOnce(url)).toBe(true);
+    expect(await atOnce('HTTPS://example.com/')).toBe(true);
+    // The one token is spent; the next is 60 s away, past the call's 30 s.
+    const busy = await run('https://example.com/other');
+    expect(errorCodeOf(busy)).toBe('BUSY');
+    expect((busy.content[0] as { text: string }).text).toMatch(/^BUSY \(tool fetch_web_content\): fetch_web_content is rate limited and busy/);
   });
 });
