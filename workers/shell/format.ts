@@ -116,7 +116,7 @@ export function formatSystemInfo(info: SystemInfo): string {
       ? `disk (${info.disk.path}): ${bytesText(info.disk.availableBytes)} available of ${bytesText(info.disk.totalBytes)} (${info.disk.usedPercent}% used)`
       : 'disk: unknown',
     `uptime: ${info.uptimeSeconds} s`,
-    `sandbox: ${info.sandbox.enabled ? 'on' : 'off'}; bubblewrap ${info.sandbox.available ? 'available' : `unavailable${info.sandbox.reason ? ` (${info.sandbox.reason})` : ''}`}`,
+    `sandbox: ${info.sandbox.enabled ? 'on' : 'off'}; bubblewrap ${info.sandbox.available ? 'available' : `unavailable${info.sandbox.reason ? ` (${info.sandbox.reason})` : ''}${info.sandbox.fix ? `; to fix it, ${info.sandbox.fix}` : ''}`}`,
     `limits: a command is killed after ${info.commandTimeoutMs / 1000} s${sandboxLimits(info.sandbox.limits)}`,
     cgroupLine(info.cgroup),
   ];

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { readOnlyMountArgs, type ProtectedPath } from './protected-paths';
+import { diagnoseSandbox, namespaceSettings, type SandboxCause } from './sandbox-diagnosis';
 
 /** The Debian package that provides `bwrap`; named in every refusal. */
 export const SANDBOX_PACKAGE = 'bubblewrap';
@@ -30,6 +31,10 @@ export interface SandboxState {
   available: boolean;
   /** Why it is not available (missing binary, no namespaces), when it is not. */
   reason?: string;
+  /** When it is not available: the cause (sandbox-diagnosis.ts), a stable word for programs. */
+  cause?: SandboxCause;
+  /** When it is not available: what to do about it, for people. */
+  fix?: string;
 }
 
 /** Top-level system directories, bound read-only when they are directories, recreated when symlinks (merged /usr). */
@@ -221,27 +226,28 @@ export function probeSandbox(options: SandboxOptions, timeoutMs = 5000): Promise
   try {
     accessSync(options.bwrapPath, constants.X_OK);
   } catch {
-    return Promise.resolve({ available: false, reason: `${options.bwrapPath} is not installed or not executable` });
+    return Promise.resolve({ available: false, reason: `${options.bwrapPath} is not installed or not executable`, ...diagnoseSandbox(false, process.getuid?.(), {}) });
   }
+  const failed = (reason: string): SandboxState => ({ available: false, reason, ...diagnoseSandbox(true, process.getuid?.(), namespaceSettings()) });
   return new Promise((resolve) => {
     const { file, args } = sandboxArgv('true', options);
     let stderr = '';
     const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env: sandboxEnv(options.workspace) });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      resolve({ available: false, reason: `bwrap did not finish a test run within ${timeoutMs} ms` });
+      resolve(failed(`bwrap did not finish a test run within ${timeoutMs} ms`));
     }, timeoutMs);
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       if (stderr.length < 2000) stderr += chunk;
     });
     child.on('error', (error) => {
       clearTimeout(timer);
-      resolve({ available: false, reason: `cannot run ${file}: ${error.message}` });
+      resolve(failed(`cannot run ${file}: ${error.message}`));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve({ available: true });
-      else resolve({ available: false, reason: `bwrap cannot create its sandbox here (${stderr.trim() || `exit ${code ?? signal}`})` });
+      else resolve(failed(`bwrap cannot create its sandbox here (${stderr.trim() || `exit ${code ?? signal}`})`));
     });
   });
 }

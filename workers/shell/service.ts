@@ -64,7 +64,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     readOnly,
   };
   let sandbox: SandboxState = config.sandbox ? await probeSandbox(sandboxOptions) : { available: false, reason: 'sandbox mode is off' };
-  if (config.sandbox && !sandbox.available) log.warn('sandbox unavailable: exec will refuse commands', { reason: sandbox.reason });
+  if (config.sandbox && !sandbox.available) log.warn(`sandbox unavailable: exec will refuse commands until it is fixed; ${sandbox.fix}`, { reason: sandbox.reason, cause: sandbox.cause });
   // Processes and memory of a whole command, in both modes (see commandProcessLimit).
   const { cgroups, state: cgroupState } = config.commandCgroups
     ? await CommandCgroups.open({
@@ -161,12 +161,11 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     if (config.sandbox && !sandbox.available) {
       sandbox = await probeSandbox(sandboxOptions);
       if (!sandbox.available) {
-        throw new McpvisorError(
-          'BLOCKED',
-          `sandbox mode is on but bubblewrap cannot confine commands here: ${sandbox.reason}. Install the Debian package \`${SANDBOX_PACKAGE}\` ` +
-            '(apt-get install bubblewrap) and allow namespaces, or turn sandbox mode off (SANDBOX_MODE=false) to run commands unconfined. Nothing was run.',
-          { data: { package: SANDBOX_PACKAGE } },
-        );
+        // The fix names what refused: an installed bwrap that the kernel keeps from making its
+        // namespaces was told to install the package.
+        throw new McpvisorError('BLOCKED', `sandbox mode is on but bubblewrap cannot confine commands here: ${sandbox.reason}. To fix it, ${sandbox.fix}. Nothing was run.`, {
+          data: { package: SANDBOX_PACKAGE, cause: sandbox.cause },
+        });
       }
     }
     const timeoutMs = Math.max(1, Math.min(config.commandTimeoutMs, context.deadlineMs - DEADLINE_MARGIN_MS));

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CgroupState } from './command-cgroups';
 import type { SandboxState } from './sandbox';
+import type { SandboxCause } from './sandbox-diagnosis';
 
 export interface SystemInfo {
   platform: string;
@@ -20,7 +21,7 @@ export interface SystemInfo {
   disk: { path: string; totalBytes: number; freeBytes: number; availableBytes: number; usedPercent: number } | null;
   uptimeSeconds: number;
   nodeVersion: string;
-  sandbox: { enabled: boolean; available: boolean; tool: 'bubblewrap'; reason?: string; limits?: SandboxLimits };
+  sandbox: { enabled: boolean; available: boolean; tool: 'bubblewrap'; reason?: string; cause?: SandboxCause; fix?: string; limits?: SandboxLimits };
   /** Wall-clock limit of one command, sandboxed or not. */
   commandTimeoutMs: number;
   /**
@@ -88,6 +89,8 @@ export async function getSystemInfo(
       available: sandbox.state.available,
       tool: 'bubblewrap',
       ...(sandbox.state.reason ? { reason: sandbox.state.reason } : {}),
+      // Sandbox mode only: with it off there is nothing to fix.
+      ...(sandbox.enabled && sandbox.state.cause ? { cause: sandbox.state.cause, fix: sandbox.state.fix } : {}),
       ...(sandbox.enabled && sandbox.limits ? { limits: sandbox.limits } : {}),
     },
     commandTimeoutMs,

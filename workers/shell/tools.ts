@@ -152,6 +152,8 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
             available: bool,
             tool: str,
             reason: str,
+            cause: { type: 'string', enum: ['not-installed', 'user-namespaces-off', 'sandbox-failed'] },
+            fix: str,
             limits: {
               type: 'object',
               properties: { maxFileBytes: int, maxMemoryBytes: { type: ['integer', 'null'] }, tmpBytes: int, network: bool },

@@ -104,7 +104,8 @@ describe('probeSandbox', () => {
 
   test('reports a missing binary with the path it looked at', async () => {
     const state = await probeSandbox({ ...base, workspace: ws, bwrapPath: '/nonexistent/bwrap' });
-    expect(state).toEqual({ available: false, reason: '/nonexistent/bwrap is not installed or not executable' });
+    expect(state).toMatchObject({ available: false, reason: '/nonexistent/bwrap is not installed or not executable', cause: 'not-installed' });
+    expect(state.fix).toContain('apt-get install bubblewrap');
   });
 
   test('reports a binary that cannot build the sandbox', async () => {

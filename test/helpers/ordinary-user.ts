@@ -1,0 +1,53 @@
+import { accessSync, chownSync, constants, realpathSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './processes';
+import { tempDir } from './temp';
+
+const isRoot = process.getuid?.() === 0;
+
+/** nobody's uid and gid (every Debian system has them): the user a test run as root drops to. */
+export const NOBODY = 65534;
+
+/** The uid the servers of these tests run as: nobody as root, else the test's own user. */
+export const ORDINARY_UID = isRoot ? NOBODY : process.getuid!();
+
+/**
+ * A command line that runs `argv` as an ordinary user: as root, as nobody (setpriv, no
+ * supplementary groups); else as the test's own user. With `userNamespaces: false` it runs inside
+ * a user namespace of its own whose `user.max_user_namespaces` is 0, which the kernel checks for
+ * every namespace made inside it: a host where user namespaces are turned off, without touching
+ * the host's setting. The user is mapped to itself, so it keeps its uid and file access.
+ */
+export function asOrdinaryUser(argv: string[], options: { userNamespaces?: boolean } = {}): { command: string; args: string[] } {
+  const drop = isRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'] : [];
+  const noNamespaces =
+    options.userNamespaces === false
+      ? // --keep-caps keeps the namespace's capabilities for the write; the program gets none.
+        ['unshare', '--user', '--map-current-user', '--keep-caps', '/bin/sh', '-c', 'echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --inh-caps=-all "$@"', 'sh']
+      : [];
+  const full = [...drop, ...noNamespaces, ...argv];
+  return { command: full[0], args: full.slice(1) };
+}
+
+/** A fresh directory the ordinary user owns (mode 0700), removed after the file's tests. */
+export function ordinaryUserDir(prefix: string): string {
+  const dir = tempDir(prefix);
+  if (isRoot) chownSync(dir, NOBODY, NOBODY);
+  return dir;
+}
+
+/**
+ * Throws, naming the directory, unless everyone may enter every directory down to the checkout
+ * and read its `dist/`: a server run as nobody loads its code from there (and `node_modules`).
+ */
+export function assertCheckoutReadable(): void {
+  if (!isRoot) return;
+  for (const target of [path.join(ROOT, 'dist', 'supervisor', 'cli'), path.join(ROOT, 'node_modules', '@modelcontextprotocol')]) {
+    for (let dir = realpathSync(target); ; dir = path.dirname(dir)) {
+      const mode = statSync(dir).mode;
+      if ((mode & 0o005) !== 0o005) throw new Error(`${dir} is not readable and searchable by other users (mode ${(mode & 0o777).toString(8)}): the tests run servers as nobody; chmod o+rx it`);
+      if (dir === '/') break;
+    }
+    accessSync(target, constants.R_OK);
+  }
+}

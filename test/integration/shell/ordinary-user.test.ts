@@ -1,0 +1,73 @@
+/**
+ * shell-mcp-server run as an ordinary user (nobody when the tests run as root), as most people
+ * run it: bubblewrap then needs user namespaces, and the server makes no cgroups of its own.
+ */
+import { existsSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { errorCodeOf, ERROR_META_KEY } from '../../../protocol/results';
+import { asOrdinaryUser, assertCheckoutReadable, ordinaryUserDir, ORDINARY_UID } from '../../helpers/ordinary-user';
+import { bin } from '../../helpers/processes';
+import type { StdioConnection } from '../../helpers/mcp';
+import { call } from './helpers';
+
+beforeAll(() => assertCheckoutReadable());
+
+/** shell-mcp-server over stdio as the ordinary user, its HOME a directory that does not exist (nobody's). */
+async function connectAsOrdinaryUser(workspace: string, options: { userNamespaces?: boolean } = {}): Promise<StdioConnection> {
+  const { command, args } = asOrdinaryUser([process.execPath, bin('shell-mcp-server')], options);
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', SANDBOX_MODE: 'true', SHELL_WORKSPACE: workspace },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const client = new Client({ name: 'mcpvisor-test', version: '1.0.0' });
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; stderr:\n${stderr.slice(-3000)}`);
+  }
+  return { client, transport, stderr: () => stderr, pid: () => transport.pid, close: () => client.close() };
+}
+
+describe('shell-mcp-server as an ordinary user', () => {
+  test('runs sandboxed commands as that user, in its workspace', async () => {
+    const workspace = ordinaryUserDir('shell-ordinary-');
+    const server = await connectAsOrdinaryUser(workspace);
+    try {
+      const result = await call(server, 'exec', { command: 'id -u && echo made > made.txt' });
+      expect(result.structuredContent).toMatchObject({ exitCode: 0, stdout: `${ORDINARY_UID}\n`, sandboxed: true });
+      expect(existsSync(`${workspace}/made.txt`)).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('with user namespaces turned off, refuses exec naming the setting and its fix, runs nothing, and says so at start', async () => {
+    const workspace = ordinaryUserDir('shell-no-userns-');
+    const server = await connectAsOrdinaryUser(workspace, { userNamespaces: false });
+    try {
+      const result = await call(server, 'exec', { command: 'echo ran > ran.txt' });
+      expect(result.isError).toBe(true);
+      expect(errorCodeOf(result)).toBe('BLOCKED');
+      expect(result._meta?.[ERROR_META_KEY]).toEqual({ code: 'BLOCKED', data: { package: 'bubblewrap', cause: 'user-namespaces-off' } });
+      const text = result.content[0].text!;
+      expect(text).toContain('user.max_user_namespaces is 0');
+      expect(text).toContain('sysctl -w user.max_user_namespaces=');
+      expect(text).toContain('SANDBOX_MODE=false');
+      // bubblewrap is installed: installing it again fixes nothing.
+      expect(text).not.toContain('apt-get install');
+      expect(existsSync(`${workspace}/ran.txt`)).toBe(false);
+
+      const info = await call(server, 'getSystemInfo');
+      expect(info.structuredContent!.sandbox).toMatchObject({ enabled: true, available: false, cause: 'user-namespaces-off' });
+      expect(info.structuredContent!.sandbox.fix).toContain('sysctl -w user.max_user_namespaces=');
+      expect(server.stderr()).toMatch(/"msg":"sandbox unavailable: exec will refuse commands until it is fixed; allow user namespaces[^"]*user.max_user_namespaces is 0/);
+    } finally {
+      await server.close();
+    }
+  });
+});
