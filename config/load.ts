@@ -5,6 +5,7 @@ import { didYouMean } from './suggest';
 import { duplicateJsonKey } from './json-duplicates';
 import { HEADER_NAME } from '../protocol/http-headers';
 import { SPEC_CACHE_OFF } from './openapi';
+import { describeOpenError } from '../protocol/access-denied';
 import { FileRefusedError, readRegularFileSync } from '../protocol/regular-file';
 import { MAX_SPEC_BYTES } from '../workers/openapi/spec-limits';
 
@@ -126,7 +127,7 @@ export function readConfigFile(file: string): ConfigInput {
     text = readRegularFileSync(file, MAX_CONFIG_BYTES);
   } catch (error) {
     if (error instanceof FileRefusedError) throw new ConfigError(`config file ${file} ${error.message}`);
-    throw new ConfigError(`cannot read config file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new ConfigError(`cannot read config file ${file}: ${describeOpenError(file, error)}`);
   }
   let data: unknown;
   try {

@@ -3,6 +3,7 @@ import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseBool, setPath, type EnvSpec, type FlagSpec } from '../../config/load';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
+import { describeOpenError, directoryAccessProblem } from '../../protocol/access-denied';
 import { runProfile, SERVER_ENV, SERVER_FLAGS, type Profile } from '../profile';
 import { isCommand } from './command';
 
@@ -58,10 +59,16 @@ export const shellProfile: Profile = {
     let isDir = false;
     try {
       isDir = statSync(dir).isDirectory();
-    } catch {
+    } catch (error) {
+      // A directory above it that this user may not search hid it: it said "does not exist".
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EACCES' || code === 'EPERM') throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): ${dir}: ${describeOpenError(dir, error, 'directory')}`);
       throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): ${dir} does not exist`);
     }
     if (!isDir) throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): ${dir} is not a directory`);
+    // One this user cannot enter started, and every command failed as "bubblewrap unavailable".
+    const denied = directoryAccessProblem(dir);
+    if (denied) throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): ${denied}`);
     // Claude Desktop starts stdio servers in /, so the default workspace is the root there; the
     // worker refused it without naming the setting, after the pools had started (exit 1).
     if (config.shell.sandbox && realpathSync(dir) === '/') {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { accessSync, chownSync, constants, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './processes';
@@ -50,4 +51,19 @@ export function assertCheckoutReadable(): void {
     }
     accessSync(target, constants.R_OK);
   }
+}
+
+/**
+ * Runs `argv` as the ordinary user to its end, stdin empty (a stdio server stops at its end),
+ * with `env` alone besides PATH; resolves with its exit code (or signal) and stderr.
+ */
+export function runAsOrdinaryUser(argv: string[], env: Record<string, string> = {}): Promise<{ code: number | string | null; stderr: string }> {
+  const { command, args } = asOrdinaryUser(argv);
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code: signal ?? code, stderr }));
+  });
 }

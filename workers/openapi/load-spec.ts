@@ -9,6 +9,7 @@ import { extraCaConnect } from '../../protocol/extra-ca-certs';
 import { networkReason } from './network-reason';
 import { MAX_SPEC_BYTES } from './spec-limits';
 import { externalRefs, shownUri, type Json, type JsonObject, type RefContext, type UnloadedDocument } from './refs';
+import { describeOpenError } from '../../protocol/access-denied';
 import { FileRefusedError, readRegularFile } from '../../protocol/regular-file';
 import { BLOCKED_ADDRESS_CODE, BlockedAddressError, guardedLookup, isBlockedAddress } from '../common/address-guard';
 
@@ -161,6 +162,8 @@ async function readSpecFile(file: string, shown: string, maxBytes: number): Prom
     if (error instanceof FileRefusedError) throw new McpvisorError('BAD_INPUT', `failed to load the OpenAPI spec from ${shown}: it ${error.message}`);
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new McpvisorError('NOT_FOUND', `OpenAPI spec file not found: ${shown}`);
+    // Found but refused to this user: not NOT_FOUND, which sent people looking for a missing file.
+    if (code === 'EACCES' || code === 'EPERM') throw new McpvisorError('BAD_INPUT', `failed to load the OpenAPI spec from ${shown}: ${describeOpenError(file, error)}`);
     throw new McpvisorError('NOT_FOUND', `failed to load the OpenAPI spec from ${shown}: ${code ?? (error as Error).message}`);
   }
 }

@@ -1,5 +1,6 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { McpvisorError } from '../../protocol/errors';
+import { describeOpenError, directoryAccessProblem, directoryWriteProblem } from '../../protocol/access-denied';
 import { ERROR_META_KEY } from '../../protocol/results';
 import type { ToolCall, ToolResult } from '../../protocol/tool';
 import type { CallContext, WorkerLogger, WorkerService } from '../../protocol/worker-runtime';
@@ -52,6 +53,10 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
       readOnly: readOnly.map((entry) => entry.path),
     });
   }
+  // Decision: a warning, not a refusal: commands still run and read there (a checkout's workspace
+  // is read-only by design, see protected-paths.ts), but every write fails, which said nothing.
+  const notWritable = directoryWriteProblem(workspace);
+  if (notWritable) log.warn(`the workspace ${notWritable}: commands and writeFile cannot write there (set shell.workspace, or SHELL_WORKSPACE with shell-mcp-server, to a directory this user owns)`, { workspace });
   const sandboxOptions: SandboxOptions = {
     bwrapPath: config.bwrapPath,
     workspace,
@@ -293,10 +298,14 @@ function realWorkspace(dir: string): string {
   let real: string;
   try {
     real = realpathSync(dir);
-  } catch {
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM') throw new McpvisorError('BAD_INPUT', `the shell workspace ${dir} (SHELL_WORKSPACE / shell.workspace): ${describeOpenError(dir, error, 'directory')}`);
     throw new McpvisorError('BAD_INPUT', `the shell workspace ${dir} does not exist (SHELL_WORKSPACE / shell.workspace)`);
   }
   if (!statSync(real).isDirectory()) throw new McpvisorError('BAD_INPUT', `the shell workspace ${dir} is not a directory (SHELL_WORKSPACE / shell.workspace)`);
+  const denied = directoryAccessProblem(real);
+  if (denied) throw new McpvisorError('BAD_INPUT', `the shell workspace (SHELL_WORKSPACE / shell.workspace): ${denied}`);
   return real;
 }
 

@@ -1,0 +1,109 @@
+/**
+ * Files an ordinary user's server cannot read (nobody's when the tests run as root): each error
+ * names the file or the directory that refuses, its owner and mode, and the server's uid.
+ */
+import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { assertCheckoutReadable, ordinaryUserDir, ORDINARY_UID, runAsOrdinaryUser } from '../../helpers/ordinary-user';
+import { bin, ROOT } from '../../helpers/processes';
+
+let dir: string;
+beforeAll(() => {
+  assertCheckoutReadable();
+  dir = ordinaryUserDir('ordinary-files-');
+});
+/** Opens the directories the test closed, so that a test run that is not root can remove them. */
+function reopen(...dirs: string[]): void {
+  for (const closed of dirs) chmodSync(closed, 0o700);
+}
+
+/** A file with `text` that nobody but root may read (mode 000; its owner, when not root, neither). */
+function unreadable(name: string, text: string): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, text);
+  chmodSync(file, 0o000);
+  return file;
+}
+
+/** A readable file with `text` in a directory no one but root may enter (mode 000). */
+function behindClosedDirectory(name: string, text: string): { file: string; closed: string } {
+  const closed = path.join(dir, `closed-${name}`);
+  mkdirSync(closed);
+  const file = path.join(closed, name);
+  writeFileSync(file, text, { mode: 0o644 });
+  chmodSync(closed, 0o000);
+  return { file, closed };
+}
+
+describe('a config file the server user cannot read', () => {
+  test('is refused at start (exit 2) naming the file, its owner and mode, and the uid', async () => {
+    const file = unreadable('config.json', '{"transport":"stdio"}');
+    const { code, stderr } = await runAsOrdinaryUser([process.execPath, bin('mcpvisor'), '--config', file]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`mcpvisor: cannot read config file ${file}: permission denied (EACCES): ${file} (owner uid ${process.getuid!()}, gid ${process.getgid!()}, mode 0000) is not readable by this server's user (uid ${ORDINARY_UID}); make it readable`);
+  });
+
+  test('in a directory it may not enter, names that directory', async () => {
+    const { file, closed } = behindClosedDirectory('config.json', '{"transport":"stdio"}');
+    const { code, stderr } = await runAsOrdinaryUser([process.execPath, bin('shell-mcp-server')], { MCPVISOR_CONFIG: file });
+    reopen(closed);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`shell-mcp-server: cannot read config file ${file}: permission denied (EACCES): the directory ${closed} (owner uid ${process.getuid!()}, gid ${process.getgid!()}, mode 0000) does not let this server's user (uid ${ORDINARY_UID}) through`);
+  });
+});
+
+describe('an OpenAPI description the server user cannot read', () => {
+  const petstore = path.join(ROOT, 'test', 'fixtures', 'openapi', 'petstore-3.0.yaml');
+
+  test('fails the start as BAD_INPUT naming the permission, not as NOT_FOUND', async () => {
+    const file = path.join(dir, 'petstore.yaml');
+    copyFileSync(petstore, file);
+    chmodSync(file, 0o000);
+    const { code, stderr } = await runAsOrdinaryUser([process.execPath, bin('openapi-mcp-server'), '--api-base-url', 'http://127.0.0.1:9', '--openapi-spec', file]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`openapi-mcp-server: failed to start: failed to load the OpenAPI spec from ${file}: permission denied (EACCES): ${file} (owner uid ${process.getuid!()}`);
+    expect(stderr).toContain(`is not readable by this server's user (uid ${ORDINARY_UID})`);
+    expect(stderr).toContain('"code":"BAD_INPUT"');
+  });
+});
+
+describe('a shell workspace the server user cannot use', () => {
+  test('below a directory it may not enter: refused at start naming that directory (it said "does not exist")', async () => {
+    const closed = path.join(dir, 'closed-ws');
+    mkdirSync(path.join(closed, 'workspace'), { recursive: true });
+    chmodSync(closed, 0o000);
+    const workspace = path.join(closed, 'workspace');
+    const { code, stderr } = await runAsOrdinaryUser([process.execPath, bin('shell-mcp-server')], { SHELL_WORKSPACE: workspace });
+    reopen(closed);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`shell-mcp-server: SHELL_WORKSPACE (shell.workspace): ${workspace}: permission denied (EACCES): the directory ${closed} (owner uid ${process.getuid!()}`);
+    expect(stderr).not.toContain('does not exist');
+  });
+
+  test('that it may not enter: refused at start (it started, and every exec said bubblewrap was unavailable)', async () => {
+    const workspace = path.join(dir, 'shut-ws');
+    mkdirSync(workspace, { mode: 0o000 });
+    chmodSync(workspace, 0o000);
+    const shell = await runAsOrdinaryUser([process.execPath, bin('shell-mcp-server')], { SHELL_WORKSPACE: workspace });
+    expect(shell.code).toBe(2);
+    expect(shell.stderr).toContain(`shell-mcp-server: SHELL_WORKSPACE (shell.workspace): permission denied (EACCES): ${workspace} (owner uid ${process.getuid!()}, gid ${process.getgid!()}, mode 0000) cannot be entered and listed by this server's user (uid ${ORDINARY_UID})`);
+
+    const config = path.join(dir, 'shut-ws.json');
+    writeFileSync(config, JSON.stringify({ shell: { workspace }, web: { enabled: false } }), { mode: 0o644 });
+    const mcpvisor = await runAsOrdinaryUser([process.execPath, bin('mcpvisor'), '--config', config]);
+    reopen(workspace);
+    expect(mcpvisor.code).toBe(1);
+    expect(mcpvisor.stderr).toContain(`mcpvisor: failed to start: the shell workspace (SHELL_WORKSPACE / shell.workspace): permission denied (EACCES): ${workspace} (owner uid ${process.getuid!()}`);
+  });
+
+  test('that it may not write: starts, and says so once per worker with the fix', async () => {
+    const workspace = path.join(dir, 'read-only-ws');
+    mkdirSync(workspace);
+    chmodSync(workspace, 0o555);
+    const { code, stderr } = await runAsOrdinaryUser([process.execPath, bin('shell-mcp-server')], { SHELL_WORKSPACE: workspace, SANDBOX_MODE: 'false' });
+    expect(code).toBe(0);
+    const warnings = stderr.split('\n').filter((line) => line.includes('is not writable by'));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toContain(`the workspace ${workspace} (owner uid ${process.getuid!()}, gid ${process.getgid!()}, mode 0555) is not writable by this server's user (uid ${ORDINARY_UID}) (EACCES): commands and writeFile cannot write there`);
+  });
+});
