@@ -12,6 +12,7 @@ import { hostGuard, middleware, originGuard, sendJsonRpcError, type Check } from
 import { KeyedRateLimiter, rateLimit } from './rate-limit';
 import { LegacySseSessions } from './legacy-sse';
 import { StreamableSessions } from './streamable';
+import { listenErrorHint } from './listen-error';
 
 export interface RunningHttp {
   /** The Streamable HTTP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
@@ -161,7 +162,9 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
     server.requestTimeout = config.requestTimeoutMs;
     server.keepAliveTimeout = 5_000;
     // Named with what was asked for: getaddrinfo's ENOTFOUND for a mistyped host named neither.
-    server.once('error', (error: NodeJS.ErrnoException) => reject(new Error(`cannot listen on host ${JSON.stringify(config.host)}, port ${config.port} (http.host, http.port): ${error.message}`)));
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(new Error(`cannot listen on host ${JSON.stringify(config.host)}, port ${config.port} (http.host, http.port): ${error.message}${listenErrorHint(error, config.port)}`)),
+    );
     server.once('listening', () => {
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

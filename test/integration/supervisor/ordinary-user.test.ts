@@ -2,9 +2,11 @@
  * Files an ordinary user's server cannot read (nobody's when the tests run as root): each error
  * names the file or the directory that refuses, its owner and mode, and the server's uid.
  */
-import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { assertCheckoutReadable, ordinaryUserDir, ORDINARY_UID, runAsOrdinaryUser } from '../../helpers/ordinary-user';
+import { fixtureConfig } from '../../helpers/config';
 import { bin, ROOT } from '../../helpers/processes';
 
 let dir: string;
@@ -105,5 +107,36 @@ describe('a shell workspace the server user cannot use', () => {
     const warnings = stderr.split('\n').filter((line) => line.includes('is not writable by'));
     expect(warnings).toHaveLength(2);
     expect(warnings[0]).toContain(`the workspace ${workspace} (owner uid ${process.getuid!()}, gid ${process.getgid!()}, mode 0555) is not writable by this server's user (uid ${ORDINARY_UID}) (EACCES): commands and writeFile cannot write there`);
+  });
+});
+
+describe('an HTTP port the server user cannot open', () => {
+  /** mcpvisor over HTTP on `port`, serving the fixture workers, as the ordinary user. */
+  function listenOn(port: number) {
+    const config = path.join(dir, `http-${port}.json`);
+    writeFileSync(config, JSON.stringify(fixtureConfig({ thread: false })), { mode: 0o644 });
+    return runAsOrdinaryUser([process.execPath, bin('mcpvisor'), '--config', config, '--transport', 'http', '--host', '127.0.0.1', '--port', String(port)]);
+  }
+
+  test('below net.ipv4.ip_unprivileged_port_start: names the setting and the ways out (it said only "permission denied")', async () => {
+    const first = Number(readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8'));
+    const { code, stderr } = await listenOn(first - 1);
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `mcpvisor: failed to start: cannot listen on host "127.0.0.1", port ${first - 1} (http.host, http.port): listen EACCES: permission denied 127.0.0.1:${first - 1}; ports below ${first} (net.ipv4.ip_unprivileged_port_start) take root or the capability CAP_NET_BIND_SERVICE: use a port from there up (--port, MCPVISOR_PORT, http.port) behind a reverse proxy`,
+    );
+  });
+
+  test('taken by another user: says another process listens there and how to pick another', async () => {
+    const other = createServer();
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (other.address() as AddressInfo).port;
+      const { code, stderr } = await listenOn(port);
+      expect(code).toBe(1);
+      expect(stderr).toContain(`listen EADDRINUSE: address already in use 127.0.0.1:${port}; another process listens there, perhaps another user's: choose another port (--port, MCPVISOR_PORT, http.port; 0 picks a free one)`);
+    } finally {
+      other.close();
+    }
   });
 });
