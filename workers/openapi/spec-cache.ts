@@ -181,7 +181,12 @@ export async function writeArtifact(dir: string, key: string, compiled: Compiled
     // Data whose index could not be written (a full disk) is of no use, and would hold the space.
     if (renamed.length < writes.length) for (const target of renamed) await rm(target, { force: true }).catch(() => undefined);
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    log.warn(`spec cache not written to ${dir}: ${reason}; the next start parses the description again`, { dir, reason });
+    // A server user without a writable home (nobody's is /nonexistent) saw this at every start,
+    // with nothing to say what to set.
+    log.warn(
+      `spec cache not written to ${dir}: ${reason}; the next start parses the description again (give the server's user a cache directory it can write: specCache in the config, --spec-cache <dir> or XDG_CACHE_HOME; or turn the cache off: --spec-cache off)`,
+      { dir, reason },
+    );
     return false;
   }
   log.debug('spec cache written', { file });

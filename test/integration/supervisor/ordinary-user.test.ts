@@ -69,6 +69,17 @@ describe('an OpenAPI description the server user cannot read', () => {
   });
 });
 
+describe('an OpenAPI spec cache the server user cannot write', () => {
+  test('without a home (nobody\'s /nonexistent) the server starts, and the warning says what to set', async () => {
+    const file = path.join(dir, 'cached-petstore.yaml');
+    copyFileSync(path.join(ROOT, 'test', 'fixtures', 'openapi', 'petstore-3.0.yaml'), file);
+    chmodSync(file, 0o644);
+    const { code, stderr } = await runAsOrdinaryUser([process.execPath, bin('openapi-mcp-server'), '--api-base-url', 'http://127.0.0.1:9', '--openapi-spec', file], { HOME: '/nonexistent' });
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/"msg":"spec cache not written to \/nonexistent\/\.cache\/mcpvisor\/openapi: (EACCES|ENOENT); the next start parses the description again \(give the server's user a cache directory it can write: specCache in the config, --spec-cache <dir> or XDG_CACHE_HOME; or turn the cache off: --spec-cache off\)"/);
+  });
+});
+
 describe('a shell workspace the server user cannot use', () => {
   test('below a directory it may not enter: refused at start naming that directory (it said "does not exist")', async () => {
     const closed = path.join(dir, 'closed-ws');

@@ -262,7 +262,7 @@ describe('spec cache', () => {
     const started = await start({ openApiSpec: file, specCache: path.join(blocker, 'cache') });
     expect(started.s.tools.length).toBe(8);
     await started.s.close();
-    expect(started.warnings()).toEqual(expect.arrayContaining([expect.stringMatching(/^spec cache not written to .*blocker-\d+\/cache: ENOTDIR; the next start parses the description again$/)]));
+    expect(started.warnings()).toEqual(expect.arrayContaining([expect.stringMatching(/^spec cache not written to .*blocker-\d+\/cache: ENOTDIR; the next start parses the description again \(give the server's user a cache directory it can write: specCache in the config, --spec-cache <dir> or XDG_CACHE_HOME; or turn the cache off: --spec-cache off\)$/)]));
   });
 
   test('leaves no data file behind when its index cannot be written (a full disk held that space)', async () => {
