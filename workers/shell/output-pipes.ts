@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { closeSync, constants, openSync, realpathSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, realpathSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -33,29 +33,39 @@ let unavailable = false;
 /** The last batch failed: a command does not wait for the next one (made in the background). */
 let failing = false;
 let made = 0;
-/** Where the FIFOs' directory is made: the temporary directory, unless placePipesOutside moved it. */
+/** Where the FIFOs' directory is made: the temporary directory, unless placePipes chose another. */
 let parent: string | undefined;
 
 /**
- * Keeps the FIFOs' directory out of `workspace` (sandbox mode; call before the first batch). The
- * FIFOs wait there by name until a command takes them, so a sandboxed command that can open them
- * (a workspace of `/tmp`, or holding `TMPDIR`) held the write end of a later command's stdout, of
- * any session, and wrote into its result, or read it. Then the host's `/dev/shm` (the sandbox has
- * its own) or `/run/user/<uid>` is used; with neither outside the workspace, socket pairs.
+ * Chooses where the FIFOs wait (call before the first batch): the temporary directory, else the
+ * host's `/dev/shm`, else `/run/user/<uid>`; with none, socket pairs only. A directory is passed
+ * over when this user cannot write it (a `TMPDIR` of another user's, a read-only one: no batch was
+ * ever made there, and every command got socket pairs without a word), and, given `workspace`
+ * (sandbox mode), when it lies in the workspace: the FIFOs wait there by name until a command
+ * takes them, so a sandboxed command that can open them (a workspace of `/tmp`, or holding
+ * `TMPDIR`) held the write end of a later command's stdout, of any session, and wrote into its
+ * result, or read it (the sandbox has its own `/dev/shm`). Returns the one chosen and why the
+ * temporary directory was not, when it was not.
  */
-export function placePipesOutside(workspace: string): void {
-  const inside = (dir: string) => {
+export function placePipes(workspace?: string): { parent?: string; tmpdirNotWritable?: string } {
+  const check = (dir: string): { ok: true } | { ok: false; notWritable?: string } => {
+    let real: string;
     try {
-      const real = realpathSync(dir);
-      return real === workspace || real.startsWith(workspace.endsWith('/') ? workspace : `${workspace}/`);
-    } catch {
-      return true; // not there: not a candidate
+      real = realpathSync(dir);
+      accessSync(real, constants.W_OK | constants.X_OK);
+      if (!statSync(real).isDirectory()) return { ok: false, notWritable: `${dir} is not a directory` };
+    } catch (error) {
+      return { ok: false, notWritable: `${dir} is not there or not writable by this user (${(error as NodeJS.ErrnoException).code ?? String(error)})` };
     }
+    const inWorkspace = workspace !== undefined && (real === workspace || real.startsWith(workspace.endsWith('/') ? workspace : `${workspace}/`));
+    return inWorkspace ? { ok: false } : { ok: true };
   };
-  if (!inside(tmpdir())) return;
+  const tmp = tmpdir();
+  const tmpCheck = check(tmp);
   const candidates = ['/dev/shm', ...(process.getuid ? [`/run/user/${process.getuid()}`] : [])];
-  parent = candidates.find((dir) => !inside(dir) && statSync(dir, { throwIfNoEntry: false })?.isDirectory());
+  parent = tmpCheck.ok ? tmp : candidates.find((dir) => check(dir).ok);
   if (!parent) unavailable = true;
+  return { parent, ...(!tmpCheck.ok && tmpCheck.notWritable ? { tmpdirNotWritable: tmpCheck.notWritable } : {}) };
 }
 
 /**

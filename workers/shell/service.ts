@@ -1,4 +1,5 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { McpvisorError } from '../../protocol/errors';
 import { describeOpenError, directoryAccessProblem, directoryWriteProblem } from '../../protocol/access-denied';
 import { ERROR_META_KEY } from '../../protocol/results';
@@ -13,7 +14,7 @@ import { listDirectory } from './list-directory';
 import { reclaimMemory } from './reclaim';
 import { fitStreams, jsonBytes, TEXT_SHARE } from './reply-budget';
 import { OrphanGuard } from './orphan-guard';
-import { fillPipePool, outputPipes, placePipesOutside, releasePipes, takeOutputPipes } from './output-pipes';
+import { fillPipePool, outputPipes, placePipes, releasePipes, takeOutputPipes } from './output-pipes';
 import { discardPrepared, killAllCommands, prepareCommand, runCommand, type PreparedCommand } from './runner';
 import { protectedPaths } from './protected-paths';
 import { probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, type SandboxOptions, type SandboxState } from './sandbox';
@@ -139,7 +140,16 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   const guard = !config.sandbox || cgroups ? new OrphanGuard(cgroups?.guardScript()) : undefined;
   if (cgroups) guard?.arm();
   // Real pipes for the commands' output (output-pipes.ts), ready before the first one starts.
-  if (config.sandbox) placePipesOutside(workspace);
+  const pipes = placePipes(config.sandbox ? workspace : undefined);
+  // Only a temporary directory this user cannot write is news: one in the workspace moves by design.
+  if (pipes.tmpdirNotWritable) {
+    log.warn(
+      pipes.parent
+        ? `the temporary directory ${pipes.tmpdirNotWritable}: commands' output pipes wait in ${pipes.parent} instead (set TMPDIR to a directory this user can write)`
+        : `the temporary directory ${pipes.tmpdirNotWritable}, nor is /dev/shm or /run/user/<uid>: commands get socket pairs for their output, so \`>/dev/stdout\`, \`tee /dev/stderr\` and open('/dev/stdout') fail in them (set TMPDIR to a directory this user can write)`,
+      { tmpdir: tmpdir(), ...(pipes.parent ? { pipes: pipes.parent } : {}) },
+    );
+  }
   void fillPipePool(true);
   const warmed = config.sandbox ? sandbox.available : cgroups !== undefined;
   if (warmed) warm = prepareWarm(takeOutputPipes());

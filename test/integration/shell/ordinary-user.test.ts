@@ -2,7 +2,8 @@
  * shell-mcp-server run as an ordinary user (nobody when the tests run as root), as most people
  * run it: bubblewrap then needs user namespaces, and the server makes no cgroups of its own.
  */
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { errorCodeOf, ERROR_META_KEY } from '../../../protocol/results';
@@ -14,12 +15,12 @@ import { call } from './helpers';
 beforeAll(() => assertCheckoutReadable());
 
 /** shell-mcp-server over stdio as the ordinary user, its HOME a directory that does not exist (nobody's). */
-async function connectAsOrdinaryUser(workspace: string, options: { userNamespaces?: boolean } = {}): Promise<StdioConnection> {
+async function connectAsOrdinaryUser(workspace: string, options: { userNamespaces?: boolean; env?: Record<string, string> } = {}): Promise<StdioConnection> {
   const { command, args } = asOrdinaryUser([process.execPath, bin('shell-mcp-server')], options);
   const transport = new StdioClientTransport({
     command,
     args,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', SANDBOX_MODE: 'true', SHELL_WORKSPACE: workspace },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', SANDBOX_MODE: 'true', SHELL_WORKSPACE: workspace, ...options.env },
     stderr: 'pipe',
   });
   let stderr = '';
@@ -41,6 +42,22 @@ describe('shell-mcp-server as an ordinary user', () => {
       const result = await call(server, 'exec', { command: 'id -u && echo made > made.txt' });
       expect(result.structuredContent).toMatchObject({ exitCode: 0, stdout: `${ORDINARY_UID}\n`, sandboxed: true });
       expect(existsSync(`${workspace}/made.txt`)).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('with a TMPDIR it cannot write, commands still get real pipes (>/dev/stdout), and the start says where they wait', async () => {
+    const workspace = ordinaryUserDir('shell-tmpdir-');
+    // Beside the workspace, not in it: read-only to the user (root's, or its own with mode 0555).
+    const closedTmp = path.join(ordinaryUserDir('shell-closed-tmp-'), 'tmp');
+    mkdirSync(closedTmp);
+    chmodSync(closedTmp, 0o555);
+    const server = await connectAsOrdinaryUser(workspace, { env: { TMPDIR: closedTmp } });
+    try {
+      const result = await call(server, 'exec', { command: 'echo through-a-fifo > /dev/stdout' });
+      expect(result.structuredContent).toMatchObject({ exitCode: 0, stdout: 'through-a-fifo\n', stderr: '' });
+      expect(server.stderr()).toContain(`"msg":"the temporary directory ${closedTmp} is not there or not writable by this user (EACCES): commands' output pipes wait in /dev/shm instead (set TMPDIR to a directory this user can write)"`);
     } finally {
       await server.close();
     }
