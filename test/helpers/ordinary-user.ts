@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
 import { accessSync, chownSync, constants, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT } from './processes';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { StdioConnection } from './mcp';
+import { bin, ROOT } from './processes';
 import { tempDir } from './temp';
 
 const isRoot = process.getuid?.() === 0;
@@ -66,4 +69,22 @@ export function runAsOrdinaryUser(argv: string[], env: Record<string, string> = 
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code: signal ?? code, stderr }));
   });
+}
+
+/**
+ * A built entry point over stdio as the ordinary user (see asOrdinaryUser), connected with the SDK
+ * client; its environment is `env` alone besides PATH and a HOME that does not exist (nobody's).
+ */
+export async function connectStdioAsOrdinaryUser(entry: string, env: Record<string, string>, options: { userNamespaces?: boolean } = {}): Promise<StdioConnection> {
+  const { command, args } = asOrdinaryUser([process.execPath, bin(entry)], options);
+  const transport = new StdioClientTransport({ command, args, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', ...env }, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const client = new Client({ name: 'mcpvisor-test', version: '1.0.0' });
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; stderr:\n${stderr.slice(-3000)}`);
+  }
+  return { client, transport, stderr: () => stderr, pid: () => transport.pid, close: () => client.close() };
 }

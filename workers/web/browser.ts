@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -55,10 +55,21 @@ const MAX_SOCKET_PATH_BYTES = 107;
  * in a profile's `tmp` would not fit in a Unix socket path (107 bytes) under it; then /tmp.
  * Chromium stops at once on such a path ("Socket path too long"), so every launch failed with
  * "Target closed" on a TMPDIR past ~25 characters (a pm2 or systemd setup's own, macOS's).
+ * Likewise when the server's user cannot write the temporary directory (a TMPDIR of another
+ * user's): every search failed with `BROWSER_LAUNCH_FAILED` ("EACCES … mkdtemp").
  */
 export function profileRoot(root = tmpdir()): string {
   const socket = path.join(root, `mcpvisor-chromium-${process.pid}-XXXXXX`, 'tmp') + SINGLETON_SOCKET;
-  return Buffer.byteLength(socket) <= MAX_SOCKET_PATH_BYTES || !existsSync('/tmp') ? root : '/tmp';
+  return (Buffer.byteLength(socket) <= MAX_SOCKET_PATH_BYTES && writable(root)) || !existsSync('/tmp') ? root : '/tmp';
+}
+
+function writable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -4,34 +4,16 @@
  */
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { errorCodeOf, ERROR_META_KEY } from '../../../protocol/results';
-import { asOrdinaryUser, assertCheckoutReadable, ordinaryUserDir, ORDINARY_UID } from '../../helpers/ordinary-user';
-import { bin } from '../../helpers/processes';
+import { assertCheckoutReadable, connectStdioAsOrdinaryUser, ordinaryUserDir, ORDINARY_UID } from '../../helpers/ordinary-user';
 import type { StdioConnection } from '../../helpers/mcp';
 import { call } from './helpers';
 
 beforeAll(() => assertCheckoutReadable());
 
-/** shell-mcp-server over stdio as the ordinary user, its HOME a directory that does not exist (nobody's). */
-async function connectAsOrdinaryUser(workspace: string, options: { userNamespaces?: boolean; env?: Record<string, string> } = {}): Promise<StdioConnection> {
-  const { command, args } = asOrdinaryUser([process.execPath, bin('shell-mcp-server')], options);
-  const transport = new StdioClientTransport({
-    command,
-    args,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', SANDBOX_MODE: 'true', SHELL_WORKSPACE: workspace, ...options.env },
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const client = new Client({ name: 'mcpvisor-test', version: '1.0.0' });
-  try {
-    await client.connect(transport);
-  } catch (error) {
-    throw new Error(`${(error as Error).message}; stderr:\n${stderr.slice(-3000)}`);
-  }
-  return { client, transport, stderr: () => stderr, pid: () => transport.pid, close: () => client.close() };
+/** shell-mcp-server over stdio as the ordinary user, in sandbox mode, confined to `workspace`. */
+function connectAsOrdinaryUser(workspace: string, options: { userNamespaces?: boolean; env?: Record<string, string> } = {}): Promise<StdioConnection> {
+  return connectStdioAsOrdinaryUser('shell-mcp-server', { SANDBOX_MODE: 'true', SHELL_WORKSPACE: workspace, ...options.env }, options);
 }
 
 describe('shell-mcp-server as an ordinary user', () => {
