@@ -118,7 +118,7 @@ export function formatSystemInfo(info: SystemInfo): string {
     `uptime: ${info.uptimeSeconds} s`,
     `sandbox: ${info.sandbox.enabled ? 'on' : 'off'}; bubblewrap ${info.sandbox.available ? 'available' : `unavailable${info.sandbox.reason ? ` (${info.sandbox.reason})` : ''}${info.sandbox.fix ? `; to fix it, ${info.sandbox.fix}` : ''}`}`,
     `limits: a command is killed after ${info.commandTimeoutMs / 1000} s${sandboxLimits(info.sandbox.limits)}`,
-    cgroupLine(info.cgroup),
+    cgroupLine(info.cgroup, info.sandbox),
   ];
   return lines.join('\n');
 }
@@ -136,8 +136,18 @@ function sandboxLimits(limits: SystemInfo['sandbox']['limits']): string {
   return `; in the sandbox, files up to ${bytesText(limits.maxFileBytes)}, ${memory}, /tmp of ${bytesText(limits.tmpBytes)}, ${limits.network ? "the host's network" : 'no network'}`;
 }
 
-function cgroupLine(cgroup: SystemInfo['cgroup']): string {
-  if (!cgroup.available) return `cgroups: unavailable (${cgroup.reason ?? 'unknown'}); no process or memory limit per command, leftover processes are killed by process group only`;
+function cgroupLine(cgroup: SystemInfo['cgroup'], sandbox: SystemInfo['sandbox']): string {
+  if (!cgroup.available) {
+    const unavailable = `cgroups: unavailable (${cgroup.reason ?? 'unknown'})`;
+    if (!sandbox.enabled || !sandbox.available || !sandbox.limits) return `${unavailable}; no process or memory limit per command, leftover processes are killed by process group only`;
+    // The usual case for an ordinary user: it said "no process limit" and "by process group only",
+    // though the sandbox's rlimit counts one command's processes and its pid namespace ends them all.
+    const processes =
+      sandbox.limits.maxProcesses === null
+        ? 'no process or memory limit per command (root is exempt from the process rlimit; memory is limited per process only, above)'
+        : `at most ${sandbox.limits.maxProcesses} processes per command (the sandbox's rlimit), no memory limit per command (only per process, above)`;
+    return `${unavailable}; ${processes}; what a command leaves running is killed with its sandbox`;
+  }
   const limits = [
     cgroup.maxProcesses === null ? 'no process limit' : `at most ${cgroup.maxProcesses} processes`,
     cgroup.maxMemoryBytes === null ? 'no memory limit' : `${Math.round(cgroup.maxMemoryBytes / 1024 ** 2)} MiB of memory`,

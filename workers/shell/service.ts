@@ -269,7 +269,13 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
         return { content: [{ type: 'text', text: formatDir(listing, cutToFit) }], structuredContent: listing };
       }
       case 'getSystemInfo': {
-        const limits = { maxFileBytes: config.sandboxMaxFileBytes, maxMemoryBytes: sandboxOptions.maxMemoryBytes ?? null, tmpBytes: config.sandboxTmpBytes, network: config.sandboxNetwork };
+        const limits = {
+          maxFileBytes: config.sandboxMaxFileBytes,
+          maxMemoryBytes: sandboxOptions.maxMemoryBytes ?? null,
+          maxProcesses: process.getuid?.() === 0 ? null : config.sandboxMaxProcesses,
+          tmpBytes: config.sandboxTmpBytes,
+          network: config.sandboxNetwork,
+        };
         const info = await getSystemInfo(workspace, { enabled: config.sandbox, state: sandbox, limits }, config.commandTimeoutMs, cgroupState);
         return { content: [{ type: 'text', text: formatSystemInfo(info) }], structuredContent: { ...info } };
       }

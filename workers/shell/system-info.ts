@@ -37,6 +37,11 @@ export interface SandboxLimits {
   maxFileBytes: number;
   /** Memory each process may allocate; null: no limit. */
   maxMemoryBytes: number | null;
+  /**
+   * Processes of one command (RLIMIT_NPROC, counted in the command's own user namespace, so the
+   * server's user's other processes do not count); null for root, whom the kernel exempts.
+   */
+  maxProcesses: number | null;
   /** Size of its private /tmp. */
   tmpBytes: number;
   /** Whether it shares the host's network; false: it has none. */

@@ -156,8 +156,8 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
             fix: str,
             limits: {
               type: 'object',
-              properties: { maxFileBytes: int, maxMemoryBytes: { type: ['integer', 'null'] }, tmpBytes: int, network: bool },
-              required: ['maxFileBytes', 'maxMemoryBytes', 'tmpBytes', 'network'],
+              properties: { maxFileBytes: int, maxMemoryBytes: { type: ['integer', 'null'] }, maxProcesses: { type: ['integer', 'null'] }, tmpBytes: int, network: bool },
+              required: ['maxFileBytes', 'maxMemoryBytes', 'maxProcesses', 'tmpBytes', 'network'],
             },
           },
           required: ['enabled', 'available', 'tool'],

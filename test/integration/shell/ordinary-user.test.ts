@@ -7,6 +7,7 @@ import path from 'node:path';
 import { errorCodeOf, ERROR_META_KEY } from '../../../protocol/results';
 import { assertCheckoutReadable, connectStdioAsOrdinaryUser, ordinaryUserDir, ORDINARY_UID } from '../../helpers/ordinary-user';
 import type { StdioConnection } from '../../helpers/mcp';
+import { textOf } from '../../helpers/mcp';
 import { call } from './helpers';
 
 beforeAll(() => assertCheckoutReadable());
@@ -24,6 +25,23 @@ describe('shell-mcp-server as an ordinary user', () => {
       const result = await call(server, 'exec', { command: 'id -u && echo made > made.txt' });
       expect(result.structuredContent).toMatchObject({ exitCode: 0, stdout: `${ORDINARY_UID}\n`, sandboxed: true });
       expect(existsSync(`${workspace}/made.txt`)).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('without cgroups, getSystemInfo gives the limits the sandbox still sets (it said none, and a kill by process group only)', async () => {
+    const workspace = ordinaryUserDir('shell-limits-');
+    const server = await connectAsOrdinaryUser(workspace);
+    try {
+      const info = await call(server, 'getSystemInfo');
+      // An ordinary user can make no cgroup here unless one was delegated to it.
+      expect(info.structuredContent!.cgroup).toMatchObject({ available: false, maxProcesses: null });
+      expect(info.structuredContent!.sandbox.limits.maxProcesses).toBe(512);
+      expect(textOf(info)).toMatch(/^cgroups: unavailable \(.*\); at most 512 processes per command \(the sandbox's rlimit\), no memory limit per command \(only per process, above\); what a command leaves running is killed with its sandbox$/m);
+      // And it holds: a fork past it is refused.
+      const forks = await call(server, 'exec', { command: 'i=0; while [ $i -lt 600 ]; do sleep 5 & i=$((i+1)); done; echo forked' });
+      expect(forks.structuredContent!.stderr).toMatch(/Cannot fork|Resource temporarily unavailable/);
     } finally {
       await server.close();
     }
