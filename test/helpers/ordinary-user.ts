@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { accessSync, chownSync, constants, realpathSync, statSync } from 'node:fs';
+import { chownSync, existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -29,7 +29,7 @@ export function asOrdinaryUser(argv: string[], options: { userNamespaces?: boole
       ? // --keep-caps keeps the namespace's capabilities for the write; the program gets none.
         ['unshare', '--user', '--map-current-user', '--keep-caps', '/bin/sh', '-c', 'echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --inh-caps=-all "$@"', 'sh']
       : [];
-  const full = [...drop, ...noNamespaces, ...argv];
+  const full = [...reachPrefix(), ...drop, ...noNamespaces, ...argv];
   return { command: full[0], args: full.slice(1) };
 }
 
@@ -40,20 +40,51 @@ export function ordinaryUserDir(prefix: string): string {
   return dir;
 }
 
-/**
- * Throws, naming the directory, unless everyone may enter every directory down to the checkout
- * and read its `dist/`: a server run as nobody loads its code from there (and `node_modules`).
- */
-export function assertCheckoutReadable(): void {
-  if (!isRoot) return;
-  for (const target of [path.join(ROOT, 'dist', 'supervisor', 'cli'), path.join(ROOT, 'node_modules', '@modelcontextprotocol')]) {
-    for (let dir = realpathSync(target); ; dir = path.dirname(dir)) {
-      const mode = statSync(dir).mode;
-      if ((mode & 0o005) !== 0o005) throw new Error(`${dir} is not readable and searchable by other users (mode ${(mode & 0o777).toString(8)}): the tests run servers as nobody; chmod o+rx it`);
-      if (dir === '/') break;
-    }
-    accessSync(target, constants.R_OK);
+/** True when every user may enter every directory from `/` down to `dir`. */
+function reachable(dir: string): boolean {
+  for (let at = dir; ; at = path.dirname(at)) {
+    if ((statSync(at).mode & 0o001) === 0) return false;
+    if (at === '/') return true;
   }
+}
+
+/** The directory closest to `/` on the way to `dir` that other users may not enter. */
+function topBlocking(dir: string): string {
+  const chain: string[] = [];
+  for (let at = dir; ; at = path.dirname(at)) {
+    chain.unshift(at);
+    if (at === '/') break;
+  }
+  return chain.find((at) => (statSync(at).mode & 0o001) === 0)!;
+}
+
+/**
+ * What a server run as nobody loads must be reachable by nobody: the checkout (its dist/ and
+ * node_modules), ../shared beside it and the node binary. A checkout cloned under /root (mode
+ * 0700) is not, and CI may clone anywhere: then the server starts in a mount namespace of its
+ * own where each blocking directory is a tmpfs (mode 0755) holding bind mounts of just those
+ * paths, at the same paths, so nothing on the host changes and every path a test gives still works.
+ */
+function reachPrefix(): string[] {
+  if (!isRoot) return [];
+  const shared = path.join(ROOT, '..', 'shared');
+  const needed = [ROOT, ...(existsSync(shared) ? [shared] : []), path.dirname(process.execPath)].map((dir) => realpathSync(dir)).filter((dir) => !reachable(dir));
+  if (needed.length === 0) return [];
+  const lines = ['set -e'];
+  const byBlocking = new Map<string, string[]>();
+  for (const dir of needed) byBlocking.set(topBlocking(dir), [...(byBlocking.get(topBlocking(dir)) ?? []), dir]);
+  for (const [blocking, dirs] of byBlocking) {
+    // The host's directory is kept reachable at a stage while the tmpfs covers it, then let go.
+    lines.push(`stage=$(mktemp -d /tmp/mcpvisor-reach-XXXXXX)`, `mount --bind ${quote(blocking)} "$stage"`, `mount -t tmpfs -o mode=0755 tmpfs ${quote(blocking)}`);
+    for (const dir of dirs) lines.push(`mkdir -p ${quote(dir)}`, `mount --bind "$stage"${quote(dir.slice(blocking.length))} ${quote(dir)}`);
+    lines.push('umount "$stage"', 'rmdir "$stage"');
+  }
+  lines.push('exec "$@"');
+  return ['unshare', '--mount', '--propagation', 'private', '/bin/sh', '-c', lines.join('\n'), 'sh'];
+}
+
+function quote(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 /**

@@ -5,12 +5,11 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { errorCodeOf, ERROR_META_KEY } from '../../../protocol/results';
-import { assertCheckoutReadable, connectStdioAsOrdinaryUser, ordinaryUserDir, ORDINARY_UID } from '../../helpers/ordinary-user';
+import { connectStdioAsOrdinaryUser, ordinaryUserDir, ORDINARY_UID } from '../../helpers/ordinary-user';
 import type { StdioConnection } from '../../helpers/mcp';
 import { textOf } from '../../helpers/mcp';
 import { call } from './helpers';
 
-beforeAll(() => assertCheckoutReadable());
 
 /** shell-mcp-server over stdio as the ordinary user, in sandbox mode, confined to `workspace`. */
 function connectAsOrdinaryUser(workspace: string, options: { userNamespaces?: boolean; env?: Record<string, string> } = {}): Promise<StdioConnection> {

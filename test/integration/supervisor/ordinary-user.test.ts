@@ -5,13 +5,12 @@
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
-import { assertCheckoutReadable, ordinaryUserDir, ORDINARY_UID, runAsOrdinaryUser } from '../../helpers/ordinary-user';
+import { ordinaryUserDir, ORDINARY_UID, runAsOrdinaryUser } from '../../helpers/ordinary-user';
 import { fixtureConfig } from '../../helpers/config';
 import { bin, ROOT } from '../../helpers/processes';
 
 let dir: string;
 beforeAll(() => {
-  assertCheckoutReadable();
   dir = ordinaryUserDir('ordinary-files-');
 });
 /** Opens the directories the test closed, so that a test run that is not root can remove them. */

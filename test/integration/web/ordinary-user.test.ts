@@ -5,13 +5,12 @@
 import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { textOf } from '../../helpers/mcp';
-import { assertCheckoutReadable, connectStdioAsOrdinaryUser, ordinaryUserDir } from '../../helpers/ordinary-user';
+import { connectStdioAsOrdinaryUser, ordinaryUserDir } from '../../helpers/ordinary-user';
 import type { LocalSite } from '../../fixtures/web/local-site';
 import { startSerpSite } from '../../fixtures/web/serp-site';
 
 let site: LocalSite;
 beforeAll(async () => {
-  assertCheckoutReadable();
   site = await startSerpSite();
 });
 afterAll(() => site.close());
