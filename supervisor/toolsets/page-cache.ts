@@ -20,8 +20,9 @@ interface Kept<T> {
  * it was stored; past `maxBytes` the least recently read go first. Keys should be of bounded size
  * (hashes): each key's last id is remembered after its value has gone (up to `maxRemembered`
  * keys), so that a value fetched again can be told apart from the one before (`lastId`).
- * No timers: expired values are dropped as later calls pass (so an idle cache still holds at
- * most `maxBytes`).
+ * Expired values are dropped as later calls pass, and by one unref'd timer due when the oldest
+ * expires: without it an idle server (or one whose sessions have all closed) held up to
+ * `maxBytes` of pages nobody could read any more until the next fetch.
  */
 export class PageCache<T extends { id: string }> {
   readonly #options: Required<Omit<PageCacheOptions, 'now'>> & { now: () => number };
@@ -31,6 +32,7 @@ export class PageCache<T extends { id: string }> {
   readonly #byAge = new Map<string, number>();
   readonly #lastIds = new Map<string, string>();
   #bytes = 0;
+  #sweep: NodeJS.Timeout | undefined;
 
   constructor(options: PageCacheOptions) {
     this.#options = { ttlMs: options.ttlMs, maxBytes: options.maxBytes, maxEntryBytes: options.maxEntryBytes, maxRemembered: options.maxRemembered ?? 4096, now: options.now ?? Date.now };
@@ -68,6 +70,7 @@ export class PageCache<T extends { id: string }> {
     this.#kept.set(key, { value, bytes });
     this.#byAge.set(key, this.#options.now());
     this.#bytes += bytes;
+    this.#scheduleSweep();
     return true;
   }
 
@@ -102,6 +105,19 @@ export class PageCache<T extends { id: string }> {
     this.#kept.delete(key);
     this.#byAge.delete(key);
     this.#bytes -= kept.bytes;
+  }
+
+  /** One timer at a time, due when the oldest value expires; it does not keep the process alive. */
+  #scheduleSweep(): void {
+    if (this.#sweep !== undefined) return;
+    const oldest = this.#byAge.values().next();
+    if (oldest.done) return;
+    const dueInMs = Math.max(0, oldest.value + this.#options.ttlMs - this.#options.now()) + 1;
+    this.#sweep = setTimeout(() => {
+      this.#sweep = undefined;
+      this.#dropExpired();
+      this.#scheduleSweep();
+    }, dueInMs).unref();
   }
 
   #dropExpired(): void {

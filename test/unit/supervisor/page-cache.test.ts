@@ -53,4 +53,21 @@ describe('PageCache', () => {
     for (const key of ['a', 'b', 'c']) c.remember(key, key);
     expect([c.lastId('a'), c.lastId('b'), c.lastId('c')]).toEqual([undefined, 'b', 'c']);
   });
+
+  it('lets expired values go by itself: an idle server holds no pages nobody can read any more', () => {
+    jest.useFakeTimers();
+    try {
+      const c = new PageCache<{ id: string }>({ ttlMs: 100, maxBytes: 1000, maxEntryBytes: 400, now: () => Date.now() });
+      c.set('a', page('a'), 300);
+      jest.advanceTimersByTime(50);
+      c.set('b', page('b'), 300);
+      jest.advanceTimersByTime(51);
+      expect(c.bytes).toBe(300);
+      jest.advanceTimersByTime(50);
+      expect(c.bytes).toBe(0);
+      expect(jest.getTimerCount()).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });
