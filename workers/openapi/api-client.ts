@@ -10,6 +10,7 @@ import { headerText } from '../common/charset';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
 import { sendRetryingStale } from '../common/stale-connection';
 import { networkReason } from './network-reason';
+import { brokenBody, readCapped, unendedBody, type Answer } from './response-body';
 import { decodedQueryPart, queryCredentials, type SentCredential } from './redact';
 import { flatHeaders, joinCookies, lowerKeys } from './upstream-headers';
 import { packageVersion } from '../../protocol/version';
@@ -274,6 +275,8 @@ export class ApiClient {
     let url = req.url;
     let method = req.method;
     let body: unknown = toUndiciForm(req.body);
+    // Set once an answer's headers came: a failure after it says so (response-body.ts).
+    let answer: Answer | undefined;
     try {
       for (let hop = 0; ; hop++) {
         const options = { method: method as Dispatcher.HttpMethod, headers, body: body as Dispatcher.RequestOptions['body'], signal: combined as unknown as AbortSignal, dispatcher: this.#agent() };
@@ -298,11 +301,12 @@ export class ApiClient {
         // A declared length within the cap (undici holds the server to it): read in one go, which
         // costs less than iterating the stream; otherwise count while reading.
         const declared = Number(res.headers['content-length']);
+        const answered = flatHeaders(res.headers);
+        answer = { status: res.statusCode, type: answered['content-type'], declared: res.headers['content-length'] === undefined ? undefined : declared, bytes: undefined };
         let { body: data, truncated } =
           declared >= 0 && declared <= this.#options.maxResponseBytes
             ? { body: Buffer.from(await res.body.arrayBuffer()), truncated: false }
-            : await readCapped(res.body, this.#options.maxResponseBytes);
-        const answered = flatHeaders(res.headers);
+            : await readCapped(res.body, this.#options.maxResponseBytes, (answer.bytes = { count: 0 }));
         if (answered['content-encoding'] !== undefined && data.length > 0) {
           ({ body: data, truncated } = await decodeContent(data, answered['content-encoding'], this.#options.maxResponseBytes, truncated).catch((error: unknown) => {
             throw error instanceof ContentCodingError ? new McpvisorError('UPSTREAM_ERROR', error.message, { data: { status: res.statusCode } }) : error;
@@ -314,9 +318,13 @@ export class ApiClient {
     } catch (error) {
       if (error instanceof McpvisorError) throw error;
       if (signal?.aborted) throw signal.reason;
-      if (timedOut) throw new McpvisorError('TIMEOUT', `the upstream request timed out after ${this.#options.requestTimeoutMs} ms (${method} ${this.#shown(url)})`);
+      const status = answer === undefined ? {} : { status: answer.status };
+      if (timedOut) throw new McpvisorError('TIMEOUT', `the upstream request timed out after ${this.#options.requestTimeoutMs} ms (${method} ${this.#shown(url)})${answer === undefined ? '' : `: ${unendedBody(answer)}`}`, answer === undefined ? {} : { data: status });
       const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
-      throw new McpvisorError('NETWORK_ERROR', `network error calling ${method} ${this.#shown(url)}: ${networkReason(error)}`, { data: { code } });
+      const after = answer === undefined ? '' : `${brokenBody(answer)}: `;
+      // "Headers Overflow Error" did not say whose headers, nor the limit.
+      const overflow = code === 'UND_ERR_HEADERS_OVERFLOW' ? ` (the API's response headers passed ${MAX_RESPONSE_HEADER_BYTES / 1024} KiB, the most read)` : '';
+      throw new McpvisorError('NETWORK_ERROR', `network error calling ${method} ${this.#shown(url)}: ${after}${networkReason(error)}${overflow}`, { data: { code, ...status } });
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
@@ -358,29 +366,6 @@ function toUndiciForm(body: BuiltRequest['body']): unknown {
   const form = new (undici().FormData)();
   (body as unknown as { forEach(fn: (value: unknown, name: string) => void): void }).forEach((value, name) => form.append(name, value as string | Blob));
   return form;
-}
-
-/** The body up to `maxBytes`, read with events: async iteration cost ~2 µs more per response. */
-function readCapped(stream: Dispatcher.ResponseData['body'], maxBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (buffer: Buffer) => {
-      if (size + buffer.length > maxBytes) {
-        chunks.push(buffer.subarray(0, maxBytes - size));
-        stream.off('data', onData);
-        // undici's body emits an abort error when destroyed: the `error` listener stays to take it.
-        stream.destroy();
-        resolve({ body: Buffer.concat(chunks), truncated: true });
-        return;
-      }
-      size += buffer.length;
-      chunks.push(buffer);
-    };
-    stream.on('data', onData);
-    stream.once('end', () => resolve({ body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), truncated: false }));
-    stream.on('error', reject);
-  });
 }
 
 /** The decoded names of a query string's parameters (`?a=1&b` → a, b). */

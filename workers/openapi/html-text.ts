@@ -3,9 +3,13 @@ const MAX_HTML_CHARS = 256 * 1024;
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 
-/** Whether a body of content type `type` (lower case) is an HTML page: by its type, or untyped by its start. */
+/**
+ * Whether a body of content type `type` (lower case) is an HTML page: by its type, unless it
+ * starts as JSON does (frameworks label their JSON errors text/html, and reading them as markup
+ * dropped every `<…>` of their text), or untyped by its start.
+ */
 export function isHtml(type: string, text: string): boolean {
-  if (/^(text\/html|application\/xhtml\+xml)\b/.test(type)) return true;
+  if (/^(text\/html|application\/xhtml\+xml)\b/.test(type)) return !/^\s*[[{]/.test(text.slice(0, 256));
   return type === '' && /^\s*(<!doctype html|<html[\s>])/i.test(text.slice(0, 256));
 }
 

@@ -1,3 +1,4 @@
+import { ERROR_META_KEY } from '../../protocol/results';
 import type { ToolResult } from '../../protocol/tool';
 import type { ApiResponse } from './api-client';
 import type { OperationEntry } from './operations';
@@ -45,7 +46,8 @@ export function declaredResponseHeaders(entry: OperationEntry, ctx: RefContext):
  * A 2xx result with a second text block of the response headers that carry meaning beyond the
  * body (SHOWN_HEADERS, those the operation declares, `declared`, and the rate limit once it runs
  * low); for HEAD, whose answer is only headers, all of them but `Set-Cookie`. An error result
- * names `Retry-After` and an exhausted rate limit in its message.
+ * names `Retry-After` and an exhausted rate limit in its message, with the seconds until an HTTP
+ * date, and carries the wait as `retryAfterSeconds` in its `_meta` error data.
  * Decision: a block of its own, so the first block stays the body as it came (JSON that parses).
  */
 export function withHeaders(result: ToolResult, response: ApiResponse, declared: readonly string[] = []): ToolResult {
@@ -53,22 +55,52 @@ export function withHeaders(result: ToolResult, response: ApiResponse, declared:
     const retry = response.headers['retry-after'];
     // A valid value is seconds or an HTTP date (29 characters); 10 KB of one went into the message whole.
     const shown = retry !== undefined && retry.length > MAX_RETRY_AFTER_CHARS ? `${retry.slice(0, MAX_RETRY_AFTER_CHARS)}…` : retry;
-    const notes = [shown === undefined ? '' : ` [retry-after: ${shown}]`, rateLimitNote(response.headers)].join('');
+    const wait = retry === undefined ? undefined : retryAfterSeconds(retry);
+    const notes = [shown === undefined ? '' : ` [retry-after: ${shown}${datedWait(retry, wait)}]`, rateLimitNote(response.headers)].join('');
     const first = result.content[0];
     if (notes === '' || first?.type !== 'text') return result;
-    return { ...result, content: [{ type: 'text', text: `${first.text}${notes}` }, ...result.content.slice(1)] };
+    return withRetryData({ ...result, content: [{ type: 'text', text: `${first.text}${notes}` }, ...result.content.slice(1)] }, wait);
   }
   const names = response.method === 'HEAD' ? Object.keys(response.headers).filter((name) => name !== 'set-cookie') : [...new Set([...SHOWN_HEADERS, ...declared, ...lowRateLimit(response.headers)])];
   const lines = names
     .filter((name) => response.headers[name] !== undefined && (response.method === 'HEAD' || !NEVER_SHOWN.has(name)))
     .map((name) => {
       const value = response.headers[name];
-      return `${name}: ${value.length > MAX_VALUE_CHARS ? `${value.slice(0, MAX_VALUE_CHARS)}…` : value}`;
+      const wait = name === 'retry-after' ? datedWait(value, retryAfterSeconds(value)) : '';
+      return `${name}: ${value.length > MAX_VALUE_CHARS ? `${value.slice(0, MAX_VALUE_CHARS)}…` : value}${wait}`;
     });
   if (lines.length === 0) return result;
   let text = `response headers (HTTP ${response.status}):\n${lines.join('\n')}`;
   if (text.length > MAX_HEADER_CHARS) text = `${text.slice(0, MAX_HEADER_CHARS)}…`;
   return { ...result, content: [...result.content, { type: 'text', text }] };
+}
+
+/**
+ * Seconds to wait that a `Retry-After` value says: its delay, or the time until its HTTP date (0
+ * once passed); undefined for a value that is neither.
+ */
+export function retryAfterSeconds(value: string, now = Date.now()): number | undefined {
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  // An HTTP date has a day or month name; Date.parse alone reads "5" or "2027" as a year.
+  const at = /[a-z]{3}/i.test(text) ? Date.parse(text) : NaN;
+  return Number.isFinite(at) ? Math.max(0, Math.ceil((at - now) / 1000)) : undefined;
+}
+
+/**
+ * `, in 90 s` after an HTTP date (`, already passed` for one past): the model reading the result
+ * does not know the time, so a date alone did not tell it how long to wait. '' for seconds.
+ */
+function datedWait(value: string | undefined, wait: number | undefined): string {
+  if (value === undefined || wait === undefined || /^\s*\d+\s*$/.test(value)) return '';
+  return wait === 0 ? ', already passed' : `, in ${wait} s`;
+}
+
+/** An error result whose `_meta` error data carries `retryAfterSeconds`, for a program to wait on. */
+function withRetryData(result: ToolResult, wait: number | undefined): ToolResult {
+  const error = result._meta?.[ERROR_META_KEY] as { code: string; data?: Record<string, unknown> } | undefined;
+  if (wait === undefined || error === undefined) return result;
+  return { ...result, _meta: { ...result._meta, [ERROR_META_KEY]: { ...error, data: { ...error.data, retryAfterSeconds: wait } } } };
 }
 
 /**
@@ -107,6 +139,8 @@ function rateLimitNote(headers: Record<string, string>): string {
   const delta = Number(headers['ratelimit-reset']);
   // Date's range ends at 8.64e15 ms: a bigger epoch is shown as it came.
   const at = headers['x-ratelimit-reset'] === undefined ? undefined : Math.abs(epoch) < 8.64e12 ? new Date(epoch * 1000).toISOString() : headers['x-ratelimit-reset'].slice(0, 64);
-  const reset = at !== undefined ? `, resets at ${at}` : Number.isFinite(delta) && headers['ratelimit-reset'] !== undefined ? `, resets in ${delta} s` : '';
+  // In how long too: the model does not know the time.
+  const inSeconds = Number.isFinite(epoch) && Math.abs(epoch) < 8.64e12 ? `, in ${Math.max(0, Math.ceil(epoch - Date.now() / 1000))} s` : '';
+  const reset = at !== undefined ? `, resets at ${at}${inSeconds}` : Number.isFinite(delta) && headers['ratelimit-reset'] !== undefined ? `, resets in ${delta} s` : '';
   return ` [rate limit exhausted${reset}]`;
 }

@@ -124,6 +124,10 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
     );
   }
   if (response.body.length === 0) return { content: [{ type: 'text', text: `HTTP ${response.status}` }] };
+  if (JSON_LINES.test(type)) {
+    const decoded = decode(response.body, type, response.truncated);
+    return { content: [{ type: 'text', text: decoded.text + decoded.note + (response.truncated ? '' : badRecord(decoded.text, type.includes('json-seq'))) + cut }] };
+  }
   if (/json/.test(type) || (type === '' && looksLikeJson(response.body))) {
     // A byte order mark may start JSON text (RFC 8259 8.1): read past it.
     const decoded = decode(response.body, type, response.truncated);
@@ -175,6 +179,30 @@ export function bodyShownAsText(response: ApiResponse): boolean {
   if (response.status < 200 || response.status >= 300) return true;
   const type = (response.headers['content-type'] ?? '').toLowerCase();
   return type === '' || /json/.test(type) || isTextType(type);
+}
+
+/**
+ * A JSON value per line (NDJSON, JSON Lines) or per record (RFC 7464 JSON text sequences): text
+ * as it came. Why: read as one JSON document, every such body was "not valid JSON", which told
+ * the model the API's answer was broken.
+ */
+const JSON_LINES = /^application\/(x-ndjson|ndjson|jsonl|x-jsonlines|jsonlines|json-seq)\b/;
+
+/**
+ * `\n[line 3 is not valid JSON: …]` for the first line (of a JSON text sequence, `record`: one
+ * may span lines) that does not parse; '' when all do.
+ */
+function badRecord(text: string, sequence: boolean): string {
+  const records = sequence ? text.split('\u001e') : text.split(/\r?\n/);
+  for (let at = 0; at < records.length; at++) {
+    if (records[at].trim() === '') continue;
+    try {
+      JSON.parse(records[at]);
+    } catch (error) {
+      return `\n[${sequence ? 'record' : 'line'} ${sequence ? at : at + 1} is not valid JSON: ${(error as Error).message.slice(0, 120)}]`;
+    }
+  }
+  return '';
 }
 
 function isTextType(type: string): boolean {

@@ -303,7 +303,7 @@ describe('results', () => {
   });
   test('name an exhausted rate limit in an error, with its reset time', () => {
     const limited = responseToResult(response(403, 'application/json', '{"message":"API rate limit exceeded"}', { headers: { 'content-type': 'application/json', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1800000000' } }));
-    expect((limited.content[0] as { text: string }).text).toMatch(/HTTP 403: .*rate limit exceeded.* \[rate limit exhausted, resets at 2027-01-15T08:00:00.000Z\]$/);
+    expect((limited.content[0] as { text: string }).text).toMatch(/HTTP 403: .*rate limit exceeded.* \[rate limit exhausted, resets at 2027-01-15T08:00:00.000Z, in \d+ s\]$/);
     const draft = responseToResult(response(429, '', '', { headers: { 'ratelimit-remaining': '0', 'ratelimit-reset': '12', 'retry-after': '12' } }));
     expect((draft.content[0] as { text: string }).text).toBe('UPSTREAM_ERROR: HTTP 429 [retry-after: 12] [rate limit exhausted, resets in 12 s]');
     expect((responseToResult(response(403, '', 'no', { headers: { 'x-ratelimit-remaining': '10' } })).content[0] as { text: string }).text).toBe('UPSTREAM_ERROR: authentication error: HTTP 403: no');

@@ -1,0 +1,168 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ERROR_META_KEY } from '../../../protocol/results';
+import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
+import { tempCacheEnv } from '../../helpers/processes';
+import { tempDir } from '../../helpers/temp';
+
+/** Answers besides a plain JSON body, by operationId (each a GET of `/<id>` unless it says POST). */
+const ROUTES: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
+  events: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: first\n\n');
+    const timer = setInterval(() => res.write('data: tick\n\n'), 50);
+    res.on('close', () => clearInterval(timer));
+  },
+  // Headers, five bytes of a chunked body, then the connection ends: the API has acted.
+  create: (req, _res) => {
+    req.socket.end('HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"id"\r\n');
+  },
+  dated: (_req, res) => {
+    res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': new Date(Date.now() + 3_600_000).toUTCString() });
+    res.end('slow down');
+  },
+  seconds: (_req, res) => {
+    res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '120' });
+    res.end('maintenance');
+  },
+  accepted: (_req, res) => {
+    res.writeHead(202, { 'content-type': 'application/json', location: '/jobs/1', 'retry-after': new Date(Date.now() + 600_000).toUTCString() });
+    res.end('{"queued":true}');
+  },
+  exhausted: (_req, res) => {
+    res.writeHead(403, { 'content-type': 'text/plain', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 600) });
+    res.end('API rate limit exceeded');
+  },
+  lines: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    res.end('{"n":1}\n{"n":2}\n');
+  },
+  badLines: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    res.end('{"n":1}\n{"n":\n');
+  },
+  jsonAsHtml: (_req, res) => {
+    res.writeHead(400, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('{"error":"expected <name> & <email>"}');
+  },
+  bigHeaders: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'x-padding': 'a'.repeat(70_000) });
+    res.end('ok');
+  },
+  plain: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('plain words');
+  },
+};
+
+const ENV = tempCacheEnv();
+let upstream: Server;
+let conn: StdioConnection;
+
+beforeAll(async () => {
+  upstream = createServer((req, res) => {
+    const route = ROUTES[(req.url ?? '/').slice(1)];
+    if (route) return route(req, res);
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const dir = tempDir('openapi-answers-');
+  const paths = Object.fromEntries(Object.keys(ROUTES).map((id) => [`/${id}`, { [id === 'create' ? 'post' : 'get']: { operationId: id, responses: { 200: { description: 'ok' } } } }]));
+  const spec = path.join(dir, 'answers.json');
+  writeFileSync(spec, JSON.stringify({ openapi: '3.0.3', info: { title: 'answers', version: '1' }, paths }));
+  const config = path.join(dir, 'config.json');
+  const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  writeFileSync(config, JSON.stringify({ apis: [{ apiBaseUrl: base, openApiSpec: spec, requestTimeoutMs: 1000, disableAbbreviation: true }] }));
+  conn = await connectStdio('openapi-mcp-server', ['--config', config], ENV);
+});
+afterAll(async () => {
+  await conn?.close();
+  upstream?.closeAllConnections();
+  await new Promise((resolve) => upstream?.close(resolve));
+});
+
+type Result = { content: Array<{ type: string; text?: string }>; isError?: boolean; _meta?: Record<string, unknown> };
+
+async function call(id: string): Promise<Result> {
+  const tools = (await conn.client.listTools()).tools;
+  const tool = tools.find((one) => one.name.replace(/-/g, '').toLowerCase() === id.toLowerCase());
+  if (!tool) throw new Error(`no tool for ${id} among ${tools.map((one) => one.name).join(', ')}`);
+  return (await conn.client.callTool({ name: tool.name, arguments: {} })) as Result;
+}
+
+const errorOf = (result: Result) => result._meta?.[ERROR_META_KEY] as { code: string; data?: Record<string, unknown> };
+
+describe('openapi-mcp-server, when an answer\'s body does not end or breaks off', () => {
+  test('an event stream that never ends times out saying the API answered and its body had not ended, and the next call works', async () => {
+    const result = await call('events');
+    expect(result.isError).toBe(true);
+    expect(errorOf(result)).toEqual({ code: 'TIMEOUT', data: { status: 200 } });
+    expect(textOf(result)).toMatch(
+      /^TIMEOUT: the upstream request timed out after 1000 ms \(GET http:\/\/127\.0\.0\.1:\d+\/events\): the API answered HTTP 200 \(text\/event-stream\), but its body had not ended after \d+ bytes; a stream that does not end cannot be one tool result$/,
+    );
+    expect(textOf(await call('plain'))).toBe('plain words');
+  });
+
+  test('a POST whose body breaks off after its headers names the status it answered, so that the model knows the API acted', async () => {
+    const result = await call('create');
+    expect(result.isError).toBe(true);
+    expect(errorOf(result)).toEqual({ code: 'NETWORK_ERROR', data: { code: 'UND_ERR_SOCKET', status: 201 } });
+    expect(textOf(result)).toMatch(/^NETWORK_ERROR: network error calling POST http:\/\/127\.0\.0\.1:\d+\/create: the API answered HTTP 201 \(application\/json\), then its body broke off after \d+ bytes: UND_ERR_SOCKET: /);
+    expect(textOf(await call('plain'))).toBe('plain words');
+  });
+
+  test('response headers past 64 KiB are named as such', async () => {
+    const result = await call('bigHeaders');
+    expect(errorOf(result).code).toBe('NETWORK_ERROR');
+    expect(textOf(result)).toMatch(/UND_ERR_HEADERS_OVERFLOW: .*\(the API's response headers passed 64 KiB, the most read\)$/);
+  });
+});
+
+describe('openapi-mcp-server says when to retry', () => {
+  test('a Retry-After HTTP date comes with the seconds until it, in the text and as retryAfterSeconds', async () => {
+    const result = await call('dated');
+    expect(result.isError).toBe(true);
+    const wait = Number(/\[retry-after: \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT, in (\d+) s\]$/.exec(textOf(result))?.[1]);
+    // The date has whole seconds, and the worker read it a moment after it was written.
+    expect(wait).toBeGreaterThan(3_500);
+    expect(wait).toBeLessThanOrEqual(3_600);
+    expect(errorOf(result).data).toEqual({ status: 429, retryAfterSeconds: wait });
+  });
+
+  test('Retry-After in seconds is that number of seconds in the error data', async () => {
+    const result = await call('seconds');
+    expect(textOf(result)).toBe('UPSTREAM_ERROR: HTTP 503: maintenance [retry-after: 120]');
+    expect(errorOf(result).data).toEqual({ status: 503, retryAfterSeconds: 120 });
+  });
+
+  test('a 202\'s Retry-After date is shown in its headers block with the seconds until it', async () => {
+    const result = await call('accepted');
+    expect(result.isError).toBeFalsy();
+    const block = result.content[1]?.text ?? '';
+    const wait = Number(/^response headers \(HTTP 202\):\nlocation: \/jobs\/1\nretry-after: \w{3}, [\w :]+ GMT, in (\d+) s$/.exec(block)?.[1]);
+    expect(wait).toBeGreaterThan(500);
+    expect(wait).toBeLessThanOrEqual(600);
+  });
+
+  test('an exhausted rate limit says in how many seconds it resets, beside the time', async () => {
+    const text = textOf(await call('exhausted'));
+    const wait = Number(/^UPSTREAM_ERROR: rate limited: HTTP 403: API rate limit exceeded \[rate limit exhausted, resets at \d{4}-\d\d-\d\dT[\d:.]+Z, in (\d+) s\]$/.exec(text)?.[1]);
+    expect(wait).toBeGreaterThan(500);
+    expect(wait).toBeLessThanOrEqual(600);
+  });
+});
+
+describe('openapi-mcp-server reads JSON by what it is', () => {
+  test('NDJSON comes as its lines, not as JSON that did not parse; a line that is not JSON is named', async () => {
+    const lines = await call('lines');
+    expect(lines.isError).toBeFalsy();
+    expect(textOf(lines)).toBe('{"n":1}\n{"n":2}\n');
+    expect(textOf(await call('badLines'))).toMatch(/^\{"n":1\}\n\{"n":\n\n\[line 2 is not valid JSON: .+\]$/);
+  });
+
+  test('a JSON error labelled text/html is quoted as it came, not stripped of its <…> as markup', async () => {
+    expect(textOf(await call('jsonAsHtml'))).toBe('UPSTREAM_ERROR: HTTP 400: {"error":"expected <name> & <email>"}');
+  });
+});
