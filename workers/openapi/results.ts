@@ -17,7 +17,8 @@ const MAX_IMAGE_BYTES = 1024 * 1024;
  * (an object as is; anything else under `result`); numbers as written, and no structuredContent
  * when parsing would change one (an integer past 2^53); the body as it came when only the
  * indented copy is over `maxResultBytes`; a body labelled JSON that does not parse, its text
- * and a note saying so. Text types: the text. PNG, JPEG, GIF and WebP images up to 1 MB (by
+ * and a note saying so. Text types: the text. A text or JSON body holding NUL characters: a
+ * one-line summary, as binary. PNG, JPEG, GIF and WebP images up to 1 MB (by
  * their bytes): image content. Other binary: a one-line summary. Empty: `HTTP <status>`. A cut body says so and has no
  * structuredContent. A 3xx not followed: its status and Location. 4xx/5xx: an `isError` result
  * with code UPSTREAM_ERROR, the status and at most 2,000 characters of the body (of an HTML
@@ -96,9 +97,31 @@ function fits(text: string, maxBytes: number): boolean {
   return text.length * 6 <= maxBytes || (text.length <= maxBytes && wireBytes(text) <= maxBytes);
 }
 
-/** Bytes of `text` as a JSON string on the wire, quotes left out. */
+/** Characters past which wireBytes counts instead of writing the JSON string out. */
+const COUNTED_WIRE_CHARS = 64 * 1024;
+
+/**
+ * Bytes of `text` as a JSON string on the wire, quotes left out. A long text is counted, not
+ * written out: 10 MB of control characters (a decompression bomb of NULs under text/plain) is
+ * 60 MB as JSON, and sixteen such results at once took the worker past its memory and its calls
+ * past their deadline.
+ */
 function wireBytes(text: string): number {
-  return Buffer.byteLength(JSON.stringify(text)) - 2;
+  if (text.length <= COUNTED_WIRE_CHARS) return Buffer.byteLength(JSON.stringify(text)) - 2;
+  let bytes = 0;
+  for (let at = 0; at < text.length; at++) {
+    const code = text.charCodeAt(at);
+    if (code < 0x20) bytes += code === 8 || code === 9 || code === 10 || code === 12 || code === 13 ? 2 : 6;
+    else if (code === 0x22 || code === 0x5c) bytes += 2;
+    else if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && at + 1 < text.length && (text.charCodeAt(at + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      at++;
+    } else if (code >= 0xd800 && code <= 0xdfff) bytes += 6; // a lone surrogate is written \udXXX
+    else bytes += 3;
+  }
+  return bytes;
 }
 
 /** The longest start of `text` of at most `bytes` bytes of UTF-8, never a character cut in two. */
@@ -126,11 +149,13 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
   if (response.body.length === 0) return { content: [{ type: 'text', text: `HTTP ${response.status}` }] };
   if (JSON_LINES.test(type)) {
     const decoded = decode(response.body, type, response.truncated);
+    if (decoded.text.includes('\u0000')) return notText(response, type);
     return { content: [{ type: 'text', text: decoded.text + decoded.note + (response.truncated ? '' : badRecord(decoded.text, type.includes('json-seq'))) + cut }] };
   }
   if (/json/.test(type) || (type === '' && looksLikeJson(response.body))) {
     // A byte order mark may start JSON text (RFC 8259 8.1): read past it.
     const decoded = decode(response.body, type, response.truncated);
+    if (decoded.text.includes('\u0000')) return notText(response, type);
     const text = decoded.text.replace(/^\uFEFF/, '');
     const note = decoded.note;
     if (!response.truncated) {
@@ -160,6 +185,7 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
   }
   if (isTextType(type) || (type === '' && looksLikeText(response.body))) {
     const decoded = decode(response.body, type, response.truncated);
+    if (decoded.text.includes('\u0000')) return notText(response, type);
     return { content: [{ type: 'text', text: decoded.text + decoded.note + cut }] };
   }
   const image = type.startsWith('image/') ? modelImageType(response.body) : undefined;
@@ -168,6 +194,15 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
   }
   const unlike = type.startsWith('image/') && image === undefined && !response.truncated ? ` (not a PNG, JPEG, GIF or WebP image by its first bytes)` : '';
   return { content: [{ type: 'text', text: `binary response: ${type || 'unknown type'}, ${response.body.length} bytes${response.truncated ? ' (cut)' : ''}${unlike}` }] };
+}
+
+/**
+ * A 2xx body typed as text or JSON that holds NUL characters once decoded: binary under the
+ * wrong label (an archive sent as text/plain), or a decompression bomb of zeros. Summarised as
+ * binary: shown, each NUL was six characters of `\u0000` for the model to read.
+ */
+function notText(response: ApiResponse, type: string): ToolResult {
+  return { content: [{ type: 'text', text: `binary response: ${type}, ${response.body.length} bytes${response.truncated ? ' (cut)' : ''} (it holds NUL characters: not text, whatever its type says)` }] };
 }
 
 /**

@@ -2,10 +2,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { ERROR_META_KEY } from '../../../protocol/results';
 import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
 import { tempCacheEnv } from '../../helpers/processes';
 import { tempDir } from '../../helpers/temp';
+
+/** 64 MiB of zeros, gzipped to ~64 KB, sent as gzip of that (~300 bytes). */
+const BOMB = gzipSync(gzipSync(Buffer.alloc(64 * 1024 * 1024)));
 
 /** Answers besides a plain JSON body, by operationId (each a GET of `/<id>` unless it says POST). */
 const ROUTES: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
@@ -51,6 +55,15 @@ const ROUTES: Record<string, (req: IncomingMessage, res: ServerResponse) => void
     res.writeHead(200, { 'content-type': 'text/plain', 'x-padding': 'a'.repeat(70_000) });
     res.end('ok');
   },
+  bomb: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip, gzip' });
+    res.end(BOMB);
+  },
+  // A zip archive under a text label: its headers hold NUL bytes.
+  archive: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end(Buffer.from('504b0304140000000800', 'hex'));
+  },
   plain: (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('plain words');
@@ -74,7 +87,7 @@ beforeAll(async () => {
   writeFileSync(spec, JSON.stringify({ openapi: '3.0.3', info: { title: 'answers', version: '1' }, paths }));
   const config = path.join(dir, 'config.json');
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  writeFileSync(config, JSON.stringify({ apis: [{ apiBaseUrl: base, openApiSpec: spec, requestTimeoutMs: 1000, disableAbbreviation: true }] }));
+  writeFileSync(config, JSON.stringify({ apis: [{ apiBaseUrl: base, openApiSpec: spec, requestTimeoutMs: 1000, maxResponseBytes: 1024 * 1024, disableAbbreviation: true }] }));
   conn = await connectStdio('openapi-mcp-server', ['--config', config], ENV);
 });
 afterAll(async () => {
@@ -117,6 +130,19 @@ describe('openapi-mcp-server, when an answer\'s body does not end or breaks off'
     const result = await call('bigHeaders');
     expect(errorOf(result).code).toBe('NETWORK_ERROR');
     expect(textOf(result)).toMatch(/UND_ERR_HEADERS_OVERFLOW: .*\(the API's response headers passed 64 KiB, the most read\)$/);
+  });
+});
+
+describe('openapi-mcp-server, given binary under a text label', () => {
+  test('a decompression bomb of zeros stops at maxResponseBytes of decoded bytes and is summarised, not sent as \\u0000 escapes', async () => {
+    const result = await call('bomb');
+    expect(result.isError).toBeFalsy();
+    expect(result.content).toEqual([{ type: 'text', text: 'binary response: text/plain, 1048576 bytes (cut) (it holds NUL characters: not text, whatever its type says)' }]);
+    expect(textOf(await call('plain'))).toBe('plain words');
+  });
+
+  test('an archive labelled text/plain is summarised as binary', async () => {
+    expect(textOf(await call('archive'))).toBe('binary response: text/plain; charset=utf-8, 10 bytes (it holds NUL characters: not text, whatever its type says)');
   });
 });
 
