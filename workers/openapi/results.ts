@@ -18,7 +18,8 @@ const MAX_IMAGE_BYTES = 1024 * 1024;
  * when parsing would change one (an integer past 2^53); the body as it came when only the
  * indented copy is over `maxResultBytes`; a body labelled JSON that does not parse, its text
  * and a note saying so. Text types: the text. A text or JSON body holding NUL characters: a
- * one-line summary, as binary. PNG, JPEG, GIF and WebP images up to 1 MB (by
+ * one-line summary, as binary. A body sent as application/octet-stream that is UTF-8 text: as
+ * an untyped one (JSON or text). PNG, JPEG, GIF and WebP images up to 1 MB (by
  * their bytes): image content. Other binary: a one-line summary. Empty: `HTTP <status>`. A cut body says so and has no
  * structuredContent. A 3xx not followed: its status and Location. 4xx/5xx: an `isError` result
  * with code UPSTREAM_ERROR, the status and at most 2,000 characters of the body (of an HTML
@@ -147,6 +148,9 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
     );
   }
   if (response.body.length === 0) return { content: [{ type: 'text', text: `HTTP ${response.status}` }] };
+  // JSON or text sent as "some bytes" (S3 objects, servers without a type for it) was only
+  // summarised: read as an untyped body, which is shown when it is UTF-8 text.
+  if (OCTET_STREAM.test(type) && looksLikeText(response.body)) return toResult({ ...response, headers: { ...response.headers, 'content-type': '' } }, maxBytes);
   if (JSON_LINES.test(type)) {
     const decoded = decode(response.body, type, response.truncated);
     if (decoded.text.includes('\u0000')) return notText(response, type);
@@ -207,14 +211,17 @@ function notText(response: ApiResponse, type: string): ToolResult {
 
 /**
  * Whether responseToResult may show the body as text: any but a 2xx answer of an image or other
- * binary type, which it sends as an image or summarises (type and size). An untyped body counts,
- * whatever it holds: telling would cost a UTF-8 check of it.
+ * binary type, which it sends as an image or summarises (type and size). An untyped or
+ * octet-stream body counts, whatever it holds: telling would cost a UTF-8 check of it.
  */
 export function bodyShownAsText(response: ApiResponse): boolean {
   if (response.status < 200 || response.status >= 300) return true;
   const type = (response.headers['content-type'] ?? '').toLowerCase();
-  return type === '' || /json/.test(type) || isTextType(type);
+  return type === '' || /json/.test(type) || isTextType(type) || OCTET_STREAM.test(type);
 }
+
+/** The types that say only "bytes": their body may be text all the same. */
+const OCTET_STREAM = /^(application|binary)\/octet-stream\b/;
 
 /**
  * A JSON value per line (NDJSON, JSON Lines) or per record (RFC 7464 JSON text sequences): text

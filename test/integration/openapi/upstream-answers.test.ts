@@ -64,6 +64,14 @@ const ROUTES: Record<string, (req: IncomingMessage, res: ServerResponse) => void
     res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
     res.end(Buffer.from('504b0304140000000800', 'hex'));
   },
+  octetJson: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    res.end('{"name":"report.csv","rows":3}');
+  },
+  octetBytes: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    res.end(Buffer.from([0x89, 0xff, 0x00, 0x10]));
+  },
   plain: (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('plain words');
@@ -143,6 +151,15 @@ describe('openapi-mcp-server, given binary under a text label', () => {
 
   test('an archive labelled text/plain is summarised as binary', async () => {
     expect(textOf(await call('archive'))).toBe('binary response: text/plain; charset=utf-8, 10 bytes (it holds NUL characters: not text, whatever its type says)');
+  });
+});
+
+describe('openapi-mcp-server, given text under a binary label', () => {
+  test('JSON sent as application/octet-stream is read as JSON; bytes that are not text are still summarised', async () => {
+    const json = (await call('octetJson')) as Result & { structuredContent?: unknown };
+    expect(json.structuredContent).toEqual({ name: 'report.csv', rows: 3 });
+    expect(textOf(json)).toBe('{\n  "name": "report.csv",\n  "rows": 3\n}');
+    expect(textOf(await call('octetBytes'))).toBe('binary response: application/octet-stream, 4 bytes');
   });
 });
 

@@ -124,13 +124,21 @@ describe('Redaction', () => {
 
   test('redacts response headers and the URL; leaves a binary body it will not show unread', () => {
     const redaction = new Redaction([BEARER]);
-    const res = response(Buffer.from(`bytes ${TOKEN}`), { 'content-type': 'application/octet-stream', link: `</next?t=${TOKEN}>; rel="next"` }, { url: `http://api.example/x?t=${TOKEN}` });
+    const res = response(Buffer.from(`bytes ${TOKEN}`), { 'content-type': 'application/zip', link: `</next?t=${TOKEN}>; rel="next"` }, { url: `http://api.example/x?t=${TOKEN}` });
     expect(bodyShownAsText(res)).toBe(false);
     const out = redaction.response(res, bodyShownAsText(res));
     expect(out.headers.link).toBe('</next?t=[redacted: Authorization]>; rel="next"');
     expect(out.url).toBe('http://api.example/x?t=[redacted: Authorization]');
     expect(out.body).toBe(res.body);
     expect(JSON.stringify(responseToResult(out))).not.toContain(TOKEN);
+  });
+
+  test('redacts an application/octet-stream body, which is shown when it is text', () => {
+    const res = response(Buffer.from(`{"echo":"${TOKEN}"}`), { 'content-type': 'application/octet-stream' });
+    expect(bodyShownAsText(res)).toBe(true);
+    const result = responseToResult(new Redaction([BEARER]).response(res, bodyShownAsText(res)));
+    expect(result.structuredContent).toEqual({ echo: '[redacted: Authorization]' });
+    expect(JSON.stringify(result)).not.toContain(TOKEN);
   });
 
   test('replaces bytes in any ASCII-compatible charset, the rest as it was', () => {
