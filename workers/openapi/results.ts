@@ -19,7 +19,7 @@ const MAX_IMAGE_BYTES = 1024 * 1024;
  * indented copy is over `maxResultBytes`; a body labelled JSON that does not parse, its text
  * and a note saying so. Text types: the text. A text or JSON body holding NUL characters: a
  * one-line summary, as binary. A body sent as application/octet-stream that is UTF-8 text: as
- * an untyped one (JSON or text). PNG, JPEG, GIF and WebP images up to 1 MB (by
+ * an untyped one (JSON or text); a text/plain or text/html body that is whole JSON: as JSON. PNG, JPEG, GIF and WebP images up to 1 MB (by
  * their bytes): image content. Other binary: a one-line summary. Empty: `HTTP <status>`. A cut body says so and has no
  * structuredContent. A 3xx not followed: its status and Location. 4xx/5xx: an `isError` result
  * with code UPSTREAM_ERROR, the status and at most 2,000 characters of the body (of an HTML
@@ -151,6 +151,10 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
   // JSON or text sent as "some bytes" (S3 objects, servers without a type for it) was only
   // summarised: read as an untyped body, which is shown when it is UTF-8 text.
   if (OCTET_STREAM.test(type) && looksLikeText(response.body)) return toResult({ ...response, headers: { ...response.headers, 'content-type': '' } }, maxBytes);
+  // JSON labelled text/plain or text/html (frameworks' defaults) came without structuredContent.
+  if (/^text\/(plain|html)\b/.test(type) && !response.truncated && looksLikeJson(response.body) && parses(decode(response.body, type).text)) {
+    return toResult({ ...response, headers: { ...response.headers, 'content-type': type.replace(/^text\/(plain|html)/, 'application/json') } }, maxBytes);
+  }
   if (JSON_LINES.test(type)) {
     const decoded = decode(response.body, type, response.truncated);
     if (decoded.text.includes('\u0000')) return notText(response, type);
@@ -319,6 +323,15 @@ function looksLikeText(body: Buffer): boolean {
     return !/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(head);
   } catch {
     return false; // not UTF-8: binary
+  }
+}
+
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text.replace(/^\uFEFF/, ''));
+    return true;
+  } catch {
+    return false;
   }
 }
 

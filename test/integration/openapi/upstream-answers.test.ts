@@ -64,6 +64,14 @@ const ROUTES: Record<string, (req: IncomingMessage, res: ServerResponse) => void
     res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
     res.end(Buffer.from('504b0304140000000800', 'hex'));
   },
+  htmlJson: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('{"id":7,"tags":["<b>"]}');
+  },
+  plainNotJson: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('[INFO] started\n[INFO] done');
+  },
   octetJson: (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/octet-stream' });
     res.end('{"name":"report.csv","rows":3}');
@@ -151,6 +159,16 @@ describe('openapi-mcp-server, given binary under a text label', () => {
 
   test('an archive labelled text/plain is summarised as binary', async () => {
     expect(textOf(await call('archive'))).toBe('binary response: text/plain; charset=utf-8, 10 bytes (it holds NUL characters: not text, whatever its type says)');
+  });
+});
+
+describe('openapi-mcp-server, given JSON under a text label', () => {
+  test('a 2xx text/html body that is whole JSON comes as JSON, with structuredContent; text that only starts like it stays text', async () => {
+    const json = (await call('htmlJson')) as Result & { structuredContent?: unknown };
+    expect(json.structuredContent).toEqual({ id: 7, tags: ['<b>'] });
+    const plain = (await call('plainNotJson')) as Result & { structuredContent?: unknown };
+    expect(textOf(plain)).toBe('[INFO] started\n[INFO] done');
+    expect(plain.structuredContent).toBeUndefined();
   });
 });
 
