@@ -309,7 +309,8 @@ export class ApiClient {
             : await readCapped(res.body, this.#options.maxResponseBytes, (answer.bytes = { count: 0 }));
         if (answered['content-encoding'] !== undefined && data.length > 0) {
           ({ body: data, truncated } = await decodeContent(data, answered['content-encoding'], this.#options.maxResponseBytes, truncated).catch((error: unknown) => {
-            throw error instanceof ContentCodingError ? new McpvisorError('UPSTREAM_ERROR', error.message, { data: { status: res.statusCode } }) : error;
+            // The status too: a POST answered 201 with a body that does not decode was acted on.
+            throw error instanceof ContentCodingError ? new McpvisorError('UPSTREAM_ERROR', `the API answered HTTP ${res.statusCode}, but ${error.message}`, { data: { status: res.statusCode } }) : error;
           }));
           delete answered['content-encoding'];
         }

@@ -80,6 +80,15 @@ const ROUTES: Record<string, (req: IncomingMessage, res: ServerResponse) => void
     res.writeHead(200, { 'content-type': 'application/octet-stream' });
     res.end(Buffer.from([0x89, 0xff, 0x00, 0x10]));
   },
+  // Answered 201 (acted on), then a body that is no gzip.
+  createdGarbled: (_req, res) => {
+    res.writeHead(201, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    res.end('{"id":1}');
+  },
+  zstd: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'zstd' });
+    res.end(Buffer.from('28b52ffd0000', 'hex'));
+  },
   plain: (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('plain words');
@@ -98,7 +107,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   const dir = tempDir('openapi-answers-');
-  const paths = Object.fromEntries(Object.keys(ROUTES).map((id) => [`/${id}`, { [id === 'create' ? 'post' : 'get']: { operationId: id, responses: { 200: { description: 'ok' } } } }]));
+  const paths = Object.fromEntries(Object.keys(ROUTES).map((id) => [`/${id}`, { [id === 'create' || id === 'createdGarbled' ? 'post' : 'get']: { operationId: id, responses: { 200: { description: 'ok' } } } }]));
   const spec = path.join(dir, 'answers.json');
   writeFileSync(spec, JSON.stringify({ openapi: '3.0.3', info: { title: 'answers', version: '1' }, paths }));
   const config = path.join(dir, 'config.json');
@@ -146,6 +155,15 @@ describe('openapi-mcp-server, when an answer\'s body does not end or breaks off'
     const result = await call('bigHeaders');
     expect(errorOf(result).code).toBe('NETWORK_ERROR');
     expect(textOf(result)).toMatch(/UND_ERR_HEADERS_OVERFLOW: .*\(the API's response headers passed 64 KiB, the most read\)$/);
+  });
+});
+
+describe('openapi-mcp-server, given a body that does not decode', () => {
+  test('names the status the API answered, beside the coding that failed or is not known', async () => {
+    const garbled = await call('createdGarbled');
+    expect(errorOf(garbled)).toEqual({ code: 'UPSTREAM_ERROR', data: { status: 201 } });
+    expect(textOf(garbled)).toBe("UPSTREAM_ERROR: the API answered HTTP 201, but the response's gzip content could not be decoded: incorrect header check");
+    expect(textOf(await call('zstd'))).toBe("UPSTREAM_ERROR: the API answered HTTP 200, but the response is encoded with 'zstd', which cannot be decoded (gzip, deflate and br can)");
   });
 });
 
