@@ -208,7 +208,17 @@ export class ApiClient {
     if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the API client is closed');
     // Response headers up to 64 KiB (undici's default is Node's 16 KiB): APIs behind gateways send
     // long cookies, CSPs and Link lists, and past the limit the whole answer was lost.
-    return (this.#dispatcher ??= new (undici().Agent)({ connections: this.#options.connections, keepAliveTimeout: 10_000, maxHeaderSize: MAX_RESPONSE_HEADER_BYTES, connect: extraCaConnect(undici().buildConnector) }));
+    // undici's own headers and body timeouts (300 s each by default) are off: requestTimeoutMs is
+    // the one deadline, and past 300 s they failed a slow answer (a long report, a model's
+    // completion) as a NETWORK_ERROR the operator had allowed time for.
+    return (this.#dispatcher ??= new (undici().Agent)({
+      connections: this.#options.connections,
+      keepAliveTimeout: 10_000,
+      maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connect: extraCaConnect(undici().buildConnector),
+    }));
   }
 
   /**
