@@ -162,7 +162,7 @@ function toResult(response: ApiResponse, maxBytes: number): ToolResult {
   }
   if (/json/.test(type) || (type === '' && looksLikeJson(response.body))) {
     // A byte order mark may start JSON text (RFC 8259 8.1): read past it.
-    const decoded = decode(response.body, type, response.truncated);
+    const decoded = decode(response.body, withJsonCharset(type, response.body), response.truncated);
     if (decoded.text.includes('\u0000')) return notText(response, type);
     const text = decoded.text.replace(/^\uFEFF/, '');
     const note = decoded.note;
@@ -324,6 +324,18 @@ function looksLikeText(body: Buffer): boolean {
   } catch {
     return false; // not UTF-8: binary
   }
+}
+
+/**
+ * `type` with `charset=utf-16le` or `utf-16be` for JSON that names no charset and has no byte
+ * order mark but is UTF-16 by its first bytes, as RFC 4627 3 tells them (`{\0"\0` is UTF-16LE):
+ * read as UTF-8, its NULs made it binary.
+ */
+function withJsonCharset(type: string, body: Buffer): string {
+  if (charsetOf(type) !== undefined || bomCharset(body) !== undefined || body.length < 4) return type;
+  const [a, b, c, d] = body;
+  const charset = a === 0 && b !== 0 && c === 0 && d !== 0 ? 'utf-16be' : a !== 0 && b === 0 && c !== 0 && d === 0 ? 'utf-16le' : undefined;
+  return charset === undefined ? type : `${type}; charset=${charset}`;
 }
 
 function parses(text: string): boolean {

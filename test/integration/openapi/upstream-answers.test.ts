@@ -72,6 +72,10 @@ const ROUTES: Record<string, (req: IncomingMessage, res: ServerResponse) => void
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('[INFO] started\n[INFO] done');
   },
+  utf16Json: (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(Buffer.from('{"city":"Zürich"}', 'utf16le'));
+  },
   octetJson: (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/octet-stream' });
     res.end('{"name":"report.csv","rows":3}');
@@ -187,6 +191,13 @@ describe('openapi-mcp-server, given JSON under a text label', () => {
     const plain = (await call('plainNotJson')) as Result & { structuredContent?: unknown };
     expect(textOf(plain)).toBe('[INFO] started\n[INFO] done');
     expect(plain.structuredContent).toBeUndefined();
+  });
+});
+
+describe('openapi-mcp-server, given UTF-16 JSON that says so nowhere', () => {
+  test('tells UTF-16 by its first bytes (RFC 4627), without a byte order mark or charset', async () => {
+    const json = (await call('utf16Json')) as Result & { structuredContent?: unknown };
+    expect(json.structuredContent).toEqual({ city: 'Zürich' });
   });
 });
 
