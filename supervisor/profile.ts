@@ -240,6 +240,14 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
   // action, its calls unanswered and its exit a signal's.
   process.on('SIGTERM', onTermDuringStart);
   process.on('SIGINT', onIntDuringStart);
+  // Started with an IPC channel (pm2's fork mode), which closes when that parent dies (kill -9 of
+  // the pm2 daemon). An orphan went on serving with nobody reading its logs or able to stop it,
+  // and held its port: the daemon's next `pm2 resurrect` or `pm2 start` found the port taken and
+  // ended `errored`. Decision: stop at once, not after the drain grace, so the port is free
+  // before a replacement listens (systemd resurrects pm2 at once); running calls are answered
+  // SHUTTING_DOWN. pm2 disconnects a fork-mode process only once it has exited.
+  let onParentGone = () => stopStart('parent process gone (IPC channel closed)');
+  if (process.send) process.once('disconnect', () => onParentGone());
   let server: RunningServer;
   try {
     server = await startServer(config, { logger, signal: starting.signal, configFile });
@@ -267,6 +275,7 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  onParentGone = () => void stop('parent process gone (IPC channel closed)', 0);
   // In stdio mode, stdout closed under us: the one client is gone and can read no answer, so
   // running calls are cancelled at once rather than given the grace. HTTP clients still get theirs.
   process.stdout.on('error', () => void stop('stdout closed', config.transport === 'stdio' ? 0 : config.http.shutdownGraceMs));
