@@ -28,11 +28,10 @@ export function readRegularFileSync(file: string, maxBytes: number): string {
   const fd = openSync(file, FLAGS);
   try {
     const size = checkRegular(fstatSync(fd), maxBytes);
-    // The file may grow between fstat and read: reading one byte past the cap shows that.
-    const buffer = Buffer.allocUnsafe(Math.min(size, maxBytes) + 1);
+    let buffer: Buffer = Buffer.allocUnsafe(Math.min(size, maxBytes) + 1);
     let length = 0;
     for (;;) {
-      if (length === buffer.length) throw tooLarge(maxBytes);
+      if (length === buffer.length) buffer = grown(buffer, maxBytes);
       const read = readSync(fd, buffer, length, buffer.length - length, null);
       if (read === 0) break;
       length += read;
@@ -48,10 +47,10 @@ export async function readRegularFile(file: string, maxBytes: number): Promise<s
   const handle = await open(file, FLAGS);
   try {
     const size = checkRegular(await handle.stat(), maxBytes);
-    const buffer = Buffer.allocUnsafe(Math.min(size, maxBytes) + 1);
+    let buffer: Buffer = Buffer.allocUnsafe(Math.min(size, maxBytes) + 1);
     let length = 0;
     for (;;) {
-      if (length === buffer.length) throw tooLarge(maxBytes);
+      if (length === buffer.length) buffer = grown(buffer, maxBytes);
       const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
       if (bytesRead === 0) break;
       length += bytesRead;
@@ -60,6 +59,18 @@ export async function readRegularFile(file: string, maxBytes: number): Promise<s
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * A full read buffer with room for more: the file grew after fstat (a description being written
+ * while the server starts). It was refused as "larger than maxBytes" at any size, 4 KB too.
+ * Reading one byte past the cap is what shows a file too large.
+ */
+function grown(buffer: Buffer, maxBytes: number): Buffer {
+  if (buffer.length > maxBytes) throw tooLarge(maxBytes);
+  const next = Buffer.allocUnsafe(Math.min(Math.max(buffer.length * 2, 64 * 1024), maxBytes + 1));
+  buffer.copy(next);
+  return next;
 }
 
 function checkRegular(st: Stats, maxBytes: number): number {
