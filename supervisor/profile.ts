@@ -207,8 +207,10 @@ export async function runProfile(profile: Profile, argv: string[] = process.argv
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${profile.command}: ${error.message}\n`);
-      process.exitCode = 2;
-      return;
+      // Exit, not only exitCode: under pm2 the IPC channel (pm2's @pm2/io listens on it) kept
+      // the process alive with no port open, and pm2 showed it `online` once listen_timeout
+      // passed; `pm2 reload` with a broken config reported success after 60 s.
+      process.exit(2);
     }
     process.stderr.write(`${profile.command}: failed to start: ${toErrorInfo(error).message}\n`);
     process.exit(1);
