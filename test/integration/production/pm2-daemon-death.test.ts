@@ -90,7 +90,9 @@ describe('the pm2 daemon killed under a running instance', () => {
       (result) => JSON.stringify(result.content),
       (error: unknown) => `thrown: ${String(error)}`,
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Until the server runs it: a fixed pause lost the race on a busy machine.
+    const inFlight = async () => ((await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { inFlightCalls: number }).inFlightCalls > 0;
+    expect(await eventually(inFlight, 10_000)).toBe(true);
 
     const god = Number(readFileSync(path.join(home, 'pm2.pid'), 'utf8'));
     process.kill(god, 'SIGKILL');
