@@ -8,9 +8,9 @@
  *
  * The reload is the rolling one of docs/production.md: `pm2 reload <app>` one instance at a time,
  * each after the previous one answers /health. A bare `pm2 reload ecosystem.config.js` restarts
- * two apps at once (PM2_CONCURRENT_ACTIONS defaults to 2) and pm2 counts a fork-mode app as
- * online before it listens, so both instances are down together for a moment (nginx answers
- * 502), so the recipe reloads one app at a time.
+ * two apps at once (PM2_CONCURRENT_ACTIONS defaults to 2), so both instances are down together
+ * for a moment (nginx answers 502) even though each waits for its replacement's `ready`
+ * (`wait_ready`): the recipe reloads one app at a time.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
