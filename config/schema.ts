@@ -115,6 +115,25 @@ const httpSchema = z.strictObject({
   requestTimeoutMs: timerMs().default(30_000),
   /** An SSE stream whose client stopped reading is closed once this much output is waiting. */
   maxStreamBufferBytes: z.number().int().positive().default(4 * 1024 * 1024),
+  /**
+   * Streamable HTTP resumability (MCP "Resumability and Redelivery"): the events of a call's SSE
+   * response carry ids, and a client whose stream was cut resumes it with a GET carrying
+   * `Last-Event-ID`. Each session keeps its recent SSE events, bounded by count, bytes and age;
+   * JSON answers (the usual fast call) are not kept. Decision: 1000 events, 4 MiB (the size of
+   * a stream's own send buffer, maxStreamBufferBytes) and 5 min per session; a call whose stream
+   * dropped runs on for 2 min waiting for a resume, then is cancelled as a dropped request is
+   * without resumability (a network change or a proxy's reconnect takes seconds; clients give
+   * up sooner: the SDK's after ~2.5 s).
+   */
+  resumability: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      maxEvents: z.number().int().positive().default(1000),
+      maxBytes: z.number().int().positive().default(4 * 1024 * 1024),
+      eventTtlMs: timerMs().default(5 * 60_000),
+      resumeWindowMs: timerMs().default(2 * 60_000),
+    })
+    .prefault({}),
 });
 
 const customToolsetSchema = z.strictObject({

@@ -7,10 +7,13 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpConfig } from '../../config/schema';
 import { acceptedTypes } from './accept';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
+import { ResumableStreams, type NumberedStream } from './resumable-streams';
+import { sseEvent } from './sse-frames';
 import { serializeMessage } from '../preserialized';
 import { batchesAllowed, paramsRefusal, toJsonRpcMessage } from '../wire';
 
@@ -25,12 +28,17 @@ export interface SessionTransportOptions {
   maxStreamBufferBytes: number;
   /** The session's GET stream, if open: where messages unrelated to a request go. */
   standaloneStream: () => ServerResponse | undefined;
-  /** The client closed a POST before `requestId` was answered. */
+  /**
+   * The client closed a POST before `requestId` was answered, and cannot resume it (no
+   * resumability, no SSE stream yet, or not resumed within `resumeWindowMs`).
+   */
   onDropped: (requestId: RequestId) => void;
+  /** `http.resumability`: with `enabled`, SSE events carry ids and a GET with Last-Event-ID resumes. */
+  resumability: HttpConfig['resumability'];
 }
 
 /** The response of one POST that carried requests: an SSE stream, written at once when possible. */
-interface PostStream {
+interface PostStream extends NumberedStream {
   res: ServerResponse;
   /** Requests of this POST not answered yet. */
   open: Set<RequestId>;
@@ -41,6 +49,10 @@ interface PostStream {
   /** What the client's Accept admits: `json` only never streams, `sse` only always does. */
   answer: 'json' | 'sse' | 'either';
   timer?: NodeJS.Timeout;
+  /** Its connection dropped with requests open: `res` is closed, events go to the store only. */
+  detached: boolean;
+  /** How long a detached stream waits for a resume before its calls are cancelled. */
+  windowTimer?: NodeJS.Timeout;
 }
 
 const SSE_HEADERS = {
@@ -55,13 +67,21 @@ const SSE_HEADERS = {
  * replaces the SDK's `StreamableHTTPServerTransport`, which converts every request and response
  * to web streams (Hono's adapter): that conversion cost more supervisor CPU per call than the
  * rest of the call's path. Same rules and status codes as the SDK's transport (406, 415, 400,
- * 404, 202), without resumability (we keep no event store). The difference that matters: a
+ * 404, 202). The difference that matters: a
  * POST's answer is held until its requests are all answered and then written with its headers
  * in one write, as `application/json` (the MCP specification lets the server choose); a
  * notification about a request (progress) or a call outlasting the heartbeat interval sends SSE
  * headers early and streams from there. A client whose Accept admits one of the two types (not
  * both, as MCP asks: accept.ts) gets that one: JSON only, the answer alone (no progress, no
  * heartbeats); SSE only, a stream from the start.
+ *
+ * Resumability (MCP "Resumability and Redelivery"): once a POST's answer is a stream, its events
+ * carry ids (sse-frames.ts) and are kept in the session's EventStore; a client whose stream was
+ * cut sends a GET with `Last-Event-ID` (`resume`), gets what followed that event on that stream,
+ * and the stream goes on there. A stream cut with requests open waits `resumeWindowMs` for that
+ * (MCP: a disconnection is not a cancellation) before its calls are cancelled. A JSON answer
+ * (nothing streamed yet) has nothing to resume: a client cut from it sees its request fail, and
+ * the call is cancelled as before.
  */
 export class SessionTransport implements Transport {
   sessionId?: string;
@@ -74,6 +94,8 @@ export class SessionTransport implements Transport {
   #protocolVersion: string | undefined;
   #closed = false;
   #streams = new Map<RequestId, PostStream>();
+  /** Made on the session's first SSE stream: a session that never streams has none. */
+  #resumable?: ResumableStreams<PostStream>;
 
   constructor(options: SessionTransportOptions) {
     this.#options = options;
@@ -146,7 +168,7 @@ export class SessionTransport implements Transport {
       return;
     }
     const answer = accepted.json && accepted.sse ? 'either' : accepted.json ? 'json' : 'sse';
-    const stream: PostStream = { res, open: ids, held: [], batch: Array.isArray(body), answer };
+    const stream: PostStream = { res, open: ids, held: [], batch: Array.isArray(body), answer, seq: 0, detached: false };
     for (const id of stream.open) this.#streams.set(id, stream);
     if (answer === 'sse') {
       this.#flush(stream);
@@ -159,11 +181,7 @@ export class SessionTransport implements Transport {
       }, this.#options.heartbeatIntervalMs);
       stream.timer.unref();
     }
-    res.on('close', () => {
-      const unanswered = res.writableFinished ? [] : [...stream.open];
-      this.#forget(stream);
-      for (const id of unanswered) this.#options.onDropped(id);
-    });
+    this.#watch(stream, res);
     for (const message of messages) this.onmessage?.(message, extra);
   }
 
@@ -183,19 +201,25 @@ export class SessionTransport implements Transport {
       // A client that takes JSON only gets the answer alone: a notification would need a stream.
       if (stream.answer === 'json') return;
       this.#flush(stream);
-      stream.res.write(sseEvent(message));
+      const frame = this.#frame(stream, message);
+      if (!stream.detached) stream.res.write(frame);
       return;
     }
     this.#streams.delete(requestId);
     stream.open.delete(requestId);
     if (stream.open.size > 0) {
-      if (stream.res.headersSent) stream.res.write(sseEvent(message));
-      else stream.held.push(message);
+      if (!stream.res.headersSent) stream.held.push(message);
+      else {
+        const frame = this.#frame(stream, message);
+        if (!stream.detached) stream.res.write(frame);
+      }
       return;
     }
     clearTimeout(stream.timer);
     if (stream.res.headersSent) {
-      stream.res.end(sseEvent(message));
+      const frame = this.#frame(stream, message);
+      this.#ended(stream);
+      if (!stream.detached) stream.res.end(frame);
       return;
     }
     // Nothing streamed: the answer as plain JSON, which costs both ends less than SSE framing.
@@ -216,6 +240,7 @@ export class SessionTransport implements Transport {
     stream.open.delete(requestId);
     if (stream.open.size > 0) return;
     this.#forget(stream);
+    this.#ended(stream);
     if (stream.answer === 'json' && !stream.res.headersSent) {
       // A JSON-only client gets the batch's other answers, held until now; with none, it is
       // told there is no answer to read, as for a notification.
@@ -229,7 +254,43 @@ export class SessionTransport implements Transport {
       return;
     }
     this.#flush(stream);
-    stream.res.end();
+    if (!stream.detached) stream.res.end();
+  }
+
+  /**
+   * A GET with `Last-Event-ID`: replays what followed that event on its stream, then carries the
+   * stream's later events, and ends with its last answer. 400 for an id this session never gave
+   * (made up, another session's); 410 for a stream with nothing left to give (it ended and its
+   * events were read or expired). Answers the bounds dropped come as a JSON-RPC error naming the
+   * bound. A second resume of a stream takes it over (the first connection may be half-open).
+   */
+  resume(lastEventId: string, res: ServerResponse): void {
+    // A session that never streamed gave no id: a throwaway says so without keeping anything.
+    const resumption = (this.#resumable ?? new ResumableStreams(this.#options.resumability, this.sessionId ?? '')).resume(lastEventId);
+    if (resumption.status !== 200) return sendJsonRpcError(res, resumption.status, -32000, resumption.message);
+    res.writeHead(200, this.#headers());
+    const stream = resumption.stream;
+    if (!stream) {
+      res.end(resumption.frames);
+      return;
+    }
+    const previous = stream.res;
+    stream.res = res;
+    stream.detached = false;
+    clearTimeout(stream.windowTimer);
+    if (previous !== res && !previous.writableEnded) previous.end();
+    res.flushHeaders();
+    if (resumption.frames) res.write(resumption.frames);
+    this.#watch(stream, res);
+    startHeartbeat(res, this.#options.heartbeatIntervalMs, this.#options.maxStreamBufferBytes);
+  }
+
+  /**
+   * Drops expired events and ended streams (the session's sweep). The numbering stays: a stream
+   * number used again would let an old id replay another stream's events.
+   */
+  sweep(now: number): void {
+    this.#resumable?.sweep(now);
   }
 
   /**
@@ -239,12 +300,13 @@ export class SessionTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const stream of this.#resumable?.unfinished() ?? []) clearTimeout(stream.windowTimer);
     for (const stream of new Set(this.#streams.values())) {
       const unanswered: JSONRPCMessage[] = [...stream.open].map((id) => ({ jsonrpc: '2.0', id, error: { code: -32000, message: 'the session was closed before this request was answered' } }));
       this.#forget(stream);
-      if (stream.res.writableEnded) continue;
+      if (stream.res.writableEnded || stream.detached) continue;
       if (stream.res.headersSent) {
-        stream.res.end(unanswered.map(sseEvent).join(''));
+        stream.res.end(unanswered.map((message) => this.#frame(stream, message)).join(''));
         continue;
       }
       const all = [...stream.held, ...unanswered];
@@ -252,6 +314,8 @@ export class SessionTransport implements Transport {
       stream.res.writeHead(200, { ...this.#headers('application/json'), 'content-length': Buffer.byteLength(payload) });
       stream.res.end(payload);
     }
+    // The session's events go with it (a resume now gets 404: no session).
+    this.#resumable = undefined;
     this.onclose?.();
   }
 
@@ -265,8 +329,53 @@ export class SessionTransport implements Transport {
     if (stream.res.headersSent) return;
     stream.res.writeHead(200, this.#headers());
     stream.res.flushHeaders();
-    if (stream.held.length > 0) stream.res.write(stream.held.map(sseEvent).join(''));
+    if (this.#options.resumability.enabled && this.sessionId !== undefined) {
+      const priming = (this.#resumable ??= new ResumableStreams(this.#options.resumability, this.sessionId)).open(stream, this.#protocolVersion);
+      if (priming) stream.res.write(priming);
+    }
+    if (stream.held.length > 0) stream.res.write(stream.held.map((message) => this.#frame(stream, message)).join(''));
     stream.held = [];
+  }
+
+  /** The SSE event of `message` on `stream`: numbered and kept when the stream is resumable. */
+  #frame(stream: PostStream, message: JSONRPCMessage): string {
+    return stream.key === undefined || !this.#resumable ? sseEvent(message) : this.#resumable.frame(stream as PostStream & { key: number }, message);
+  }
+
+  /** Every request of `stream` is answered. */
+  #ended(stream: PostStream): void {
+    clearTimeout(stream.windowTimer);
+    this.#resumable?.ended(stream);
+  }
+
+  /** The end of one connection of `stream` (its POST, or a GET resuming it). */
+  #watch(stream: PostStream, res: ServerResponse): void {
+    res.on('close', () => {
+      // A resume took the stream over: this connection is no longer its.
+      if (stream.res !== res) return;
+      if (stream.key !== undefined && stream.open.size > 0 && !res.writableFinished) {
+        stream.detached = true;
+        clearTimeout(stream.timer);
+        stream.windowTimer = setTimeout(() => this.#abandon(stream), this.#options.resumability.resumeWindowMs);
+        stream.windowTimer.unref();
+        return;
+      }
+      const unanswered = res.writableFinished ? [] : [...stream.open];
+      this.#forget(stream);
+      for (const id of unanswered) this.#options.onDropped(id);
+    });
+  }
+
+  /**
+   * A detached stream not resumed within the window: its calls are cancelled, as a dropped
+   * request's are without resumability, and a later resume reads an error for each.
+   */
+  #abandon(stream: PostStream): void {
+    if (!stream.detached || stream.key === undefined || !this.#resumable) return;
+    const ids = this.#resumable.abandon(stream as PostStream & { key: number });
+    this.#forget(stream);
+    this.#ended(stream);
+    for (const id of ids) this.#options.onDropped(id);
   }
 
   #forget(stream: PostStream): void {
@@ -274,10 +383,6 @@ export class SessionTransport implements Transport {
     for (const id of stream.open) if (this.#streams.get(id) === stream) this.#streams.delete(id);
     stream.open.clear();
   }
-}
-
-function sseEvent(message: JSONRPCMessage): string {
-  return `event: message\ndata: ${serializeMessage(message)}\n\n`;
 }
 
 

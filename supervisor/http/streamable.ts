@@ -93,7 +93,8 @@ export class StreamableSessions {
    * session's stream, which ends: MCP lets a client hold several streams and a server close one
    * at any time, and the usual second GET is a client reconnecting while its old connection,
    * half-open after a network change, still looks alive here; the SDK client gave up on the
-   * 409 after two retries and had no stream for the rest of the session.
+   * 409 after two retries and had no stream for the rest of the session. A GET with
+   * `Last-Event-ID` resumes a cut stream instead (SessionTransport.resume).
    */
   #openStream(sessionId: string, entry: Entry, req: IncomingMessage, res: ServerResponse): void {
     if (!acceptedTypes(req.headers.accept).sse) {
@@ -101,6 +102,12 @@ export class StreamableSessions {
     }
     const versionError = checkProtocolVersion(req);
     if (versionError) return sendJsonRpcError(res, 400, -32000, versionError);
+    // A resume of a cut stream is not the session's GET stream, which stays as it is.
+    const lastEventId = req.headers['last-event-id'];
+    if (typeof lastEventId === 'string' && this.#config.resumability.enabled) {
+      this.#log.debug({ sessionId, lastEventId }, 'stream resumed');
+      return entry.transport.resume(lastEventId, res);
+    }
     if (entry.stream && !entry.stream.writableEnded) entry.stream.end();
     res.writeHead(200, {
       'content-type': 'text/event-stream',
@@ -139,8 +146,9 @@ export class StreamableSessions {
       heartbeatIntervalMs: this.#config.heartbeatIntervalMs,
       maxStreamBufferBytes: this.#config.maxStreamBufferBytes,
       standaloneStream: () => entry?.stream,
-      // A client that drops the request it was waiting on cancels those calls in the workers.
+      // A client that drops the request it was waiting on, and does not resume it, cancels those calls in the workers.
       onDropped: (requestId) => entry?.session.abortCall(requestId),
+      resumability: this.#config.resumability,
     });
     const session = createSession({
       supervisor: this.#supervisor,
@@ -175,6 +183,7 @@ export class StreamableSessions {
     const now = Date.now();
     const connected = this.#config.connectedSessionIdleTimeoutMs;
     for (const [id, entry] of this.#sessions) {
+      entry.transport.sweep(now);
       const idleMs = now - entry.lastActiveAt;
       const idle = entry.stream ? connected > 0 && idleMs > connected : idleMs > this.#config.sessionIdleTimeoutMs;
       if (idle && entry.session.inFlight === 0) {

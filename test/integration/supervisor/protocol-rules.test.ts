@@ -295,7 +295,8 @@ describe('clients whose Accept admits one answer type, or any (406 without both)
     // SSE only (Anthropic's remote-MCP proxy): even a ping is answered on a stream.
     const sse = await post('text/event-stream', ping(3));
     expect([sse.status, sse.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
-    const events = (await sse.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)) as Answer);
+    // Lines with data: the first event, an id with empty data, primes a 2025-11-25 client to resume.
+    const events = (await sse.text()).split('\n').filter((line) => line.startsWith('data: ') && line.length > 6).map((line) => JSON.parse(line.slice(6)) as Answer);
     expect(events.filter((event) => event.id === 3)).toEqual([{ jsonrpc: '2.0', id: 3, result: {} }]);
     for (const [id, accept] of [[4, '*/*'], [5, undefined], [6, 'application/*;q=0.9, text/html']] as const) {
       const answer = await post(accept, ping(id));
