@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
@@ -5,6 +7,7 @@ import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { startHttp, textOf, type HttpServer } from '../../helpers/mcp';
 import { eventually } from '../../helpers/processes';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
+import { tempDir } from '../../helpers/temp';
 
 type Result = { content: Array<{ type: string; text?: string }>; isError?: boolean };
 
@@ -143,6 +146,40 @@ describe('a cut stream not resumed within http.resumability.resumeWindowMs', () 
       });
       expect(value).toBeUndefined();
       expect(error?.message).toMatch(/cancelled: its response stream was cut and not resumed within http\.resumability\.resumeWindowMs \(300 ms\)/);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('with http.resumability.enabled false', () => {
+  let server: HttpServer;
+  let proxy: TcpProxy;
+  beforeAll(async () => {
+    server = await startHttp('mcpvisor', ['--config', config({ enabled: false })]);
+    proxy = await startTcpProxy(server.baseUrl);
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await server?.stop();
+  });
+
+  test('a cut stream cancels its call at once, as before', async () => {
+    const client = await connect(`${proxy.origin}/mcp`);
+    const marker = path.join(tempDir('mcpvisor-resume-'), 'marker');
+    let cut = false;
+    try {
+      const call = client.callTool({ name: 'sleep', arguments: { ms: 20_000, marker } }, undefined, {
+        timeout: 15_000,
+        onprogress: () => {
+          if (cut) return;
+          cut = true;
+          proxy.sever();
+        },
+      });
+      call.catch(() => undefined);
+      expect(await eventually(() => existsSync(marker))).toBe(true);
+      expect(readFileSync(marker, 'utf8')).toMatch(/^cancelled:/);
     } finally {
       await client.close();
     }
