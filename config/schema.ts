@@ -123,13 +123,16 @@ const httpSchema = z.strictObject({
    * a stream's own send buffer, maxStreamBufferBytes) and 5 min per session; a call whose stream
    * dropped runs on for 2 min waiting for a resume, then is cancelled as a dropped request is
    * without resumability (a network change or a proxy's reconnect takes seconds; clients give
-   * up sooner: the SDK's after ~2.5 s).
+   * up sooner: the SDK's after ~2.5 s). A stream whose last event was written out whole is let go
+   * 10 s later (a client cut just then resumes within seconds), and all sessions together keep at
+   * most `maxTotalBytes` (128 MiB): 10,000 sessions at 4 MiB each would be 40 GB.
    */
   resumability: z
     .strictObject({
       enabled: z.boolean().default(true),
       maxEvents: z.number().int().positive().default(1000),
       maxBytes: z.number().int().positive().default(4 * 1024 * 1024),
+      maxTotalBytes: z.number().int().positive().default(128 * 1024 * 1024),
       eventTtlMs: timerMs().default(5 * 60_000),
       resumeWindowMs: timerMs().default(2 * 60_000),
     })

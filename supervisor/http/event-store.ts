@@ -7,6 +7,12 @@ export interface EventStoreLimits {
   eventTtlMs: number;
 }
 
+/** The bytes every session's store holds together, and their bound (`maxTotalBytes`). */
+export interface SharedBudget {
+  bytes: number;
+  readonly maxTotalBytes: number;
+}
+
 interface StoredEvent {
   stream: number;
   seq: number;
@@ -24,7 +30,7 @@ interface Lost {
   through: number;
   /** Answers among the dropped events: a resume from before them reports each as an error. */
   answers: RequestId[];
-  /** Which bound dropped them: `maxEvents`, `maxBytes` or `eventTtlMs`. */
+  /** Which bound dropped them: `maxEvents`, `maxBytes`, `maxTotalBytes` or `eventTtlMs`. */
   bound: string;
 }
 
@@ -40,15 +46,19 @@ export interface Replay {
  * oldest go (an event bigger than `maxBytes` is never kept). An event is acknowledged by a
  * resume naming it or a later event of its stream. A stream's dropped answers are remembered
  * (their request ids) so a resume from before them gets an error for each rather than a gap.
+ * Every store of the server counts its bytes in one SharedBudget: past its bound a store drops
+ * its own oldest events, then does not keep the new one (other sessions' events are theirs).
  */
 export class EventStore {
   #limits: EventStoreLimits;
+  #total: SharedBudget;
   #events: StoredEvent[] = [];
   #bytes = 0;
   #lost = new Map<number, Lost>();
 
-  constructor(limits: EventStoreLimits) {
+  constructor(limits: EventStoreLimits, total: SharedBudget = { bytes: 0, maxTotalBytes: Infinity }) {
     this.#limits = limits;
+    this.#total = total;
   }
 
   get size(): number {
@@ -67,12 +77,26 @@ export class EventStore {
       this.#drop({ stream, seq, frame, bytes, at: now, answers }, 'maxBytes');
       return;
     }
-    while (this.#events.length > 0 && (this.#events.length >= this.#limits.maxEvents || this.#bytes + bytes > this.#limits.maxBytes)) {
-      const bound = this.#events.length >= this.#limits.maxEvents ? 'maxEvents' : 'maxBytes';
+    const overTotal = () => this.#total.bytes + bytes > this.#total.maxTotalBytes;
+    while (this.#events.length > 0 && (this.#events.length >= this.#limits.maxEvents || this.#bytes + bytes > this.#limits.maxBytes || overTotal())) {
+      const bound = this.#events.length >= this.#limits.maxEvents ? 'maxEvents' : this.#bytes + bytes > this.#limits.maxBytes ? 'maxBytes' : 'maxTotalBytes';
       this.#drop(this.#shift(), bound);
+    }
+    if (overTotal()) {
+      this.#drop({ stream, seq, frame, bytes, at: now, answers }, 'maxTotalBytes');
+      return;
     }
     this.#events.push({ stream, seq, frame, bytes, at: now, answers });
     this.#bytes += bytes;
+    this.#total.bytes += bytes;
+  }
+
+  /** Lets every event go, and its bytes from the shared budget (the session closed). */
+  dispose(): void {
+    this.#total.bytes -= this.#bytes;
+    this.#bytes = 0;
+    this.#events = [];
+    this.#lost.clear();
   }
 
   /** Forgets the events of `stream` up to `seq`: the client has them. */
@@ -81,6 +105,7 @@ export class EventStore {
     this.#events = this.#events.filter((event) => {
       if (event.stream !== stream || event.seq > seq) return true;
       this.#bytes -= event.bytes;
+      this.#total.bytes -= event.bytes;
       return false;
     });
     const lost = this.#lost.get(stream);
@@ -115,6 +140,7 @@ export class EventStore {
   #shift(): StoredEvent {
     const event = this.#events.shift()!;
     this.#bytes -= event.bytes;
+    this.#total.bytes -= event.bytes;
     return event;
   }
 

@@ -1,6 +1,6 @@
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpConfig } from '../../config/schema';
-import { EventStore } from './event-store';
+import { EventStore, type SharedBudget } from './event-store';
 import { eventId, lostAnswer, parseEventId, primingEvent, sseEvent } from './sse-frames';
 
 /** What the numbering needs of a POST's SSE stream (session-transport.ts has the rest). */
@@ -17,7 +17,16 @@ export interface NumberedStream {
 interface EndedStream {
   seq: number;
   endedAt: number;
+  /** Its last event was written out whole: it goes at this time, not after eventTtlMs. */
+  releaseAt?: number;
 }
+
+/**
+ * How long a stream written out whole is kept: a client cut just as it ended resumes within
+ * seconds (the SDK client gives up after ~2.5 s), and a client that read it never resumes. Kept
+ * for eventTtlMs instead, every answer of a client that takes only SSE stayed 5 min.
+ */
+const DELIVERED_GRACE_MS = 10_000;
 
 /** What a resume from an event id gets. */
 export type Resumption<S> =
@@ -38,10 +47,10 @@ export class ResumableStreams<S extends NumberedStream> {
   #nextKey = 1;
 
   /** `tag`: the session's part of every event id (the first 8 characters of its id). */
-  constructor(limits: HttpConfig['resumability'], sessionId: string) {
+  constructor(limits: HttpConfig['resumability'], sessionId: string, total?: SharedBudget) {
     this.#limits = limits;
     this.#tag = sessionId.slice(0, 8);
-    this.#store = new EventStore(limits);
+    this.#store = new EventStore(limits, total);
   }
 
   /** Numbers `stream`, whose SSE headers just went out; returns its priming event, if the revision takes one. */
@@ -70,6 +79,17 @@ export class ResumableStreams<S extends NumberedStream> {
     if (stream.key !== undefined && this.#streams.get(stream.key) === stream) {
       this.#streams.set(stream.key, { seq: stream.seq, endedAt: Date.now() });
     }
+  }
+
+  /** An ended `stream`'s last event was written out whole: it goes after a short grace. */
+  delivered(stream: S, now = Date.now()): void {
+    const state = stream.key === undefined ? undefined : this.#streams.get(stream.key);
+    if (state && 'endedAt' in state) state.releaseAt = now + DELIVERED_GRACE_MS;
+  }
+
+  /** Lets every event go (the session closed). */
+  dispose(): void {
+    this.#store.dispose();
   }
 
   /**
@@ -117,11 +137,13 @@ export class ResumableStreams<S extends NumberedStream> {
     return ids;
   }
 
-  /** Drops expired events and streams ended longer than `eventTtlMs` ago. */
+  /** Drops expired events, streams ended longer than `eventTtlMs` ago and delivered ones past their grace. */
   sweep(now: number): void {
     this.#store.expire(now);
     const oldest = now - this.#limits.eventTtlMs;
-    for (const [key, state] of this.#streams) if ('endedAt' in state && state.endedAt < oldest) this.#forget(key);
+    for (const [key, state] of this.#streams) {
+      if ('endedAt' in state && (state.endedAt < oldest || (state.releaseAt !== undefined && state.releaseAt <= now))) this.#forget(key);
+    }
   }
 
   /** The streams still waiting for answers (their timers are the caller's). */

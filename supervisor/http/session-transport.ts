@@ -12,6 +12,7 @@ import { acceptedTypes } from './accept';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
+import type { SharedBudget } from './event-store';
 import { ResumableStreams, type NumberedStream } from './resumable-streams';
 import { sseEvent } from './sse-frames';
 import { serializeMessage } from '../preserialized';
@@ -35,6 +36,8 @@ export interface SessionTransportOptions {
   onDropped: (requestId: RequestId) => void;
   /** `http.resumability`: with `enabled`, SSE events carry ids and a GET with Last-Event-ID resumes. */
   resumability: HttpConfig['resumability'];
+  /** The bytes every session's events hold together (`resumability.maxTotalBytes`). */
+  resumeBudget?: SharedBudget;
 }
 
 /** The response of one POST that carried requests: an SSE stream, written at once when possible. */
@@ -219,7 +222,8 @@ export class SessionTransport implements Transport {
     if (stream.res.headersSent) {
       const frame = this.#frame(stream, message);
       this.#ended(stream);
-      if (!stream.detached) stream.res.end(frame);
+      // Written out whole, the stream's events go after a short grace rather than eventTtlMs.
+      if (!stream.detached) stream.res.end(frame, () => this.#resumable?.delivered(stream));
       return;
     }
     // Nothing streamed: the answer as plain JSON, which costs both ends less than SSE framing.
@@ -315,6 +319,7 @@ export class SessionTransport implements Transport {
       stream.res.end(payload);
     }
     // The session's events go with it (a resume now gets 404: no session).
+    this.#resumable?.dispose();
     this.#resumable = undefined;
     this.onclose?.();
   }
@@ -330,7 +335,7 @@ export class SessionTransport implements Transport {
     stream.res.writeHead(200, this.#headers());
     stream.res.flushHeaders();
     if (this.#options.resumability.enabled && this.sessionId !== undefined) {
-      const priming = (this.#resumable ??= new ResumableStreams(this.#options.resumability, this.sessionId)).open(stream, this.#protocolVersion);
+      const priming = (this.#resumable ??= new ResumableStreams(this.#options.resumability, this.sessionId, this.#options.resumeBudget)).open(stream, this.#protocolVersion);
       if (priming) stream.res.write(priming);
     }
     if (stream.held.length > 0) stream.res.write(stream.held.map((message) => this.#frame(stream, message)).join(''));

@@ -1,3 +1,4 @@
+import type { SharedBudget } from './event-store';
 import { randomUUID } from 'node:crypto';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -32,10 +33,13 @@ export class StreamableSessions {
   #config: HttpConfig;
   #log: Logger;
   #sweeper: NodeJS.Timeout;
+  /** What every session keeps for resumes, together (`resumability.maxTotalBytes`). */
+  #resumeBudget: SharedBudget;
 
   constructor(supervisor: Supervisor, config: HttpConfig, logger: Logger) {
     this.#supervisor = supervisor;
     this.#config = config;
+    this.#resumeBudget = { bytes: 0, maxTotalBytes: config.resumability.maxTotalBytes };
     this.#log = logger.child({ transport: 'streamable-http' });
     this.#sweeper = setInterval(() => this.#expireIdle(), sweepIntervalMs(config));
     this.#sweeper.unref();
@@ -149,6 +153,7 @@ export class StreamableSessions {
       // A client that drops the request it was waiting on, and does not resume it, cancels those calls in the workers.
       onDropped: (requestId) => entry?.session.abortCall(requestId),
       resumability: this.#config.resumability,
+      resumeBudget: this.#resumeBudget,
     });
     const session = createSession({
       supervisor: this.#supervisor,

@@ -40,12 +40,32 @@ describe('EventStore', () => {
   });
 });
 
+describe('EventStore with the budget of every session (maxTotalBytes)', () => {
+  test('drops its own oldest, then does not keep a new event past the shared bound, never touching another session\'s', () => {
+    const total = { bytes: 0, maxTotalBytes: 100 };
+    const a = new EventStore({ maxEvents: 10, maxBytes: 100, eventTtlMs: 1000 }, total);
+    const b = new EventStore({ maxEvents: 10, maxBytes: 100, eventTtlMs: 1000 }, total);
+    a.add(1, 1, frame('a'.repeat(52)), undefined, 0);
+    b.add(1, 1, frame('b'.repeat(52)), 'answer', 0);
+    expect([a.size, b.size, total.bytes]).toEqual([1, 0, 60]);
+    expect(b.after(1, 0, 0).lost).toEqual({ answers: ['answer'], bound: 'maxTotalBytes' });
+    b.add(1, 2, frame('b'.repeat(22)), undefined, 0);
+    b.add(1, 3, frame('c'.repeat(22)), undefined, 0);
+    // b's second event makes room by dropping b's own first, not a's.
+    expect([a.size, b.size, total.bytes]).toEqual([1, 1, 90]);
+    a.dispose();
+    expect(total.bytes).toBe(30);
+    b.add(1, 4, frame('d'.repeat(52)), undefined, 0);
+    expect([b.size, total.bytes]).toEqual([2, 90]);
+  });
+});
+
 describe('ResumableStreams', () => {
   const stream = (): NumberedStream => ({ seq: 0, open: new Set([1]) });
   const session = 'abcdef12-3456-7890-abcd-ef1234567890';
 
   test('numbers events <tag>.<stream>.<seq> and primes a 2025-11-25 stream only', () => {
-    const streams = new ResumableStreams({ enabled: true, resumeWindowMs: 1000, ...limits }, session);
+    const streams = new ResumableStreams({ enabled: true, resumeWindowMs: 1000, maxTotalBytes: 10_000, ...limits }, session);
     const one = stream();
     expect(streams.open(one, '2025-11-25')).toBe('id: abcdef12.1.0\ndata: \n\n');
     expect(streams.open(stream(), '2025-06-18')).toBeUndefined();
@@ -58,13 +78,13 @@ describe('ResumableStreams', () => {
     { given: 'a stream never opened', id: 'abcdef12.9.0' },
     { given: 'an event not sent yet', id: 'abcdef12.1.5' },
   ])('refuses an id of $given with 400 naming it', ({ id }) => {
-    const streams = new ResumableStreams({ enabled: true, resumeWindowMs: 1000, ...limits }, session);
+    const streams = new ResumableStreams({ enabled: true, resumeWindowMs: 1000, maxTotalBytes: 10_000, ...limits }, session);
     streams.open(stream(), '2025-11-25');
     expect(streams.resume(id)).toEqual({ status: 400, message: expect.stringContaining(`Last-Event-ID ${JSON.stringify(id)} is not an event id of this session`) });
   });
 
   test('replays an ended stream once, then answers 410', () => {
-    const streams = new ResumableStreams({ enabled: true, resumeWindowMs: 1000, ...limits }, session);
+    const streams = new ResumableStreams({ enabled: true, resumeWindowMs: 1000, maxTotalBytes: 10_000, ...limits }, session);
     const one = stream() as NumberedStream & { key: number };
     streams.open(one, '2025-11-25');
     const answer = streams.frame(one, { jsonrpc: '2.0', id: 1, result: {} });
@@ -72,5 +92,24 @@ describe('ResumableStreams', () => {
     streams.ended(one);
     expect(streams.resume('abcdef12.1.0')).toEqual({ status: 200, frames: answer, stream: undefined });
     expect(streams.resume('abcdef12.1.1')).toMatchObject({ status: 410 });
+  });
+
+  test('lets a stream written out whole go after a short grace, not after eventTtlMs', () => {
+    const long = { enabled: true, resumeWindowMs: 1000, maxEvents: 10, maxBytes: 1000, maxTotalBytes: 10_000, eventTtlMs: 300_000 };
+    const streams = new ResumableStreams(long, session);
+    const [read, cut] = [stream() as NumberedStream & { key: number }, stream() as NumberedStream & { key: number }];
+    for (const one of [read, cut]) {
+      streams.open(one, '2025-11-25');
+      streams.frame(one, { jsonrpc: '2.0', id: 1, result: {} });
+      one.open.clear();
+      streams.ended(one);
+    }
+    streams.delivered(read, 0);
+    streams.sweep(5_000);
+    expect(streams.resume('abcdef12.1.0')).toMatchObject({ status: 200 });
+    streams.sweep(10_001);
+    expect(streams.resume('abcdef12.1.0')).toMatchObject({ status: 410 });
+    // The other one's answer may never have arrived: it stays for eventTtlMs.
+    expect(streams.resume('abcdef12.2.0')).toMatchObject({ status: 200 });
   });
 });
