@@ -10,7 +10,7 @@ import type { ToolTexts } from './tool-text';
  */
 export type SupervisorMessage =
   | { type: 'init'; config: unknown }
-  | { type: 'call'; id: number; call: ToolCall; deadlineMs: number }
+  | { type: 'call'; id: number; call: ToolCall; deadlineMs: number; callId?: string }
   | { type: 'cancel'; id: number; reason: 'timeout' | 'cancelled' }
   | { type: 'stats'; id: number }
   | { type: 'shutdown'; graceMs: number };

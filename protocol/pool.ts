@@ -47,6 +47,8 @@ export interface PoolCallOptions {
   signal?: AbortSignal;
   /** Budget of the call in ms, counted from when `call` is invoked (queueing included). */
   deadlineMs: number;
+  /** The supervisor's id of the call (`c17`), on every log line about it, the worker's too. */
+  callId?: string;
 }
 
 /** The contract of DESIGN.md: the router knows nothing else about a pool. */

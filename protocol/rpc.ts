@@ -25,6 +25,8 @@ export interface RpcCallOptions {
    * after the call settled.
    */
   onFreed?: () => void;
+  /** The supervisor's id of the call, which the worker puts on the lines its call logs. */
+  callId?: string;
 }
 
 interface Pending {
@@ -51,10 +53,13 @@ export class RpcClient {
   /** `onOther` receives the messages that are not answers (ready, fatal, log). */
   constructor(channel: Channel<SupervisorMessage, WorkerMessage>, onOther: (message: WorkerMessage) => void) {
     this.#channel = channel;
-    this.#detach = [
-      channel.onMessage((message) => this.#receive(message, onOther)),
-      channel.onClose((reason) => this.close(reason)),
-    ];
+    // After close, log lines still pass: a stopping worker's last words (a summary of what it
+    // held back, a failure to close its service) came after the pool closed its client and were lost.
+    channel.onMessage((message) => {
+      if (this.#closedReason === undefined) this.#receive(message, onOther);
+      else if (message.type === 'log') onOther(message);
+    });
+    this.#detach = [channel.onClose((reason) => this.close(reason))];
   }
 
   /** Calls not yet answered, including cancelled ones the worker has not confirmed. */
@@ -128,7 +133,7 @@ export class RpcClient {
         stop('timeout', error);
       }, deadlineMs);
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#channel.send({ type: 'call', id, call, deadlineMs });
+      this.#channel.send({ type: 'call', id, call, deadlineMs, ...(options.callId === undefined ? {} : { callId: options.callId }) });
     });
   }
 

@@ -67,7 +67,7 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
     process.exit(code);
   };
 
-  const serve = async (id: number, call: ToolCall, deadlineMs: number) => {
+  const serve = async (id: number, call: ToolCall, deadlineMs: number, callId?: string) => {
     if (!service || exiting) {
       ch.send({ type: 'error', id, error: { code: 'SHUTTING_DOWN', message: 'the worker is stopping' } });
       return;
@@ -75,7 +75,7 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
     const controller = new AbortController();
     running.set(id, controller);
     try {
-      const result = await service.handle(call, { signal: controller.signal, deadlineMs, log });
+      const result = await service.handle(call, { signal: controller.signal, deadlineMs, log: callId === undefined ? log : callLogger(log, callId) });
       ch.send({ type: 'result', id, result });
     } catch (error) {
       const info = controller.signal.aborted && !(error instanceof McpvisorError)
@@ -100,7 +100,7 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
         }
         return;
       case 'call':
-        void serve(message.id, message.call, message.deadlineMs);
+        void serve(message.id, message.call, message.deadlineMs, message.callId);
         return;
       case 'cancel':
         running.get(message.id)?.abort(
@@ -144,6 +144,12 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
 function channelLogger(ch: Channel<WorkerMessage, SupervisorMessage>): WorkerLogger {
   const at = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => ch.send({ type: 'log', level, msg, fields });
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** A call's logger: its lines carry the supervisor's `callId`, as the supervisor's own line about the call does. */
+function callLogger(log: WorkerLogger, callId: string): WorkerLogger {
+  const at = (write: WorkerLogger['info']) => (msg: string, fields?: Record<string, unknown>) => write(msg, { ...fields, callId });
+  return { debug: at(log.debug), info: at(log.info), warn: at(log.warn), error: at(log.error) };
 }
 
 function delay(ms: number): Promise<void> {

@@ -49,6 +49,8 @@ export interface RouteOptions {
   signal: AbortSignal;
   /** The session the call came from, for hooks that keep state per session (web-paging.ts). */
   session?: string;
+  /** The call's id in log lines (PoolCallOptions). */
+  callId?: string;
 }
 
 /**
@@ -181,8 +183,8 @@ export class Catalogue {
     }
     const call = { tool: entry.workerName, arguments: input };
     const result = entry.aroundCall
-      ? await entry.aroundCall(call, { signal: options.signal, deadlineMs, session: options.session }, (routed, routedOptions) => entry.pool.call(routed, routedOptions))
-      : await entry.pool.call(call, { signal: options.signal, deadlineMs });
+      ? await entry.aroundCall(call, { signal: options.signal, deadlineMs, session: options.session, callId: options.callId }, (routed, routedOptions) => entry.pool.call(routed, routedOptions))
+      : await entry.pool.call(call, { signal: options.signal, deadlineMs, callId: options.callId });
     const problem = resultProblem(result) ?? this.#outputProblem(entry, result);
     if (!problem) return result;
     return errorResult(new McpvisorError('INTERNAL', `the tool returned a result MCP clients refuse: ${problem}`), name);

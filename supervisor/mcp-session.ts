@@ -4,6 +4,7 @@ import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/t
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema, PingRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type ProgressToken, type RequestId, type ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import { McpvisorError } from '../protocol/errors';
+import { errorCodeOf } from '../protocol/results';
 import type { ToolResult } from '../protocol/tool';
 import type { Logger } from './logger';
 import type { Supervisor } from './supervisor';
@@ -18,6 +19,8 @@ export interface SessionOptions {
   onCallAborted?: (requestId: RequestId) => void;
   /** Called when a call ends, however it ends: activity, for the transport's idle clock. */
   onCallEnded?: () => void;
+  /** The session's id as its client knows it (`Mcp-Session-Id`), for log lines; none over stdio. */
+  sessionId?: () => string | undefined;
 }
 
 /** One MCP session: an SDK `Server` whose handlers route to the supervisor. */
@@ -74,6 +77,8 @@ export function warmUpSessions(): void {
 
 /** Sessions created in this process, for their keys. */
 let sessionsCreated = 0;
+/** Calls taken in this process, for their ids in log lines (`c1`, `c2`…). */
+let callsTaken = 0;
 
 export function createSession(options: SessionOptions): Session {
   const { supervisor, logger } = options;
@@ -123,6 +128,8 @@ export function createSession(options: SessionOptions): Session {
     const interval = supervisor.config.pools.progressIntervalMs;
     running.set(requestId, controller);
     const started = Date.now();
+    const callId = `c${++callsTaken}`;
+    let outcome = 'ok';
     // MCP: "The progress value MUST increase with each notification". Whole seconds repeated
     // under an interval below one second (0, 0, 1, 1, 1…): the seconds so far to the
     // millisecond, on the monotonic clock, and always above the last value sent.
@@ -137,16 +144,23 @@ export function createSession(options: SessionOptions): Session {
           }, interval)
         : undefined;
     try {
-      const result = await supervisor.call(name, args, controller.signal, sessionKey);
-      logger.debug({ tool: name, ms: Date.now() - started, isError: result.isError === true }, 'tool call');
+      const result = await supervisor.call(name, args, controller.signal, sessionKey, callId);
+      if (result.isError) outcome = errorCodeOf(result) ?? 'error';
       return result;
     } catch (error) {
+      outcome = error instanceof McpvisorError ? error.code : 'error';
       if (error instanceof McpvisorError && error.code === 'UNKNOWN_TOOL') {
         // A plain error with a JSON-RPC code: McpError would prefix "MCP error -32602:" to the message.
         throw Object.assign(new Error(error.message), { code: ErrorCode.InvalidParams });
       }
       throw error;
     } finally {
+      // One line per call, with what joins it to the worker's lines (callId) and to the client's
+      // (sessionId, requestId); a client's own id is cut short, it may be any length.
+      if (logger.isLevelEnabled('debug')) {
+        const shownId = typeof requestId === 'string' && requestId.length > 64 ? `${requestId.slice(0, 61)}...` : requestId;
+        logger.debug({ sessionId: options.sessionId?.(), callId, requestId: shownId, tool: name.length > 128 ? `${name.slice(0, 125)}...` : name, ms: Date.now() - started, outcome }, 'tool call');
+      }
       clearInterval(ticker);
       if (running.get(requestId) === controller) running.delete(requestId);
       options.onCallEnded?.();

@@ -22,6 +22,7 @@ export class Metrics {
   #calls: Counter<'tool' | 'outcome'>;
   #latency: Histogram<'tool'>;
   #upstream: Counter<'tool' | 'status'>;
+  #refused: Counter<'status'>;
 
   constructor(supervisor: Supervisor) {
     const registry = this.registry;
@@ -36,6 +37,12 @@ export class Metrics {
       registers: [registry],
     });
     this.#upstream = new Counter({ name: 'mcpvisor_upstream_responses_total', help: 'Upstream HTTP responses seen by workers, by status code', labelNames: ['tool', 'status'], registers: [registry] });
+    this.#refused = new Counter({
+      name: 'mcpvisor_http_requests_refused_total',
+      help: 'HTTP requests answered 4xx or 503 (bad token, Origin or Host, rate limited, malformed or oversized body, unknown session…), by status',
+      labelNames: ['status'],
+      registers: [registry],
+    });
     new Gauge({
       name: 'mcpvisor_sessions',
       help: 'Live MCP sessions (all transports)',
@@ -68,6 +75,11 @@ export class Metrics {
     poolGauge('mcpvisor_pool_queue_depth', 'Calls waiting for a worker', (stats) => stats.queued);
     poolGauge('mcpvisor_pool_restarts', 'Worker restarts since start (a counter that resets with the process)', (stats) => stats.restarts);
     poolGauge('mcpvisor_pool_ready', '1 when the pool is ready, 0 when starting, degraded, failed or stopping', (stats) => (stats.state === 'ready' ? 1 : 0));
+  }
+
+  /** Counts one refused HTTP request; `status` is 400-599, so the label has at most 200 values. */
+  refused(status: number): void {
+    this.#refused.inc({ status: String(status) });
   }
 
   /** Records one finished call. */

@@ -108,14 +108,19 @@ export class Supervisor {
    * Routes a call; throws only UNKNOWN_TOOL (a protocol error), everything else is a result.
    * `session` identifies the caller's session to hooks that keep state per session.
    */
-  async call(name: string, args: Record<string, unknown> | undefined, signal: AbortSignal, session?: string): Promise<ToolResult> {
+  async call(name: string, args: Record<string, unknown> | undefined, signal: AbortSignal, session?: string, callId?: string): Promise<ToolResult> {
     if (this.#state !== 'running') return this.refuse(name, new McpvisorError('SHUTTING_DOWN', 'the server is shutting down and takes no new calls'));
     this.#inFlight++;
     const started = performance.now();
     try {
-      const result = await this.catalogue.call(name, args, { signal, session });
+      const result = await this.catalogue.call(name, args, { signal, session, callId });
       this.#metrics?.observe(name, result, (performance.now() - started) / 1000);
       return result;
+    } catch (error) {
+      // Counted under the `(unknown)` label: a client calling a tool this server does not have
+      // (a stale list, a removed API) showed nowhere, neither in /metrics nor at info in the log.
+      if (error instanceof McpvisorError) this.#metrics?.observe(name, errorResult(error, name), (performance.now() - started) / 1000);
+      throw error;
     } finally {
       this.#inFlight--;
     }

@@ -13,6 +13,7 @@ import { KeyedRateLimiter, rateLimit } from './rate-limit';
 import { LegacySseSessions } from './legacy-sse';
 import { StreamableSessions } from './streamable';
 import { listenErrorHint } from './listen-error';
+import { refusalRecorder } from './refusals';
 
 export interface RunningHttp {
   /** The Streamable HTTP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
@@ -55,6 +56,7 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
   const limits = config.rateLimit;
   // Without a trusted proxy the client is the socket's peer: no X-Forwarded-For parse per request.
   const clientOf = config.trustProxy === false ? (req: IncomingMessage) => req.socket.remoteAddress : (req: IncomingMessage) => proxyaddr(req, trust);
+  const refusals = refusalRecorder(supervisor.metrics, logger, clientOf);
   const perIp = rateLimit(new KeyedRateLimiter(limits.perIpRequestsPerSecond, limits.perIpBurst), clientOf, 'per-client');
   const perSession = rateLimit(
     new KeyedRateLimiter(limits.perSessionRequestsPerSecond, limits.perSessionBurst),
@@ -148,6 +150,7 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
     // hold its socket up to 30 s past them: a tenth of the shorter one keeps them near their word.
     const connectionsCheckingInterval = Math.max(250, Math.floor(Math.min(config.headersTimeoutMs, config.requestTimeoutMs) / 10));
     const server = createServer({ connectionsCheckingInterval }, (req, res) => {
+      refusals.watch(req, res);
       if (!hostAllowed(req, res)) return void req.resume();
       const path = req.url === undefined ? '' : req.url.split('?', 1)[0];
       if (path !== config.endpointPath) return app(req, res);
@@ -178,6 +181,7 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
           server.close();
           await Promise.all([streamable.closeAll(), legacy.closeAll()]);
           server.closeAllConnections();
+          refusals.flush();
         },
       });
     });

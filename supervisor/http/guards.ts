@@ -19,9 +19,18 @@ const LOCAL_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 /** An IPv4 literal in 127.0.0.0/8; not a name such as `127.0.0.1.example.com`, which DNS can point anywhere. */
 const LOOPBACK_V4 = /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
+/** The message of each refusal sent, for its log line (refusals.ts). */
+const refusalMessages = new WeakMap<ServerResponse, string>();
+
+/** The message `sendJsonRpcError` answered `res` with, if it did. */
+export function refusalMessage(res: ServerResponse): string | undefined {
+  return refusalMessages.get(res);
+}
+
 /** A JSON-RPC error body, as transports answer requests they refuse: with no id unless one is given. */
 export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string, id: string | number | null = null): void {
   if (res.headersSent) return;
+  refusalMessages.set(res, message);
   const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id });
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
 }

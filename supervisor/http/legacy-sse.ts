@@ -59,6 +59,7 @@ export class LegacySseSessions {
     const session = createSession({
       supervisor: this.#supervisor,
       logger: this.#log,
+      sessionId: () => id,
       maxConcurrentCalls: this.#config.maxConcurrentCallsPerSession,
       // As on Streamable HTTP, the idle clock starts when a call ends.
       onCallEnded: () => {

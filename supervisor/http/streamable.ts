@@ -158,6 +158,7 @@ export class StreamableSessions {
     const session = createSession({
       supervisor: this.#supervisor,
       logger: this.#log,
+      sessionId: () => transport.sessionId,
       maxConcurrentCalls: this.#config.maxConcurrentCallsPerSession,
       // The SDK sends no answer to a cancelled call; close its POST stream so the client is not left waiting.
       onCallAborted: (requestId) => transport.closeSSEStream(requestId),

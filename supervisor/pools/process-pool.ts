@@ -114,7 +114,7 @@ export class ProcessPool implements Pool {
       return Promise.resolve(errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down')));
     }
     const worker = this.#freeWorker();
-    if (worker) return this.#run(worker, call, options.signal, deadlineAt, options.deadlineMs);
+    if (worker) return this.#run(worker, call, options.signal, deadlineAt, options.deadlineMs, options.callId);
     if (this.#liveWorkers() === 0 && ['failed', 'degraded'].includes(this.#currentState())) {
       return Promise.resolve(errorResult(this.#unavailable(this.#lastError ?? 'restarting')));
     }
@@ -125,7 +125,7 @@ export class ProcessPool implements Pool {
           const next = this.#freeWorker();
           // The queue only releases a waiter when a slot is free; re-check in case it was taken.
           return next
-            ? this.#run(next, call, options.signal, deadlineAt, options.deadlineMs)
+            ? this.#run(next, call, options.signal, deadlineAt, options.deadlineMs, options.callId)
             : this.call(call, { signal: options.signal, deadlineMs: Math.max(1, deadlineAt - Date.now()) });
         },
         (error: unknown) => errorResult(error),
@@ -211,16 +211,17 @@ export class ProcessPool implements Pool {
     return best;
   }
 
-  async #run(worker: Worker, call: ToolCall, signal: AbortSignal | undefined, deadlineAt: number, budgetMs: number): Promise<ToolResult> {
+  async #run(worker: Worker, call: ToolCall, signal: AbortSignal | undefined, deadlineAt: number, budgetMs: number, callId: string | undefined): Promise<ToolResult> {
     try {
       return await worker.rpc.call(call, {
         signal,
         deadlineMs: Math.max(1, deadlineAt - Date.now()),
+        callId,
         cancelGraceMs: this.#options.cancelGraceMs,
         onUnresponsive: () => {
           // No new call may reach a worker we are about to kill.
           worker.ready = false;
-          this.#log.warn({ workerId: worker.id, pid: worker.child.pid, tool: call.tool }, 'worker ignored a cancel; killing it with its tree');
+          this.#log.warn({ workerId: worker.id, pid: worker.child.pid, tool: call.tool, callId }, 'worker ignored a cancel; killing it with its tree');
           void killTree(worker.child.pid);
         },
         // Not when the call settles: a cancelled call holds its slot until the worker confirms it

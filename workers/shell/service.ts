@@ -2,6 +2,7 @@ import { existsSync, realpathSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { McpvisorError } from '../../protocol/errors';
 import { describeOpenError, directoryAccessProblem, directoryWriteProblem } from '../../protocol/access-denied';
+import { RepeatSummary, windowWords } from '../../protocol/repeat-summary';
 import { ERROR_META_KEY } from '../../protocol/results';
 import type { ToolCall, ToolResult } from '../../protocol/tool';
 import type { CallContext, WorkerLogger, WorkerService } from '../../protocol/worker-runtime';
@@ -102,6 +103,13 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   }
   const files: FileToolOptions = { workspace, confined: config.sandbox, maxReadBytes: config.maxReadBytes, maxListEntries: config.maxListEntries, readOnly };
   const counters = { commands: 0, running: 0, timedOut: 0, canceled: 0, blocked: 0 };
+  // A client can send blocked commands without end: one whole line per pattern and minute, then
+  // a count. The command (up to 128 KiB, perhaps with a secret in it) only with logCommands, as
+  // every other command; its length otherwise.
+  const blockedLog = new RepeatSummary((pattern, more, windowMs) =>
+    log.warn(`blocked command refused: ${more} more like this ${windowWords(windowMs)}`, { pattern, more }),
+  );
+  const shownCommand = (command: string) => (config.logCommands ? { command } : { commandChars: command.length });
   // Built once: reading process.env goes through getenv for every key.
   const hostEnvironment = commandEnv(workspace);
   const sandboxEnvironment = sandboxEnv(workspace);
@@ -168,7 +176,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     const blocked = findBlockedPattern(command);
     if (blocked) {
       counters.blocked++;
-      log.warn('blocked command refused', { pattern: blocked.pattern, command });
+      if (blockedLog.first(blocked.pattern)) context.log.warn('blocked command refused', { pattern: blocked.pattern, ...shownCommand(command) });
       throw new McpvisorError('BLOCKED', `refused: the command matches the blocked pattern "${blocked.pattern}" (${blocked.reason}: ${blocked.command}); nothing was run`, {
         data: { pattern: blocked.pattern },
       });
@@ -213,7 +221,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     if (result.timedOut) counters.timedOut++;
     if (result.isCanceled) counters.canceled++;
     if (config.logCommands) {
-      log.info('command', { command, exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, timedOut: result.timedOut, sandboxed: config.sandbox });
+      context.log.info('command', { command, exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, timedOut: result.timedOut, sandboxed: config.sandbox });
     }
     const { pid: _pid, sourceBytes, ...fields } = result;
     const fitted = fitStreams(result.stdout, result.stderr, config.maxResultBytes, sourceBytes);
@@ -296,6 +304,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     // The worker is exiting: no command may outlive it (the aborts it sends use `ps`, which takes longer).
     close: async () => {
       closing = true;
+      blockedLog.flush();
       if (warm) discardPrepared(warm);
       killAllCommands();
       await cgroups?.close();

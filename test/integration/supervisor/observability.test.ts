@@ -1,0 +1,161 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fixtureConfig, writeConfig } from '../../helpers/config';
+import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
+import { parsePrometheus, sampleValue } from '../../helpers/prometheus';
+import { tempDir } from '../../helpers/temp';
+
+const TOKEN = 'observability-token-0123456789';
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+
+/** The server's stderr as pino entries. */
+function entries(server: HttpServer): Array<Record<string, unknown>> {
+  return server.server
+    .stderr()
+    .split('\n')
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** Sends `count` requests, `concurrency` at a time, and returns their statuses. */
+async function flood(count: number, send: (index: number) => Promise<Response>): Promise<number[]> {
+  const statuses: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < count) {
+        const response = await send(next++);
+        await response.arrayBuffer();
+        statuses.push(response.status);
+      }
+    }),
+  );
+  return statuses;
+}
+
+async function metrics(server: HttpServer) {
+  const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
+  return { text, samples: parsePrometheus(text) };
+}
+
+describe('what an operator sees of a flood of refused requests', () => {
+  let server: HttpServer;
+
+  beforeAll(async () => {
+    server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))], { MCPVISOR_AUTH_TOKEN: TOKEN });
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('counts refusals by status in /metrics and logs the first of each status whole, then how many more, never a line per request', async () => {
+    const badToken = await flood(300, () => fetch(`${server.mcpUrl}?api_key=QUERY-SECRET`, { method: 'POST', headers: { ...HEADERS, authorization: 'Bearer WRONG-TOKEN-SECRET' }, body: INIT }));
+    const badOrigin = await flood(200, () => fetch(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example' }, body: INIT }));
+    const unknownSession = await flood(100, (i) => fetch(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, authorization: `Bearer ${TOKEN}`, 'mcp-session-id': `made-up-${i}` }, body: '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' }));
+    expect(new Set(badToken)).toEqual(new Set([401]));
+    expect(new Set(badOrigin)).toEqual(new Set([403]));
+    expect(new Set(unknownSession)).toEqual(new Set([404]));
+
+    const { samples } = await metrics(server);
+    expect(sampleValue(samples, 'mcpvisor_http_requests_refused_total', { status: '401' })).toBe(300);
+    expect(sampleValue(samples, 'mcpvisor_http_requests_refused_total', { status: '403' })).toBe(200);
+    expect(sampleValue(samples, 'mcpvisor_http_requests_refused_total', { status: '404' })).toBe(100);
+
+    const refused = entries(server).filter((entry) => entry.msg === 'request refused');
+    expect(refused.map((entry) => entry.status).sort()).toEqual([401, 403, 404]);
+    const first401 = refused.find((entry) => entry.status === 401)!;
+    expect(first401).toMatchObject({ level: 40, method: 'POST', path: '/mcp', client: '127.0.0.1', reason: 'Unauthorized: the bearer token is not valid' });
+    expect(refused.find((entry) => entry.status === 403)).toMatchObject({ level: 40, reason: 'Forbidden: origin http://evil.example is not allowed' });
+    // A stale session id is routine after a restart: not a warning.
+    expect(refused.find((entry) => entry.status === 404)).toMatchObject({ level: 30 });
+    expect(server.server.stderr()).not.toMatch(/SECRET|made-up-/);
+
+    // The counts of the minute are written when the server stops.
+    await server.stop();
+    const summaries = entries(server).filter((entry) => typeof entry.more === 'number' && entry.component === 'http');
+    expect(summaries.map((entry) => [entry.status, entry.more]).sort()).toEqual([
+      [401, 299],
+      [403, 199],
+      [404, 99],
+    ]);
+    expect(summaries.find((entry) => entry.status === 401)!.msg).toBe('requests refused: 299 more answered 401 in the last minute');
+  });
+});
+
+describe('/metrics under made-up tool names and faults', () => {
+  let server: HttpServer;
+
+  beforeAll(async () => {
+    server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false }))]);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('stays valid exposition, counts calls to unknown tools under one label, and does not grow with the names sent', async () => {
+    const { client } = await connectHttp(server.mcpUrl);
+    const before = (await metrics(server)).text.length;
+    for (let i = 0; i < 500; i++) await expect(client.callTool({ name: `bogus-${i}`, arguments: {} })).rejects.toThrow(/unknown tool 'bogus-\d+'/);
+    expect(textOf(await client.callTool({ name: 'crash', arguments: {} }))).toMatch(/WORKER_CRASHED/);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: {} }))).toMatch(/BAD_INPUT/);
+    await client.close();
+    const { text, samples } = await metrics(server);
+    expect(sampleValue(samples, 'mcpvisor_tool_calls_total', { tool: '(unknown)', outcome: 'UNKNOWN_TOOL' })).toBe(500);
+    expect(sampleValue(samples, 'mcpvisor_tool_calls_total', { tool: 'crash', outcome: 'WORKER_CRASHED' })).toBe(1);
+    expect(sampleValue(samples, 'mcpvisor_tool_calls_total', { tool: 'echo', outcome: 'BAD_INPUT' })).toBe(1);
+    expect(text).not.toMatch(/bogus-/);
+    // One counter series and one histogram for (unknown), two for crash and echo: a few KB, not 500 names' worth.
+    expect(text.length - before).toBeLessThan(8000);
+  });
+});
+
+describe('following one call from the supervisor to the worker', () => {
+  let server: HttpServer;
+  let workspace: string;
+
+  beforeAll(async () => {
+    workspace = path.join(tempDir('mcpvisor-observe-'), 'ws');
+    mkdirSync(workspace);
+    const config = fixtureConfig({ thread: false, root: { shell: { enabled: true, sandbox: false, workspace, logCommands: true, workers: 1 } } });
+    server = await startHttp('mcpvisor', ['--debug', '--config', writeConfig(config)]);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it("gives the supervisor's line about a call and the worker's lines the same callId, and the supervisor's its session id", async () => {
+    const { client, transport } = await connectHttp(server.mcpUrl);
+    expect(textOf(await client.callTool({ name: 'exec', arguments: { command: 'echo traced' } }))).toMatch(/traced/);
+    const worker = await server.server.waitForLog((entry) => entry.msg === 'command' && entry.command === 'echo traced');
+    const supervisor = await server.server.waitForLog((entry) => entry.msg === 'tool call' && entry.tool === 'exec');
+    expect(worker.callId).toMatch(/^c\d+$/);
+    expect(supervisor).toMatchObject({ callId: worker.callId, sessionId: transport.sessionId, outcome: 'ok' });
+    expect(worker).toMatchObject({ pool: 'shell' });
+    await client.close();
+  });
+
+  it('logs a flood of blocked commands as one line per pattern and a count, without the command unless logCommands', async () => {
+    await server.stop();
+    const config = fixtureConfig({ thread: false, root: { shell: { enabled: true, sandbox: false, workspace, workers: 1 } } });
+    server = await startHttp('mcpvisor', ['--config', writeConfig(config)]);
+    const { client } = await connectHttp(server.mcpUrl);
+    for (let i = 0; i < 200; i++) {
+      const result = await client.callTool({ name: 'exec', arguments: { command: `rm -rf / # ${'x'.repeat(2000)} TOKEN=sk-live-SECRET` } });
+      expect(textOf(result)).toMatch(/^BLOCKED/);
+    }
+    await client.close();
+    const whole = entries(server).filter((entry) => entry.msg === 'blocked command refused');
+    expect(whole).toHaveLength(1);
+    expect(whole[0]).toMatchObject({ level: 40, pattern: 'rm -rf /', commandChars: 2032 });
+    expect(server.server.stderr()).not.toMatch(/SECRET|xxxxxxxx/);
+    await server.stop();
+    const summary = entries(server).find((entry) => entry.pattern === 'rm -rf /' && entry.more !== undefined);
+    expect(summary).toMatchObject({ more: 199, msg: 'blocked command refused: 199 more like this in the last minute' });
+  });
+});
