@@ -48,7 +48,12 @@ interface Worker {
   killedFor?: string;
   /** Set while it reports itself degraded (a `health` message): alive, but it cannot do its work. */
   degradedBy?: DegradedReason;
+  /** It said why it cannot start (`fatal`), which is logged then: its exit and the failed restart are that one error. */
+  failedStart?: boolean;
 }
+
+/** Start failures already logged where the worker reported them (its `fatal`). */
+const reportedStartFailures = new WeakSet<object>();
 
 /**
  * A supervised pool of forked worker processes. Each worker runs up to `concurrency` calls; more
@@ -64,6 +69,7 @@ export class ProcessPool implements Pool {
   #nextWorkerId = 1;
   #queue: WaitQueue;
   #policy: RestartPolicy;
+  #saidOverIntensity = false;
   #restarts = 0;
   #pendingRestarts = new Set<NodeJS.Timeout>();
   #state: PoolState = 'stopped';
@@ -315,10 +321,14 @@ export class ProcessPool implements Pool {
             );
             return;
           }
-          case 'fatal':
+          case 'fatal': {
             log.error({ code: message.error.code }, `worker failed to start: ${message.error.message}`);
-            fail(McpvisorError.fromInfo(message.error));
+            worker.failedStart = true;
+            const error = McpvisorError.fromInfo(message.error);
+            reportedStartFailures.add(error);
+            fail(error);
             return;
+          }
           case 'log':
             log[message.level]({ ...message.fields }, message.msg);
             return;
@@ -347,7 +357,8 @@ export class ProcessPool implements Pool {
         // During start() a failure fails the start; nothing is restarted.
         if (this.#state !== 'ready') return;
         if (worker.ready) this.#lastError = worker.killedFor ?? `worker ${id} exited with ${reason}`;
-        log.warn({ code, signal }, 'worker exited; restarting');
+        // A crash-looping start wrote four lines per attempt, the same error twice among them.
+        log[worker.failedStart ? 'debug' : 'warn']({ code, signal }, 'worker exited; restarting');
         this.#scheduleRestart();
       });
       child.send({ type: 'init', config: this.#options.workerConfig } satisfies SupervisorMessage);
@@ -357,15 +368,20 @@ export class ProcessPool implements Pool {
   #scheduleRestart(): void {
     if (this.#state === 'failed' || this.#state === 'starting') return;
     const decision = this.#policy.next(Date.now());
+    // Said when the pool turns degraded; each slow retry after that only at debug (/health shows the state).
     if (decision.overIntensity) {
-      this.#log.error({ delayMs: decision.delayMs }, 'restart intensity exceeded; pool degraded, retrying slowly');
+      this.#log[this.#saidOverIntensity ? 'debug' : 'error']({ delayMs: decision.delayMs }, 'restart intensity exceeded; pool degraded, retrying slowly');
     }
+    this.#saidOverIntensity = decision.overIntensity;
     const timer = setTimeout(() => {
       this.#pendingRestarts.delete(timer);
       if (this.#state === 'stopping' || this.#state === 'stopped') return;
       this.#restarts++;
       this.#spawn().catch((error: unknown) => {
-        this.#log.error({ err: toErrorInfo(error) }, 'replacement worker failed to start');
+        if (!reportedStartFailures.has(error as object)) {
+          const info = toErrorInfo(error);
+          this.#log.error({ code: info.code }, `replacement worker failed to start: ${info.message}`);
+        }
         // Calls waiting for a worker would wait out their deadline while restarts keep failing
         // (a changed description fails every one): they get the reason now.
         if (this.#liveWorkers() === 0) {

@@ -1,8 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
 import { parsePrometheus, sampleValue } from '../../helpers/prometheus';
+import { eventually } from '../../helpers/processes';
 import { tempDir } from '../../helpers/temp';
 
 const TOKEN = 'observability-token-0123456789';
@@ -157,5 +158,42 @@ describe('following one call from the supervisor to the worker', () => {
     await server.stop();
     const summary = entries(server).find((entry) => entry.pattern === 'rm -rf /' && entry.more !== undefined);
     expect(summary).toMatchObject({ more: 199, msg: 'blocked command refused: 199 more like this in the last minute' });
+  });
+});
+
+describe('a worker whose replacements cannot start', () => {
+  let server: HttpServer;
+
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('logs each failed start once, as one error naming why, and the turn to degraded once', async () => {
+    const marker = path.join(tempDir('mcpvisor-observe-'), 'broken');
+    const config = fixtureConfig({
+      thread: false,
+      process: { config: { failInitOnceFileExists: marker } },
+      root: { pools: { restart: { maxRestarts: 2, windowMs: 60000, backoffBaseMs: 10, backoffMaxMs: 50 } } },
+    });
+    server = await startHttp('mcpvisor', ['--config', writeConfig(config)]);
+    writeFileSync(marker, '');
+    const { client } = await connectHttp(server.mcpUrl);
+    expect(textOf(await client.callTool({ name: 'crash', arguments: {} }))).toMatch(/WORKER_CRASHED/);
+    await client.close();
+    const failures = () => entries(server).filter((entry) => typeof entry.msg === 'string' && entry.msg.includes('cannot start:'));
+    // Retries every 50 ms at most: six failed starts come within a second or two.
+    expect(await eventually(() => failures().length >= 6)).toBe(true);
+    const lines = entries(server);
+    const byWorker = new Map<unknown, number>();
+    for (const entry of failures()) byWorker.set(entry.workerId, (byWorker.get(entry.workerId) ?? 0) + 1);
+    // One line per failed start, with its worker: not a second "replacement worker failed to start" without one.
+    expect([...byWorker.values()].every((count) => count === 1)).toBe(true);
+    expect(failures().every((entry) => entry.level === 50 && entry.workerId !== undefined && entry.msg === `worker failed to start: cannot start: ${marker} exists`)).toBe(true);
+    // The reason is in those lines alone (it was in a second error line per start, without the worker).
+    expect(lines.filter((entry) => JSON.stringify(entry).includes('cannot start:'))).toHaveLength(failures().length);
+    // The worker's exit after its failed start is that same error: not a warning of its own.
+    const exits = lines.filter((entry) => entry.msg === 'worker exited; restarting');
+    expect(exits.filter((entry) => entry.level === 40)).toHaveLength(1);
+    expect(lines.filter((entry) => entry.msg === 'restart intensity exceeded; pool degraded, retrying slowly')).toHaveLength(1);
   });
 });
