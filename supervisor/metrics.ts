@@ -28,6 +28,7 @@ export class Metrics {
     const registry = this.registry;
     this.#knows = (tool) => supervisor.catalogue.has(tool);
     collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+    steadyEventLoopLag(registry);
     this.#calls = new Counter({ name: 'mcpvisor_tool_calls_total', help: 'Tool calls by tool and outcome (ok or the error code)', labelNames: ['tool', 'outcome'], registers: [registry] });
     this.#latency = new Histogram({
       name: 'mcpvisor_tool_call_duration_seconds',
@@ -73,7 +74,18 @@ export class Metrics {
     poolGauge('mcpvisor_pool_workers_alive', 'Live workers of a pool', (stats) => stats.alive);
     poolGauge('mcpvisor_pool_workers_busy', 'Calls running in a pool', (stats) => stats.busy);
     poolGauge('mcpvisor_pool_queue_depth', 'Calls waiting for a worker', (stats) => stats.queued);
-    poolGauge('mcpvisor_pool_restarts', 'Worker restarts since start (a counter that resets with the process)', (stats) => stats.restarts);
+    // A counter, read from the pools at scrape time: as a gauge (mcpvisor_pool_restarts) rate()
+    // and increase() were wrong across a server restart, which resets it.
+    new Counter({
+      name: 'mcpvisor_pool_restarts_total',
+      help: 'Worker restarts since the server started, by pool',
+      labelNames: ['pool'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const stats of supervisor.health().pools) this.inc({ pool: stats.name }, stats.restarts);
+      },
+    });
     poolGauge('mcpvisor_pool_ready', '1 when the pool is ready, 0 when starting, degraded, failed or stopping', (stats) => (stats.state === 'ready' ? 1 : 0));
   }
 
@@ -90,5 +102,35 @@ export class Metrics {
     this.#latency.observe({ tool }, seconds);
     const status = result._meta?.[UPSTREAM_STATUS_META_KEY];
     if (typeof status === 'number') this.#upstream.inc({ tool, status: String(status) });
+  }
+}
+
+/** The event-loop delay figures prom-client reads from one histogram, which each scrape resets. */
+const LAG_PARTS = ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99'].map((part) => `nodejs_eventloop_lag_${part}_seconds`);
+
+/**
+ * A scrape within the event-loop monitor's resolution (10 ms) of the one before (the two servers
+ * of an HA Prometheus pair, a curl beside them) found the histogram empty: prom-client wrote
+ * `nodejs_eventloop_lag_mean_seconds Nan` (a spelling the exposition format does not have), a
+ * min of 9223372036.85 s (292 years), a max of 0 and percentiles of 0.5 µs. Each figure keeps its
+ * last real value instead (none before the first).
+ */
+function steadyEventLoopLag(registry: Registry): void {
+  const mean = registry.getSingleMetric('nodejs_eventloop_lag_mean_seconds') as Gauge | undefined;
+  if (mean === undefined) return;
+  const meanNow = mean.get.bind(mean);
+  for (const name of LAG_PARTS) {
+    const gauge = registry.getSingleMetric(name) as Gauge | undefined;
+    if (gauge === undefined) continue;
+    const get = gauge.get.bind(gauge);
+    let last: Awaited<ReturnType<typeof get>>['values'] = [];
+    // Both read the values at the call, as nodejs_eventloop_lag_seconds's collect (which runs
+    // first in a scrape) set them; the mean is NaN when no delay was recorded since the last.
+    gauge.get = async () => {
+      const [data, now] = await Promise.all([get(), meanNow()]);
+      if (now.values.some(({ value }) => Number.isNaN(value))) return { ...data, values: last };
+      last = data.values;
+      return data;
+    };
   }
 }

@@ -99,6 +99,23 @@ describe('/metrics under made-up tool names and faults', () => {
     await server.stop();
   });
 
+  it('gives real event-loop figures to scrapes that come together (an HA pair of Prometheus servers), not Nan and a 292-year minimum', async () => {
+    let complete = 0;
+    for (let round = 0; round < 5; round++) {
+      // Scrapes come every 15 s or so: between rounds the monitor records (every 10 ms).
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const texts = await Promise.all([0, 1, 2].map(async () => (await fetch(`${server.baseUrl}/metrics`)).text()));
+      for (const text of texts) {
+        const samples = parsePrometheus(text);
+        const parts = ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99'].map((part) => [part, sampleValue(samples, `nodejs_eventloop_lag_${part}_seconds`)] as const);
+        // None yet (a scrape before the monitor recorded anything) is no figure; a made-up one is wrong.
+        for (const [part, value] of parts) expect([part, value === undefined || (value < 3600 && (value > 1e-4 || (part === 'stddev' && value >= 0)))]).toEqual([part, true]);
+        if (parts.every(([, value]) => value !== undefined)) complete++;
+      }
+    }
+    expect(complete).toBeGreaterThan(5);
+  });
+
   it('stays valid exposition, counts calls to unknown tools under one label, and does not grow with the names sent', async () => {
     const { client } = await connectHttp(server.mcpUrl);
     const before = (await metrics(server)).text.length;
@@ -111,6 +128,9 @@ describe('/metrics under made-up tool names and faults', () => {
     expect(sampleValue(samples, 'mcpvisor_tool_calls_total', { tool: 'crash', outcome: 'WORKER_CRASHED' })).toBe(1);
     expect(sampleValue(samples, 'mcpvisor_tool_calls_total', { tool: 'echo', outcome: 'BAD_INPUT' })).toBe(1);
     expect(text).not.toMatch(/bogus-/);
+    // Restarts are a counter (rate() across a server restart), one series per pool.
+    expect(text).toMatch(/^# TYPE mcpvisor_pool_restarts_total counter$/m);
+    expect(await eventually(async () => sampleValue((await metrics(server)).samples, 'mcpvisor_pool_restarts_total', { pool: 'test' }) === 1)).toBe(true);
     // One counter series and one histogram for (unknown), two for crash and echo: a few KB, not 500 names' worth.
     expect(text.length - before).toBeLessThan(8000);
   });
