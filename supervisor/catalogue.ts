@@ -145,6 +145,11 @@ export class Catalogue {
     return this.#entries.has(name);
   }
 
+  /** The pool serving a tool, by name; undefined for a name no toolset serves. */
+  poolOf(name: string): string | undefined {
+    return this.#entries.get(name)?.pool.name;
+  }
+
   /**
    * Names outside what MCP 2025-11-25 advises for tool names (1-128 of `A-Z a-z 0-9 _ - .`):
    * served as they are, but model APIs refuse some (OpenAI and Anthropic take `^[a-zA-Z0-9_-]{1,64}$`

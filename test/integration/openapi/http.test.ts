@@ -57,7 +57,7 @@ describe('openapi-mcp-server over HTTP', () => {
       await client.callTool({ name: 'show-pet-by-id', arguments: { petId: 'm1' } });
       await client.callTool({ name: 'show-pet-by-id', arguments: { petId: 'm2' } });
       const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
-      const count = Number(/^mcpvisor_upstream_responses_total\{tool="show-pet-by-id",status="200"\} (\d+)$/m.exec(text)?.[1]);
+      const count = Number(/^mcpvisor_upstream_responses_total\{pool="api-0",status="200"\} (\d+)$/m.exec(text)?.[1]);
       expect(count).toBeGreaterThanOrEqual(2);
     } finally {
       await client.close();

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
 import { parsePrometheus, sampleValue } from '../../helpers/prometheus';
-import { eventually } from '../../helpers/processes';
+import { eventually, tempCacheEnv } from '../../helpers/processes';
+import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
 import { tempDir } from '../../helpers/temp';
 
 const TOKEN = 'observability-token-0123456789';
@@ -215,5 +216,36 @@ describe('a worker whose replacements cannot start', () => {
     const exits = lines.filter((entry) => entry.msg === 'worker exited; restarting');
     expect(exits.filter((entry) => entry.level === 40)).toHaveLength(1);
     expect(lines.filter((entry) => entry.msg === 'restart intensity exceeded; pool degraded, retrying slowly')).toHaveLength(1);
+  });
+});
+
+describe('/metrics of an API with many operations', () => {
+  let server: HttpServer;
+  let upstream: Upstream;
+  const OPERATIONS = 300;
+
+  beforeAll(async () => {
+    upstream = await startUpstream();
+    const paths = Object.fromEntries(Array.from({ length: OPERATIONS }, (_, i) => [`/r${i}`, { get: { operationId: `op${i}`, responses: { 200: { description: 'ok' } } } }]));
+    const spec = writeConfig({ openapi: '3.0.3', info: { title: 'Many', version: '1' }, paths }, 'many.json');
+    const config = { shell: { enabled: false }, web: { enabled: false }, apis: [{ apiBaseUrl: upstream.url, openApiSpec: spec, specInputMethod: 'file', namespace: 'many' }] };
+    server = await startHttp('mcpvisor', ['--config', writeConfig(config)], tempCacheEnv());
+  });
+  afterAll(async () => {
+    await server.stop();
+    await upstream.close();
+  });
+
+  it('adds a line or two per tool called, not a latency histogram per tool', async () => {
+    const { client } = await connectHttp(server.mcpUrl);
+    const before = (await metrics(server)).samples.length;
+    for (let i = 0; i < OPERATIONS; i++) expect((await client.callTool({ name: `many-op-${i}`, arguments: {} })).isError).toBeFalsy();
+    await client.close();
+    const { samples } = await metrics(server);
+    expect(sampleValue(samples, 'mcpvisor_tool_calls_total', { tool: 'many-op-7', outcome: 'ok' })).toBe(1);
+    expect(sampleValue(samples, 'mcpvisor_pool_call_duration_seconds_count', { pool: 'api-many' })).toBe(OPERATIONS);
+    expect(sampleValue(samples, 'mcpvisor_upstream_responses_total', { pool: 'api-many', status: '200' })).toBe(OPERATIONS);
+    // A series per tool and outcome; it was 17 (a counter and a 16-line histogram) and one more per upstream status.
+    expect(samples.length - before).toBeLessThan(OPERATIONS * 1.5);
   });
 });

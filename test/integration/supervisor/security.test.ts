@@ -297,7 +297,7 @@ describe('metrics', () => {
     expect(text).toMatch(/^mcpvisor_sessions 1$/m);
     expect(text).toMatch(/^mcpvisor_tool_calls_total\{tool="echo",outcome="ok"\} 1$/m);
     expect(text).toMatch(/^mcpvisor_tool_calls_total\{tool="fail",outcome="UPSTREAM_ERROR"\} 1$/m);
-    expect(text).toMatch(/^mcpvisor_tool_call_duration_seconds_count\{tool="echo"\} 1$/m);
+    expect(text).toMatch(/^mcpvisor_pool_call_duration_seconds_count\{pool="test"\} 2$/m);
     expect(text).toMatch(/^mcpvisor_pool_workers_alive\{pool="test"\} 1$/m);
     expect(text).toMatch(/^mcpvisor_pool_queue_depth\{pool="test"\} 0$/m);
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);

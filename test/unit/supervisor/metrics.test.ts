@@ -7,7 +7,7 @@ import type { Supervisor } from '../../../supervisor/supervisor';
 function stubSupervisor(): Supervisor {
   const tools = new Set(['echo', 'sleep']);
   return {
-    catalogue: { has: (name: string) => tools.has(name) },
+    catalogue: { has: (name: string) => tools.has(name), poolOf: (name: string) => (tools.has(name) ? 'stub' : undefined) },
     health: () => ({ status: 'ok', sessions: 0, pools: [] }),
   } as unknown as Supervisor;
 }
@@ -32,8 +32,8 @@ describe('Metrics', () => {
     // A session at its concurrency limit is answered BUSY before the name is looked up.
     for (let i = 0; i < 500; i++) metrics.observe(`made-up-${i}`, errorResult(new McpvisorError('BUSY', 'busy'), `made-up-${i}`), 0);
     expect(await series(metrics, 'mcpvisor_tool_calls_total')).toEqual([{ tool: UNKNOWN_TOOL_LABEL, outcome: 'BUSY' }]);
-    const latency = await series(metrics, 'mcpvisor_tool_call_duration_seconds');
-    expect(new Set(latency.map((labels) => labels.tool))).toEqual(new Set([UNKNOWN_TOOL_LABEL]));
+    const latency = await series(metrics, 'mcpvisor_pool_call_duration_seconds');
+    expect(new Set(latency.map((labels) => labels.pool))).toEqual(new Set([UNKNOWN_TOOL_LABEL]));
     expect(await metrics.registry.metrics()).not.toContain('made-up-');
   });
 });
