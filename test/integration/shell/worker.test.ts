@@ -29,7 +29,8 @@ describe('the shell pool worker', () => {
     await worker.call('exec', { command: 'sleep 5' });
     const stats = await worker.rpc.stats();
     expect(stats).toMatchObject({ commands: 2, running: 0, timedOut: 1, canceled: 0, blocked: 1, sandbox: false, inFlight: 0 });
-    expect(worker.logs).toContainEqual({ level: 'warn', msg: 'blocked command refused', fields: { pattern: 'mkfs', command: 'mkfs.ext4 /dev/sda' } });
+    // The command's length, not its text (which may hold a secret) unless logCommands.
+    expect(worker.logs).toContainEqual({ level: 'warn', msg: 'blocked command refused', fields: { pattern: 'mkfs', commandChars: 18 } });
   });
 
   test('answers the timeout itself, before a longer call deadline, with the output so far', async () => {
