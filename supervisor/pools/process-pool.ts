@@ -10,7 +10,8 @@ import { errorResult } from '../../protocol/results';
 import { isDeadlineError, RpcClient } from '../../protocol/rpc';
 import type { ToolCall, ToolDescriptor, ToolResult } from '../../protocol/tool';
 import { BULK_FD, isBulkToolTexts } from '../../protocol/bulk-text';
-import { announcedTools, type AnnouncedTool, type ToolTexts } from '../../protocol/tool-text';
+import type { AnnouncedTool, ToolTexts } from '../../protocol/tool-text';
+import { AnnouncedList } from './announced-list';
 import { killGroup, killTree } from '../../workers/common/kill-tree';
 import { RestartPolicy } from '../restart-policy';
 import { LivenessCheck } from './liveness';
@@ -74,17 +75,14 @@ export class ProcessPool implements Pool {
   #pendingRestarts = new Set<NodeJS.Timeout>();
   #state: PoolState = 'stopped';
   #lastError: string | undefined;
-  /** The last replacement was refused for announcing other tools: only a restart of the server helps. */
-  #refusedTools = false;
-  #tools: AnnouncedTool[] = [];
-  /** The tool list the pool's first worker announced, as text: every later worker must announce the same. */
-  #announced: string | undefined;
+  #list: AnnouncedList;
   #liveness: LivenessCheck;
 
   constructor(options: ProcessPoolOptions) {
     this.name = options.name;
     this.#options = options;
     this.#log = options.logger.child({ pool: options.name });
+    this.#list = new AnnouncedList(options.name);
     this.#queue = new WaitQueue(options.maxQueue);
     this.#policy = new RestartPolicy(options.restart);
     const liveness = options.liveness ?? { intervalMs: 0, timeoutMs: 1 };
@@ -96,7 +94,7 @@ export class ProcessPool implements Pool {
   }
 
   get tools(): readonly AnnouncedTool[] {
-    return this.#tools;
+    return this.#list.tools;
   }
 
   async start(): Promise<void> {
@@ -111,7 +109,7 @@ export class ProcessPool implements Pool {
     }
     this.#state = 'ready';
     this.#liveness.start();
-    this.#log.debug({ tools: this.#tools.length }, 'pool ready');
+    this.#log.debug({ tools: this.#list.tools.length }, 'pool ready');
   }
 
   call(call: ToolCall, options: PoolCallOptions): Promise<ToolResult> {
@@ -199,7 +197,7 @@ export class ProcessPool implements Pool {
 
   /** POOL_UNAVAILABLE for a call that finds no live worker; `reason`: why there is none. */
   #unavailable(reason: string): McpvisorError {
-    return new McpvisorError('POOL_UNAVAILABLE', `the ${this.name} pool has no live worker (${reason})${this.#refusedTools ? '' : '; try again shortly'}`);
+    return new McpvisorError('POOL_UNAVAILABLE', `the ${this.name} pool has no live worker (${reason})${this.#list.refused ? '' : '; try again shortly'}`);
   }
 
   #liveWorkers(): number {
@@ -274,32 +272,15 @@ export class ProcessPool implements Pool {
       const onReady = (tools: ToolDescriptor[] | ToolTexts) => {
         // The start may have timed out or the worker died while a bulk list was read.
         if (settled) return;
-        if (this.#announced === undefined) {
-          try {
-            this.#tools = announcedTools(tools);
-            this.#announced = announcedText(tools);
-          } catch (error) {
-            // Our own worker sent a list it could not have built: it is not fit to serve.
-            fail(error as McpvisorError);
-            void killTree(child.pid);
-            return;
-          }
-        } else if (announcedText(tools) !== this.#announced) {
-          // A replacement built from a description (or module) changed since the start: beside
-          // the workers and the list clients have, the same call would reach two endpoints.
-          this.#refusedTools = true;
-          fail(
-            new McpvisorError(
-              'POOL_UNAVAILABLE',
-              `a new worker of ${this.name} announced other tools than the pool started with: its description or module changed since the server started; restart the server to serve the new one`,
-            ),
-          );
+        try {
+          this.#list.accept(tools);
+        } catch (error) {
+          fail(error as McpvisorError);
           void killTree(child.pid);
           return;
         }
         settled = true;
         clearTimeout(startTimer);
-        this.#refusedTools = false;
         worker.ready = true;
         log.debug('worker ready');
         resolve();
@@ -410,9 +391,4 @@ export class ProcessPool implements Pool {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-/** A worker's announced list as one string, to compare with another's. */
-function announcedText(tools: ToolDescriptor[] | ToolTexts): string {
-  return Array.isArray(tools) ? JSON.stringify(tools) : tools.text;
 }
