@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { timerMs } from './timer-ms';
 import { apiSchema } from './openapi';
@@ -54,8 +55,18 @@ function isReservedPath(value: string): boolean {
   return RESERVED_PATHS.includes(trimmed) || trimmed.startsWith('/message/');
 }
 
+/**
+ * An IPv6 bind address may be written as in a URL, `[::1]`: the same address as `::1`. Node's
+ * listen looked `[::1]` up as a name (getaddrinfo ENOTFOUND), while the token rule already
+ * counted it as loopback.
+ */
+function bindHost(host: string): string {
+  return host.startsWith('[') && host.endsWith(']') && isIP(host.slice(1, -1)) === 6 ? host.slice(1, -1) : host;
+}
+
 const httpSchema = z.strictObject({
-  host: z.string().min(1).default('127.0.0.1'),
+  /** A name or an IP literal; an IPv6 one bare (`::1`, `::`) or bracketed (`[::1]`). */
+  host: z.string().min(1).transform(bindHost).default('127.0.0.1'),
   port: z.number().int().min(0).max(65_535).default(3000),
   endpointPath: z
     .string()

@@ -9,7 +9,7 @@ import { bearerAuth, digest, hasToken } from './auth';
 import { readJsonBody } from './body';
 import { corsCheck } from './cors';
 import { hostGuard, middleware, originGuard, sendJsonRpcError, type Check } from './guards';
-import { KeyedRateLimiter, rateLimit } from './rate-limit';
+import { clientKey, KeyedRateLimiter, rateLimit } from './rate-limit';
 import { LegacySseSessions } from './legacy-sse';
 import { StreamableSessions } from './streamable';
 import { listenErrorHint } from './listen-error';
@@ -57,7 +57,8 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
   // Without a trusted proxy the client is the socket's peer: no X-Forwarded-For parse per request.
   const clientOf = config.trustProxy === false ? (req: IncomingMessage) => req.socket.remoteAddress : (req: IncomingMessage) => proxyaddr(req, trust);
   const refusals = refusalRecorder(supervisor.metrics, logger, clientOf);
-  const perIp = rateLimit(new KeyedRateLimiter(limits.perIpRequestsPerSecond, limits.perIpBurst), clientOf, 'per-client');
+  // Logs name the client's address; the limit keys an IPv6 client by its /64 (rate-limit.ts, clientKey).
+  const perIp = rateLimit(new KeyedRateLimiter(limits.perIpRequestsPerSecond, limits.perIpBurst), (req) => clientKey(clientOf(req)), 'per-client');
   const perSession = rateLimit(
     new KeyedRateLimiter(limits.perSessionRequestsPerSecond, limits.perSessionBurst),
     // Known sessions only: a bucket per unknown id would let a flood of made-up ids (any length,

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BlockList, isIP } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import type { HttpConfig } from '../../config/schema';
 
@@ -16,8 +17,20 @@ export function middleware(check: Check) {
 }
 
 const LOCAL_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-/** An IPv4 literal in 127.0.0.0/8; not a name such as `127.0.0.1.example.com`, which DNS can point anywhere. */
-const LOOPBACK_V4 = /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+/**
+ * Loopback IP literals in any spelling: 127.0.0.0/8, ::1 (`0:0:0:0:0:0:0:1` too) and the
+ * IPv4-mapped ::ffff:127.x.x.x, which BlockList judges by its IPv4 part. Literals only, not a
+ * name such as `127.0.0.1.example.com`, which DNS can point anywhere.
+ */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+function isLoopbackLiteral(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  const family = isIP(bare);
+  return family !== 0 && LOOPBACK.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+}
 
 /** The message of each refusal sent, for its log line (refusals.ts). */
 const refusalMessages = new WeakMap<ServerResponse, string>();
@@ -37,7 +50,7 @@ export function sendJsonRpcError(res: ServerResponse, status: number, code: numb
 
 /** True for a loopback bind address (then Host headers must be local names too). */
 export function isLoopback(host: string): boolean {
-  return LOCAL_HOSTNAMES.has(host) || LOOPBACK_V4.test(host);
+  return LOCAL_HOSTNAMES.has(host) || isLoopbackLiteral(host);
 }
 
 /**
@@ -54,7 +67,7 @@ export function hostGuard(config: HttpConfig): Check {
     // Clients send one Host header on every request: the URL parse runs once per value seen.
     if (req.headers.host !== undefined && req.headers.host === lastLocalHost) return true;
     const hostname = hostnameOf(req.headers.host);
-    if (hostname === undefined || !(LOCAL_HOSTNAMES.has(hostname) || LOOPBACK_V4.test(hostname))) {
+    if (hostname === undefined || !isLoopback(hostname)) {
       sendJsonRpcError(res, 403, -32000, `Forbidden: host ${truncate(req.headers.host ?? '(none)')} is not allowed`);
       return false;
     }

@@ -1,4 +1,4 @@
-import { KeyedRateLimiter } from '../../../../supervisor/http/rate-limit';
+import { clientKey, KeyedRateLimiter } from '../../../../supervisor/http/rate-limit';
 
 describe('KeyedRateLimiter', () => {
   it('allows the burst, then says how long to wait, and refills over time', () => {
@@ -32,5 +32,33 @@ describe('KeyedRateLimiter', () => {
     const limiter = new KeyedRateLimiter(1, 5, 100);
     for (let i = 0; i < 1000; i++) limiter.take(`client-${i}`, 0);
     expect(limiter.size).toBe(100);
+  });
+});
+
+describe('clientKey', () => {
+  it('gives every address of an IPv6 /64 one key, in any spelling', () => {
+    const key = clientKey('2001:db8:1:2::1');
+    expect(key).toBe('2001:db8:1:2::/64');
+    for (const address of ['2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:0db8:0001:0002:0:0:0:9', '2001:db8:1:2::7%eth0', '2001:db8:1:2::1.2.3.4']) {
+      expect(clientKey(address)).toBe(key);
+    }
+    expect(clientKey('2001:db8:1:3::1')).toBe('2001:db8:1:3::/64');
+    expect(clientKey('::1')).toBe('0:0:0:0::/64');
+    expect(clientKey('1:2:3:4:5:6:7:8')).toBe('1:2:3:4::/64');
+  });
+
+  it('keys an IPv4-mapped address by its IPv4 address, not by the /64 every IPv4 client shares', () => {
+    expect(clientKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(clientKey('::FFFF:cb00:7107')).toBe('203.0.113.7');
+    expect(clientKey('::ffff:203.0.113.8')).toBe('203.0.113.8');
+    expect(clientKey('203.0.113.7')).toBe('203.0.113.7');
+    // Not mapped: the NAT64 and IPv4-compatible forms are IPv6 addresses like any other.
+    expect(clientKey('64:ff9b::203.0.113.7')).toBe('64:ff9b:0:0::/64');
+    expect(clientKey('::203.0.113.7')).toBe('0:0:0:0::/64');
+  });
+
+  it('leaves what is not an IP address as it is', () => {
+    expect(clientKey(undefined)).toBeUndefined();
+    expect(clientKey('unknown')).toBe('unknown');
   });
 });
