@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { timerMs } from './timer-ms';
+import { ipv6UrlHint } from './openapi';
+
+const engineUrl = () => z.string().url({ error: (issue) => `Invalid URL${ipv6UrlHint(issue.input)}` });
 
 /** The `web` section: spec 001's `search` (browser pool) and `fetch_web_content` (thread pool). */
 export const webSchema = z.strictObject({
@@ -8,9 +11,9 @@ export const webSchema = z.strictObject({
     .strictObject({
       engine: z.string().min(1).default('duckduckgo'),
       /** Base URL of the engine, for tests and private mirrors. */
-      engineUrl: z.string().url().optional(),
+      engineUrl: engineUrl().optional(),
       /** Base URLs of other engines (fallbacks), by engine name; `engineUrl` wins for the primary. */
-      engineUrls: z.record(z.string(), z.string().url()).default({}),
+      engineUrls: z.record(z.string(), engineUrl()).default({}),
       /** Searches one browser worker runs at once (pages of one Chromium). */
       concurrency: z.number().int().min(1).max(16).default(4),
       /** Engines tried in order when one is blocked, answers an HTTP error or cannot be reached. */
