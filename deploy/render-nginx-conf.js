@@ -12,6 +12,7 @@
  */
 'use strict';
 const { readFileSync } = require('node:fs');
+const { isIP } = require('node:net');
 const path = require('node:path');
 
 const TEMPLATE = path.join(__dirname, 'nginx.conf.template');
@@ -23,7 +24,8 @@ const TEMPLATE = path.join(__dirname, 'nginx.conf.template');
  *   `instances` consecutive ports from `basePort` on `upstreamHost`.
  * @param {number} [options.instances] default 1 (or MCPVISOR_INSTANCES).
  * @param {number} [options.basePort] default 3000 (or MCPVISOR_BASE_PORT).
- * @param {string} [options.upstreamHost] default 127.0.0.1.
+ * @param {string} [options.upstreamHost] default 127.0.0.1; an IPv6 address bare (`::1`) or in
+ *   brackets. In `upstreams` and NGINX_UPSTREAMS an IPv6 address is in brackets: `[::1]:3000`.
  * @param {string} [options.listen] nginx `listen` value; default 8080 (or NGINX_LISTEN).
  * @param {string} [options.serverName] default `_` (any host; set the public name in production).
  * @param {string} [options.pidFile] default `nginx.pid` (relative to nginx's `-p` prefix).
@@ -39,10 +41,14 @@ function render(options = {}) {
   const env = process.env;
   const instances = Number(options.instances ?? env.MCPVISOR_INSTANCES ?? 1);
   const basePort = Number(options.basePort ?? env.MCPVISOR_BASE_PORT ?? 3000);
-  const host = options.upstreamHost ?? '127.0.0.1';
+  const given = options.upstreamHost ?? '127.0.0.1';
+  // nginx reads `::1:3000` as host `::1` with a bad port: "invalid port in upstream".
+  const host = isIP(given) === 6 ? `[${given}]` : given;
   const listed = env.NGINX_UPSTREAMS ? env.NGINX_UPSTREAMS.split(',').map((item) => item.trim()).filter(Boolean) : undefined;
   const upstreams = options.upstreams ?? listed ?? Array.from({ length: instances }, (_, i) => `${host}:${basePort + i}`);
   if (upstreams.length === 0) throw new Error('render-nginx-conf: at least one upstream is needed');
+  const bare = upstreams.find((address) => !address.startsWith('[') && (address.match(/:/g) ?? []).length > 1);
+  if (bare !== undefined) throw new Error(`render-nginx-conf: upstream ${bare}: write an IPv6 address in brackets, as in [::1]:3000`);
   // max_fails=0: nginx never marks an instance down on its own. A stopped instance refuses
   // connections at once and nginx moves on to the next server, so nothing is lost by trying it;
   // marking it down (max_fails=1 fail_timeout=5s) made a rolling restart fail: the first

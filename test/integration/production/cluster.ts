@@ -16,12 +16,12 @@ export const NGINX = '/usr/sbin/nginx';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { render } = require(path.join(ROOT, 'deploy', 'render-nginx-conf.js')) as { render(options: Record<string, unknown>): string };
 
-/** A free TCP port on 127.0.0.1 (bind to port 0, read it, close). */
-export function freePort(): Promise<number> {
+/** A free TCP port on `host` (bind to port 0, read it, close). */
+export function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, host, () => {
       const { port } = server.address() as { port: number };
       server.close(() => resolve(port));
     });
@@ -38,21 +38,23 @@ export interface Nginx {
 }
 
 /**
- * Renders deploy/nginx.conf.template for `upstreams` into a fresh prefix folder and runs
- * `nginx -p DIR -c DIR/nginx.conf -g 'daemon off;'` on a free 127.0.0.1 port; resolves when the
- * port answers (at most 10 s).
+ * Renders deploy/nginx.conf.template for `upstreams` (or the renderer's own layout options) into
+ * a fresh prefix folder and runs `nginx -p DIR -c DIR/nginx.conf -g 'daemon off;'` on a free port
+ * of `host`; resolves when the port answers (at most 10 s).
  */
-export async function startNginx(upstreams: string[]): Promise<Nginx> {
+export async function startNginx(upstreams: string[] | Record<string, unknown>, host = '127.0.0.1'): Promise<Nginx> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'mcpvisor-nginx-'));
   for (const sub of ['logs', 'tmp']) mkdirSync(path.join(dir, sub));
-  const port = await freePort();
+  const port = await freePort(host);
   const conf = path.join(dir, 'nginx.conf');
-  writeFileSync(conf, render({ upstreams, listen: `127.0.0.1:${port}`, pidFile: path.join(dir, 'nginx.pid'), errorLog: path.join(dir, 'logs', 'error.log'), accessLog: path.join(dir, 'logs', 'access.log') }));
+  const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const layout = Array.isArray(upstreams) ? { upstreams } : upstreams;
+  writeFileSync(conf, render({ ...layout, listen: address, pidFile: path.join(dir, 'nginx.pid'), errorLog: path.join(dir, 'logs', 'error.log'), accessLog: path.join(dir, 'logs', 'access.log') }));
   const child: ChildProcess = spawn(NGINX, ['-p', `${dir}/`, '-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const origin = `http://127.0.0.1:${port}`;
+  const origin = `http://${address}`;
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`nginx exited: ${stderr}`);
