@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { timerMs } from './timer-ms';
 import { HEADER_NAME, HEADER_VALUE } from '../protocol/http-headers';
+import { ipv6UrlHint } from '../protocol/ipv6-url';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 
@@ -31,18 +32,6 @@ export function maskUrlForLog(url: string): string {
  * One entry of `apis`: spec 000's configuration object, less the transport fields, which belong
  * to the server as a whole. Each entry is served by its own api worker.
  */
-/**
- * What is wrong with an IPv6 address in a URL that does not parse, if that is what it is: the
- * bare "must be an absolute URL" left `http://::1:8080` and a zone id a riddle.
- */
-export function ipv6UrlHint(input: unknown): string {
-  if (typeof input !== 'string') return '';
-  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(input)?.[1].replace(/^.*@/, '') ?? '';
-  if (/^\[[^\]]*%/.test(authority)) return ': a URL cannot carry an IPv6 zone id (%25eth0; WHATWG URLs, which Node and undici parse, have none): use a global or loopback address, or a name';
-  if (!authority.startsWith('[') && (authority.match(/:/g)?.length ?? 0) > 1) return ': an IPv6 address goes in brackets, as in http://[::1]:8080/v1';
-  return '';
-}
-
 export const apiSchema = z.strictObject({
   apiBaseUrl: z
     .string({ error: 'apiBaseUrl is required' })

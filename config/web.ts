@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { timerMs } from './timer-ms';
-import { ipv6UrlHint } from './openapi';
+import { ipv6UrlHint } from '../protocol/ipv6-url';
 
 const engineUrl = () => z.string().url({ error: (issue) => `Invalid URL${ipv6UrlHint(issue.input)}` });
 

@@ -5,6 +5,7 @@ import { decodeBody } from './charset';
 import { headerText } from '../common/charset';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
 import { sendRetryingStale } from '../common/stale-connection';
+import { ipv6UrlHint } from '../../protocol/ipv6-url';
 
 /** Why a fetch failed, stable for programs; the message is for people. */
 export type FetchErrorCode =
@@ -179,7 +180,7 @@ export function parseHttpUrl(raw: string): URL {
   try {
     url = new URL(String(raw).trim());
   } catch {
-    throw new FetchError('INVALID_URL', `invalid URL: '${String(raw).slice(0, 200)}'`);
+    throw new FetchError('INVALID_URL', `invalid URL: '${String(raw).slice(0, 200)}'${ipv6UrlHint(raw)}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new FetchError('INVALID_URL', `unsupported URL scheme ${url.protocol} in '${url.href.slice(0, 200)}'; only http and https`);

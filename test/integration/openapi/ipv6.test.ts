@@ -70,7 +70,7 @@ describe('openapi-mcp-server with IPv6 literals', () => {
   });
 
   it.each([
-    ['http://::1:8080/v1', 'an IPv6 address goes in brackets, as in http://[::1]:8080/v1'],
+    ['http://::1:8080/v1', 'an IPv6 address goes in brackets, as in http://[::1]:8080/'],
     ['http://[fe80::1%25eth0]:8080/v1', 'a URL cannot carry an IPv6 zone id'],
   ])('says what is wrong with the IPv6 address of the base URL %s', async (url, reason) => {
     const server = spawnBin('openapi-mcp-server', ['--api-base-url', url, '--openapi-spec', 'http://[::1]:9/none.yaml']);
