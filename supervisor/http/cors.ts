@@ -20,7 +20,7 @@ const EXPOSED_HEADERS = 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate'
  * loopback; a browser client on localhost is listed like any other.
  */
 export function corsCheck(config: HttpConfig): Check {
-  const listed = new Set(config.allowedOrigins.map((origin) => origin.replace(/\/+$/, '').toLowerCase()));
+  const listed = listedOrigins(config);
   const any = listed.has('*');
   return (req, res) => {
     const origin = req.headers.origin;
@@ -40,4 +40,23 @@ export function corsCheck(config: HttpConfig): Check {
       .end();
     return false;
   };
+}
+
+/**
+ * `allowedOrigins` as browsers write an Origin: serialised by the URL parser, so a listed
+ * `http://[0:0::1]:5173` matches the `http://[::1]:5173` a browser sends (and `http://Host:80/`
+ * matches `http://host`). What does not parse (`*`, `null`) stays as written, lower-cased.
+ */
+export function listedOrigins(config: HttpConfig): Set<string> {
+  return new Set(
+    config.allowedOrigins.map((origin) => {
+      const text = origin.replace(/\/+$/, '');
+      try {
+        const url = new URL(text);
+        return url.origin === 'null' ? text.toLowerCase() : url.origin;
+      } catch {
+        return text.toLowerCase();
+      }
+    }),
+  );
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import type { HttpConfig } from '../../config/schema';
+import { listedOrigins } from './cors';
 
 /**
  * A check run before an MCP request is handled: true lets it through, false means the check has
@@ -99,7 +100,7 @@ function oneHost(req: IncomingMessage, res: ServerResponse): boolean {
  * without an Origin (non-browser clients) pass.
  */
 export function originGuard(config: HttpConfig): Check {
-  const allowed = new Set(config.allowedOrigins.map((origin) => origin.replace(/\/+$/, '').toLowerCase()));
+  const allowed = listedOrigins(config);
   return (req, res) => {
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin, allowed)) {

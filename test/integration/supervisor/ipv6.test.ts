@@ -76,6 +76,29 @@ describe('serving IPv6', () => {
     }
   });
 
+  it('matches a listed IPv6 origin however it is written, as browsers send it (CORS and the Origin check)', async () => {
+    const { server, url } = await serve('::1', { http: { allowedOrigins: ['http://[0:0:0:0:0:0:0:1]:5173', 'http://[2001:DB8::a]:5174/'] } });
+    try {
+      const preflight = (origin: string) =>
+        fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-session-id' } });
+      for (const origin of ['http://[::1]:5173', 'http://[2001:db8::a]:5174']) {
+        const answer = await preflight(origin);
+        expect(answer.status).toBe(204);
+        expect(answer.headers.get('access-control-allow-origin')).toBe(origin);
+      }
+      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { origin: 'http://[2001:db8::a]:5174' } } });
+      const client = new Client({ name: 'listed-origin', version: '1' });
+      await client.connect(transport);
+      expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'origin' } }))).toBe('origin');
+      await client.close();
+      // Not listed: no CORS answer, and the Origin check refuses it.
+      expect((await preflight('http://[2001:db8::b]:5174')).headers.get('access-control-allow-origin')).toBeNull();
+      expect((await fetch(url, { method: 'POST', headers: { origin: 'http://[2001:db8::b]:5174', 'content-type': 'application/json' }, body: '{}' })).status).toBe(403);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('rate-limits an IPv6 client by its /64, so a new address per request does not reset its bucket', async () => {
     // Behind a proxy on loopback, which names the client in X-Forwarded-For. Two requests per client, then none.
     const rateLimit = { perIpRequestsPerSecond: 0.001, perIpBurst: 2 };
