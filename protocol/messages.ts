@@ -13,6 +13,7 @@ export type SupervisorMessage =
   | { type: 'call'; id: number; call: ToolCall; deadlineMs: number; callId?: string }
   | { type: 'cancel'; id: number; reason: 'timeout' | 'cancelled' }
   | { type: 'stats'; id: number }
+  | { type: 'warm-up'; id: number }
   | { type: 'shutdown'; graceMs: number };
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -24,10 +25,11 @@ export type WorkerMessage =
   | { type: 'error'; id: number; error: ErrorInfo }
   | { type: 'log'; level: LogLevel; msg: string; fields?: Record<string, unknown> }
   | { type: 'stats'; id: number; stats: Record<string, unknown> }
+  | { type: 'warmed'; id: number }
   | { type: 'health'; health: WorkerHealth };
 
-const SUPERVISOR_TYPES = new Set(['init', 'call', 'cancel', 'stats', 'shutdown']);
-const WORKER_TYPES = new Set(['ready', 'fatal', 'result', 'error', 'log', 'stats', 'health']);
+const SUPERVISOR_TYPES = new Set(['init', 'call', 'cancel', 'stats', 'warm-up', 'shutdown']);
+const WORKER_TYPES = new Set(['ready', 'fatal', 'result', 'error', 'log', 'stats', 'warmed', 'health']);
 
 function hasType(value: unknown, types: Set<string>): boolean {
   return (

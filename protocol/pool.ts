@@ -63,4 +63,9 @@ export interface Pool {
   stats(): PoolStats;
   /** Stops taking calls, lets running ones finish within `graceMs`, then kills what is left. */
   stop(graceMs: number): Promise<void>;
+  /**
+   * Has the workers load what a first call needs, one after another; later workers (replacements)
+   * warm up as they start. Never rejects. Optional: a pool without it warms nothing.
+   */
+  warmUp?(): Promise<void>;
 }

@@ -47,6 +47,7 @@ export class RpcClient {
   /** Cancelled calls the worker has not confirmed: their grace timer, and their `onFreed`. */
   #stopping = new Map<number, { grace: NodeJS.Timeout; freed: () => void }>();
   #statsWaiters = new Map<number, (stats: Record<string, unknown>) => void>();
+  #warmWaiters = new Map<number, () => void>();
   #closedReason: string | undefined;
   #detach: Array<() => void>;
 
@@ -155,6 +156,26 @@ export class RpcClient {
   }
 
   /**
+   * Asks the worker to load what its first call needs (WorkerService.warmUp); resolves when it
+   * has, when it is gone, or after `timeoutMs` (a worker busy elsewhere holds no one up).
+   */
+  warmUp(timeoutMs = 10_000): Promise<void> {
+    if (this.#closedReason !== undefined) return Promise.resolve();
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#warmWaiters.delete(id);
+        resolve();
+      }, timeoutMs);
+      this.#warmWaiters.set(id, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.#channel.send({ type: 'warm-up', id });
+    });
+  }
+
+  /**
    * Fails every pending call with WORKER_CRASHED (`reason` says why), or with SHUTTING_DOWN when
    * the server is stopping the worker on purpose; later calls reject at once. Idempotent.
    */
@@ -170,6 +191,8 @@ export class RpcClient {
     }
     for (const resolve of this.#statsWaiters.values()) resolve({});
     this.#statsWaiters.clear();
+    for (const resolve of this.#warmWaiters.values()) resolve();
+    this.#warmWaiters.clear();
     const pending = [...this.#pending.values()];
     this.#pending.clear();
     for (const entry of pending) {
@@ -198,6 +221,10 @@ export class RpcClient {
       case 'stats':
         this.#statsWaiters.get(message.id)?.(message.stats);
         this.#statsWaiters.delete(message.id);
+        return;
+      case 'warmed':
+        this.#warmWaiters.get(message.id)?.();
+        this.#warmWaiters.delete(message.id);
         return;
       default:
         onOther(message);

@@ -27,6 +27,11 @@ export interface WorkerService {
   stats?(): Record<string, unknown>;
   /** Release what the service holds (browsers, child processes); called before exit. */
   close?(): Promise<void>;
+  /**
+   * Load what the first call would otherwise wait for. The supervisor asks once the whole server
+   * has started, one worker at a time (supervisor.ts), and a replacement worker at once.
+   */
+  warmUp?(): void | Promise<void>;
   info?: Record<string, unknown>;
 }
 
@@ -114,11 +119,23 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
           stats: { inFlight: running.size, rssBytes: process.memoryUsage().rss, ...service?.stats?.() },
         });
         return;
+      case 'warm-up':
+        void warmUp(message.id);
+        return;
       case 'shutdown':
         void exit(0, message.graceMs);
         return;
     }
   });
+  const warmUp = async (id: number) => {
+    try {
+      await service?.warmUp?.();
+    } catch (error) {
+      log.warn('warming up failed; the first call loads what it needs', { error: toErrorInfo(error).message });
+    }
+    ch.send({ type: 'warmed', id });
+  };
+
   // The supervisor is gone (even killed with -9): stop everything we started and leave.
   ch.onClose(() => void exit(0, 0));
   // The supervisor owns our lifecycle: a signal sent to the whole tree (Ctrl-C, pm2's tree kill)

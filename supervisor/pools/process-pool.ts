@@ -77,6 +77,8 @@ export class ProcessPool implements Pool {
   #lastError: string | undefined;
   #list: AnnouncedList;
   #liveness: LivenessCheck;
+  /** warmUp() was asked: a replacement worker warms up as soon as it is ready. */
+  #warm = false;
 
   constructor(options: ProcessPoolOptions) {
     this.name = options.name;
@@ -110,6 +112,13 @@ export class ProcessPool implements Pool {
     this.#state = 'ready';
     this.#liveness.start();
     this.#log.debug({ tools: this.#list.tools.length }, 'pool ready');
+  }
+
+  async warmUp(): Promise<void> {
+    this.#warm = true;
+    for (const worker of [...this.#workers.values()]) {
+      if (worker.ready && !worker.rpc.closed) await worker.rpc.warmUp();
+    }
   }
 
   call(call: ToolCall, options: PoolCallOptions): Promise<ToolResult> {
@@ -283,6 +292,7 @@ export class ProcessPool implements Pool {
         clearTimeout(startTimer);
         worker.ready = true;
         log.debug('worker ready');
+        if (this.#warm) void worker.rpc.warmUp();
         resolve();
         this.#queue.release(this.#options.concurrency);
       };

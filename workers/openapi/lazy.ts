@@ -1,11 +1,12 @@
 /**
  * Modules loaded on first use. A worker must say `ready` fast, and none of these is needed to list
- * tools from a JSON description: worker.ts warms them right after `ready`. The calls' own
- * dependencies (undici, swagger-client's request builder, ajv) come from the build's one-file
- * bundle of them (scripts/bundle.js), or from the packages when there is none (the sources, in
- * unit tests). From ~1,500 files they took ~355 ms to load and ~41 MB of RSS; bundled, ~175 ms
- * and ~27 MB (2-core development machine). yaml (~50 ms) is read before `ready`, for YAML
- * descriptions only, and stays out of the bundle so that a start never compiles the bundle.
+ * tools from a JSON description: worker.ts warms them when the supervisor asks, once the whole
+ * server has started. The calls' own dependencies (undici, swagger-client's request builder,
+ * ajv) come from the build's one-file bundle of them (scripts/bundle.js), or from the packages
+ * when there is none (the sources, in unit tests). From ~1,500 files they took ~355 ms to load
+ * and ~41 MB of RSS; bundled, ~175 ms and ~27 MB (2-core development machine). yaml (~50 ms)
+ * is read before `ready`, for YAML descriptions only, and stays out of the bundle so that a start
+ * never compiles the bundle.
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
 import { existsSync } from 'node:fs';
