@@ -92,7 +92,8 @@ export const apiSchema = z.strictObject({
   /**
    * false: this API's pool without a live worker (crash loop, a description changed since the
    * start) does not turn /health 503; it is still listed there with its state. With several
-   * APIs behind a balancer, one broken API then does not take the others out of rotation.
+   * APIs behind a balancer, one broken API then does not take the others out of rotation. Nor
+   * does one that cannot start stop the server: it is left out, `failed` in /health.
    */
   affectsHealth: z.boolean().default(true),
 });

@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema';
-import { McpvisorError } from '../protocol/errors';
+import { McpvisorError, toErrorInfo } from '../protocol/errors';
 import type { Pool, PoolStats } from '../protocol/pool';
 import { errorResult } from '../protocol/results';
 import type { ToolResult } from '../protocol/tool';
@@ -57,7 +57,12 @@ export class Supervisor {
     return this.#metrics;
   }
 
-  /** Starts every pool; rejects with the first pool's failure (the reason its worker gave). */
+  /**
+   * Starts every pool; rejects with the first required pool's failure (the reason its worker
+   * gave; with its `label`, and the other required pools that failed, when the plan names them).
+   * A pool that is not required and cannot start is left out, with an error log: its tools are
+   * not listed, /health shows it `failed` with its reason.
+   */
   async start(): Promise<void> {
     this.#state = 'starting';
     const planned = this.#plans.flatMap((plan) => plan.pools.map((poolPlan) => ({ plan, poolPlan, pool: this.#createPool(poolPlan) })));
@@ -68,12 +73,20 @@ export class Supervisor {
         this.#log.debug({ pool: pool.name, tools: pool.tools.length }, 'pool started');
       }),
     );
-    let failure: unknown = started.find((result): result is PromiseRejectedResult => result.status === 'rejected')?.reason;
+    const failed = planned.flatMap((entry, i) => {
+      const result = started[i];
+      return result.status === 'rejected' ? [{ ...entry, reason: result.reason as unknown }] : [];
+    });
+    for (const { pool, reason } of failed.filter(({ poolPlan }) => poolPlan.required === false)) {
+      this.#log.error({ pool: pool.name, code: toErrorInfo(reason).code }, `${pool.name} could not start and is left out (it does not affect health): ${toErrorInfo(reason).message}; its tools are not listed, the other pools are served`);
+    }
+    let failure: unknown = startFailure(failed.filter(({ poolPlan }) => poolPlan.required !== false));
     // Registered in the configuration's order once all are up, not as each pool gets ready:
     // tools/list is then the same list on every start and on every instance behind a balancer.
     try {
       if (failure === undefined) {
         for (const { plan, poolPlan, pool } of planned) {
+          if (failed.some((entry) => entry.pool === pool)) continue;
           this.catalogue.register(pool, { namespace: plan.namespace, callTimeoutMs: poolPlan.callTimeoutMs ?? this.config.pools.callTimeoutMs, beforeCall: poolPlan.beforeCall, aroundCall: poolPlan.aroundCall });
         }
       }
@@ -227,4 +240,20 @@ export class Supervisor {
       logger: this.#log,
     });
   }
+}
+
+/**
+ * The error a start fails with: the first failed pool's, its message prefixed with the pool's
+ * `label` when the plan gives one, and the other failed pools named after it (with 15 APIs, the
+ * reason alone, "OpenAPI spec file not found: …", did not say which API, and only the first
+ * of several was told). undefined when none failed.
+ */
+function startFailure(failed: Array<{ poolPlan: PoolPlan; reason: unknown }>): unknown {
+  if (failed.length === 0) return undefined;
+  const labelled = failed.filter(({ poolPlan }) => poolPlan.label !== undefined);
+  if (labelled.length === 0) return failed[0].reason;
+  const text = ({ poolPlan, reason }: { poolPlan: PoolPlan; reason: unknown }) => (poolPlan.label ? `${poolPlan.label}: ` : '') + toErrorInfo(reason).message;
+  const first = toErrorInfo(failed[0].reason);
+  const others = failed.length > 1 ? `; ${failed.length - 1} more could not start either: ${failed.slice(1).map(text).join('; ')}` : '';
+  return new McpvisorError(first.code, `${text(failed[0])}${others}`, first.data === undefined ? {} : { data: first.data });
 }

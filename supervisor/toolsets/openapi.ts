@@ -36,6 +36,8 @@ export const openapiToolsets: ToolsetFactory = (config, logger) => {
           workerConfig: api,
           callTimeoutMs: clampTimerMs(api.requestTimeoutMs * 2 + CALL_SLACK_MS),
           required: api.affectsHealth,
+          // With several APIs, a failure to start says which one (its reason rarely does).
+          label: config.apis.length > 1 ? `${name} (apis.${index})` : undefined,
         },
       ],
     };

@@ -33,8 +33,13 @@ interface PoolPlanBase {
   callTimeoutMs?: number;
   beforeCall?: BeforeCall;
   aroundCall?: AroundCall;
-  /** A pool whose failure makes /health 503 (default true). */
+  /**
+   * A pool whose failure makes /health 503, and whose failure to start stops the start (default
+   * true). One that is not required and cannot start is left out: the others are served.
+   */
   required?: boolean;
+  /** Where it is configured, named in a failure to start beside its reason (`api-bad (apis.3)`). */
+  label?: string;
 }
 
 /** Child processes that run `runWorker` (protocol/worker-runtime). */

@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { connectHttp, startHttp, textOf } from '../../helpers/mcp';
 import { writeConfig } from '../../helpers/config';
-import { spawnBin, tempCacheEnv } from '../../helpers/processes';
+import { eventually, spawnBin, tempCacheEnv } from '../../helpers/processes';
 import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
 
 const FIXTURES = path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'openapi');
@@ -86,6 +87,115 @@ describe('mcpvisor with many APIs', () => {
     } finally {
       await server.stop();
       await description.close();
+    }
+  }, 60_000);
+
+  test('an API with affectsHealth: false whose description cannot be loaded is left out; the others are served and /health names it', async () => {
+    const config = writeConfig({
+      ...base,
+      apis: [
+        { namespace: 'a', apiBaseUrl: upstreamA.url, openApiSpec: PETSTORE },
+        { namespace: 'gone', apiBaseUrl: upstreamA.url, openApiSpec: '/no/such/openapi.yaml', specInputMethod: 'file', affectsHealth: false },
+        { namespace: 'down', apiBaseUrl: upstreamA.url, openApiSpec: 'http://127.0.0.1:9/openapi.json', affectsHealth: false },
+        { namespace: 'b', apiBaseUrl: upstreamB.url, openApiSpec: PETSTORE },
+      ],
+    });
+    const server = await startHttp('mcpvisor', ['--config', config], ENV);
+    try {
+      const health = await fetch(`${server.baseUrl}/health`);
+      const body = (await health.json()) as { status: string; pools: Array<{ name: string; state: string; lastError?: string }> };
+      expect([health.status, body.status]).toEqual([200, 'ok']);
+      expect(body.pools.map((pool) => [pool.name, pool.state])).toEqual([
+        ['api-a', 'ready'],
+        ['api-gone', 'failed'],
+        ['api-down', 'failed'],
+        ['api-b', 'ready'],
+      ]);
+      expect(body.pools.find((pool) => pool.name === 'api-gone')?.lastError).toBe('OpenAPI spec file not found: /no/such/openapi.yaml');
+      expect(body.pools.find((pool) => pool.name === 'api-down')?.lastError).toContain('failed to load the OpenAPI spec from http://127.0.0.1:9/openapi.json');
+      const log = await server.server.waitForLog((line) => typeof line.msg === 'string' && line.msg.startsWith('api-gone could not start'));
+      expect(log).toMatchObject({ level: 50, pool: 'api-gone', code: 'NOT_FOUND' });
+
+      const { client } = await connectHttp(server.mcpUrl);
+      try {
+        const names = (await client.listTools()).tools.map((tool) => tool.name);
+        expect(names.filter((name) => name.startsWith('a-'))).toHaveLength(8);
+        expect(names.filter((name) => name.startsWith('b-'))).toHaveLength(8);
+        expect(names.some((name) => name.startsWith('gone-') || name.startsWith('down-'))).toBe(false);
+        const result = await client.callTool({ name: 'b-show-pet-by-id', arguments: { petId: '7' } });
+        expect(textOf(result)).toContain('/pets/7');
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await server.stop();
+    }
+  }, 30_000);
+
+  test('APIs that affect health and cannot start stop the start, each named with its place in the configuration', async () => {
+    const config = writeConfig({
+      ...base,
+      apis: [
+        { namespace: 'a', apiBaseUrl: upstreamA.url, openApiSpec: PETSTORE },
+        { namespace: 'gone', apiBaseUrl: upstreamA.url, openApiSpec: '/no/such/openapi.yaml', specInputMethod: 'file' },
+        { namespace: 'down', apiBaseUrl: upstreamA.url, openApiSpec: 'http://127.0.0.1:9/openapi.json' },
+      ],
+    });
+    const server = spawnBin('mcpvisor', ['--config', config], ENV);
+    expect(await server.exited).toBe(1);
+    expect(server.stderr()).toContain(
+      'mcpvisor: failed to start: api-gone (apis.1): OpenAPI spec file not found: /no/such/openapi.yaml; 1 more could not start either: api-down (apis.2): failed to load the OpenAPI spec from http://127.0.0.1:9/openapi.json',
+    );
+  }, 30_000);
+
+  test("each API's headers go to its own upstream only, and a crash loop in one API leaves the other's worker and calls alone", async () => {
+    const config = writeConfig({
+      ...base,
+      pools: { livenessIntervalMs: 0, restart: { maxRestarts: 2, windowMs: 60_000, backoffBaseMs: 20, backoffMaxMs: 200 } },
+      apis: [
+        { namespace: 'a', apiBaseUrl: upstreamA.url, openApiSpec: PETSTORE, headers: { 'X-Api-A': 'secret-a', Authorization: 'Bearer token-a' }, requestTimeoutMs: 5000 },
+        { namespace: 'b', apiBaseUrl: upstreamB.url, openApiSpec: PETSTORE, headers: { 'X-Api-B': 'secret-b' }, affectsHealth: false },
+      ],
+    });
+    const server = await startHttp('mcpvisor', ['--config', config, '--log-level', 'debug'], ENV);
+    const { client } = await connectHttp(server.mcpUrl);
+    try {
+      await client.callTool({ name: 'a-show-pet-by-id', arguments: { petId: '1' } });
+      await client.callTool({ name: 'b-show-pet-by-id', arguments: { petId: '2' } });
+      const seenA = upstreamA.requests.filter((r) => r.url === '/pets/1');
+      const seenB = upstreamB.requests.filter((r) => r.url === '/pets/2');
+      expect(seenA).toHaveLength(1);
+      expect(seenB).toHaveLength(1);
+      expect(seenA[0].headers).toMatchObject({ 'x-api-a': 'secret-a', authorization: 'Bearer token-a' });
+      expect(seenA[0].headers['x-api-b']).toBeUndefined();
+      expect(seenB[0].headers).toMatchObject({ 'x-api-b': 'secret-b' });
+      expect(seenB[0].headers['x-api-a']).toBeUndefined();
+      expect(seenB[0].headers.authorization).toBeUndefined();
+      expect(upstreamA.requests.some((r) => r.headers['x-api-b'] !== undefined)).toBe(false);
+      expect(upstreamB.requests.some((r) => r.headers['x-api-a'] !== undefined || r.headers.authorization !== undefined)).toBe(false);
+
+      // B's worker killed each time it comes back, past its restart intensity.
+      const workerA = (await server.server.waitForLog((line) => line.msg === 'worker started' && line.pool === 'api-a')).pid as number;
+      const killed = new Set<number>();
+      for (let i = 0; i < 4; i++) {
+        const worker = await server.server.waitForLog((line) => line.msg === 'worker ready' && line.pool === 'api-b' && !killed.has(line.pid as number));
+        killed.add(worker.pid as number);
+        process.kill(worker.pid as number, 'SIGKILL');
+        const a = await client.callTool({ name: 'a-show-pet-by-id', arguments: { petId: `during-${i}` } });
+        expect(a.isError).toBeFalsy();
+      }
+      const pools = async () => ((await (await fetch(`${server.baseUrl}/health`)).json()) as { status: string; pools: Array<{ name: string; state: string; restarts: number; alive: number }> });
+      expect(await eventually(async () => (await pools()).pools.find((pool) => pool.name === 'api-b')?.state === 'degraded')).toBe(true);
+      const health = await pools();
+      expect(health.status).toBe('ok');
+      expect(health.pools.find((pool) => pool.name === 'api-a')).toMatchObject({ state: 'ready', restarts: 0, alive: 1 });
+      expect(server.server.stderr()).not.toMatch(/"pool":"api-a"[^\n]*"msg":"worker exited/);
+      // A's one worker served every call: the same process as at the start.
+      expect(process.kill(workerA, 0)).toBe(true);
+      expect(upstreamA.requests.filter((r) => r.url.startsWith('/pets/during-'))).toHaveLength(4);
+    } finally {
+      await client.close();
+      await server.stop();
     }
   }, 60_000);
 });
