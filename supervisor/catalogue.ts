@@ -21,6 +21,8 @@ interface Entry {
   tool: AnnouncedTool;
   /** The name the worker knows it by. */
   workerName: string;
+  /** The toolset's namespace, when it has one. */
+  namespace?: string;
   pool: Pool;
   callTimeoutMs: number;
   beforeCall?: BeforeCall;
@@ -77,12 +79,19 @@ export class Catalogue {
   register(pool: Pool, options: { namespace?: string; callTimeoutMs: number; beforeCall?: BeforeCall; aroundCall?: AroundCall }): void {
     for (const tool of pool.tools) {
       const name = options.namespace ? `${options.namespace}-${tool.name}` : tool.name;
-      if (this.#entries.has(name)) {
-        throw new McpvisorError('BAD_INPUT', `two toolsets define the tool '${name}'; give one of them a namespace`);
+      const other = this.#entries.get(name);
+      if (other) {
+        // Namespaces can meet too: `a` with a tool `show-pet` and `a-show` with `pet`.
+        const what = (pool: Pool, workerName: string, namespace?: string) => `${pool.name} ('${workerName}'${namespace === undefined ? '' : ` in namespace '${namespace}'`})`;
+        throw new McpvisorError(
+          'BAD_INPUT',
+          `two toolsets define the tool '${name}': ${what(other.pool, other.workerName, other.namespace)} and ${what(pool, tool.name, options.namespace)}; give ${options.namespace === undefined && other.namespace === undefined ? 'one of them a namespace' : 'one of them another namespace'}`,
+        );
       }
       this.#entries.set(name, {
         tool: name === tool.name ? tool : tool.renamed(name),
         workerName: tool.name,
+        namespace: options.namespace,
         pool,
         callTimeoutMs: options.callTimeoutMs,
         beforeCall: options.beforeCall,

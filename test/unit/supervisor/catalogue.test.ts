@@ -187,3 +187,21 @@ describe('Catalogue: a rate-limit wait counts against the call\'s budget', () =>
     expect(deadlines).toEqual([]);
   }, 5_000);
 });
+
+describe('Catalogue: two toolsets listing one name', () => {
+  const pool = (name: string, tools: string[]): Pool => ({ ...echoPool(Object.fromEntries(tools.map((tool) => [tool, { type: 'object' as const }]))), name });
+
+  test('names both pools and their tools when namespaces meet (`a` + `show-pet`, `a-show` + `pet`)', () => {
+    const catalogue = new Catalogue();
+    catalogue.register(pool('api-a', ['show-pet']), { namespace: 'a', callTimeoutMs: 1000 });
+    expect(() => catalogue.register(pool('api-a-show', ['pet']), { namespace: 'a-show', callTimeoutMs: 1000 })).toThrow(
+      "two toolsets define the tool 'a-show-pet': api-a ('show-pet' in namespace 'a') and api-a-show ('pet' in namespace 'a-show'); give one of them another namespace",
+    );
+  });
+
+  test('without namespaces, says to give one', () => {
+    const catalogue = new Catalogue();
+    catalogue.register(pool('mine', ['hello']), { callTimeoutMs: 1000 });
+    expect(() => catalogue.register(pool('theirs', ['hello']), { callTimeoutMs: 1000 })).toThrow("two toolsets define the tool 'hello': mine ('hello') and theirs ('hello'); give one of them a namespace");
+  });
+});
