@@ -98,6 +98,8 @@ export class ApiToolService {
   readonly #reload: () => Promise<LoadedSpec>;
   #document?: Promise<DocumentIndex>;
   #persisting: Promise<void> = Promise.resolve();
+  /** The description was read and built at this start (not a spec cache hit). */
+  #built = false;
   /** Every tool here was built from the compiled index (StoredTool). */
   readonly #endpointTools: StoredTool[];
   readonly #metaNames: Set<string>;
@@ -164,7 +166,17 @@ export class ApiToolService {
     // The worker sends `ready` in the promise jobs that follow; an immediate runs after them, so
     // storing the artifact never delays startup. close() waits for it.
     service.#persisting = new Promise<void>((resolve) => setImmediate(resolve)).then(start.persist);
+    service.#built = start.cache !== 'hit';
     return service;
+  }
+
+  /**
+   * Resolves once this start's artifact is stored: true when the description was read and built
+   * (all that work now garbage), false on a spec cache hit.
+   */
+  async built(): Promise<boolean> {
+    await this.#persisting;
+    return this.#built;
   }
 
   /** The tools as listed to clients (names without the namespace prefix), parsed on first read. */

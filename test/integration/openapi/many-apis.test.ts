@@ -9,11 +9,19 @@ import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
 
 const FIXTURES = path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'openapi');
 const PETSTORE = path.join(FIXTURES, 'petstore-3.0.yaml');
+const GITHUB = path.join(__dirname, '..', '..', '..', 'node_modules', '@octokit', 'openapi', 'generated', 'api.github.com.json');
 const ENV = tempCacheEnv();
 
 /** Bytes a process has read through read(2) and the like, from /proc/<pid>/io. */
 function bytesRead(pid: number): number {
   return Number(/^rchar: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
+}
+
+/** A process's resident and peak resident memory, MB (VmRSS, VmHWM). */
+function residentMb(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)![1]);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
 }
 
 /** Serves the Petstore description at /openapi.yaml once `release()` is called; until then it holds the request. */
@@ -198,4 +206,25 @@ describe('mcpvisor with many APIs', () => {
       await server.stop();
     }
   }, 60_000);
+
+  test('an API worker that read and built its description (a first start) gives back what parsing it took', async () => {
+    const config = writeConfig({ ...base, apis: [{ namespace: 'gh', apiBaseUrl: upstreamA.url, openApiSpec: GITHUB }] });
+    // A first start: an empty spec cache.
+    const server = spawnBin('mcpvisor', ['--config', config, '--transport', 'http', '--host', '127.0.0.1', '--port', '0'], tempCacheEnv());
+    try {
+      const ready = await server.waitForLog((line) => line.msg === 'api tools ready' && line.pool === 'api-gh', 60_000);
+      expect(ready.specCache).toBe('miss');
+      const pid = ready.pid as number;
+      // GitHub's 13 MB: ~150 MB at its peak, ~120 MB after a full collection, and ~165 MB kept
+      // without one (an idle worker never collected it).
+      let memory = residentMb(pid);
+      await eventually(() => {
+        memory = residentMb(pid);
+        return memory.hwm - memory.rss >= 20;
+      });
+      expect(memory.hwm - memory.rss).toBeGreaterThanOrEqual(20);
+    } finally {
+      await server.stop();
+    }
+  }, 90_000);
 });
