@@ -27,9 +27,21 @@ export interface PeakMemory {
  * (CAP_SYS_ADMIN); without it treeMb is undefined. For a one-process tree treeMb = hwmSumMb.
  */
 export function peakMemory(pid: number): PeakMemory {
+  return treeMemory(pid, 'VmHWM');
+}
+
+/**
+ * Memory of the tree under `pid` now, MB: as peakMemory, from each process's VmRSS (hwmSumMb is
+ * then the sum of the RSS; treeMb that less the shared pages, each counted once).
+ */
+export function currentMemory(pid: number): PeakMemory {
+  return treeMemory(pid, 'VmRSS');
+}
+
+function treeMemory(pid: number, field: 'VmHWM' | 'VmRSS'): PeakMemory {
   const pids = tree(pid);
   let hwmKb = 0;
-  for (const p of pids) hwmKb += statusKb(p, 'VmHWM');
+  for (const p of pids) hwmKb += statusKb(p, field);
   const hwmSumMb = hwmKb / 1024;
   const frames = pids.map(residentFrames);
   if (frames.some((set) => set === undefined)) return { hwmSumMb };
