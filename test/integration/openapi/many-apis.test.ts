@@ -207,6 +207,32 @@ describe('mcpvisor with many APIs', () => {
     }
   }, 60_000);
 
+  test('each API keeps its own request timeout and worker count', async () => {
+    const config = writeConfig({
+      ...base,
+      apis: [
+        { namespace: 'a', apiBaseUrl: upstreamA.url, openApiSpec: PETSTORE, requestTimeoutMs: 300, workers: 2 },
+        { namespace: 'b', apiBaseUrl: upstreamA.url, openApiSpec: PETSTORE, requestTimeoutMs: 1500 },
+      ],
+    });
+    const server = await startHttp('mcpvisor', ['--config', config], ENV);
+    const { client } = await connectHttp(server.mcpUrl);
+    try {
+      // The upstream never answers a path holding `/hang`.
+      const [a, b] = await Promise.all(['a', 'b'].map((api) => client.callTool({ name: `${api}-show-pet-by-id`, arguments: { petId: 'hang' } })));
+      expect(textOf(a)).toContain('the upstream request timed out after 300 ms (GET');
+      expect(textOf(b)).toContain('the upstream request timed out after 1500 ms (GET');
+      const health = (await (await fetch(`${server.baseUrl}/health`)).json()) as { pools: Array<{ name: string; workers: number; alive: number }> };
+      expect(health.pools.map((pool) => [pool.name, pool.workers, pool.alive])).toEqual([
+        ['api-a', 2, 2],
+        ['api-b', 1, 1],
+      ]);
+    } finally {
+      await client.close();
+      await server.stop();
+    }
+  }, 30_000);
+
   test('an API worker that read and built its description (a first start) gives back what parsing it took', async () => {
     const config = writeConfig({ ...base, apis: [{ namespace: 'gh', apiBaseUrl: upstreamA.url, openApiSpec: GITHUB }] });
     // A first start: an empty spec cache.
