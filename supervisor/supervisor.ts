@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Config } from '../config/schema';
 import { McpvisorError, toErrorInfo } from '../protocol/errors';
 import type { Pool, PoolStats } from '../protocol/pool';
@@ -11,6 +12,16 @@ import { workerEnv } from './pools/spare-worker';
 import { ThreadPool } from './pools/thread-pool';
 import type { PoolPlan, ToolsetPlan } from './toolsets/types';
 import { packageVersion } from '../protocol/version';
+
+/**
+ * Pools starting at once; the others wait their turn in the configuration's order. Why: a
+ * worker's `startTimeoutMs` counted the whole crowd's time on shared cores, not its own: 30
+ * copies of GitHub's description (~1 s each alone) all took ~10 s to be ready, and with
+ * `startTimeoutMs: 8000` all 30 failed the start; and 30 descriptions parsed at once peaked
+ * together. At least 4, so that a few slow descriptions (a URL that answers late) do not
+ * hold up the rest.
+ */
+export const POOLS_STARTING_AT_ONCE = Math.max(4, availableParallelism());
 
 /** Delay after the start before warming what the first call needs (catalogue.ts, then each pool's warmUp). */
 const WARM_UP_DELAY_MS = 300;
@@ -68,10 +79,15 @@ export class Supervisor {
     const planned = this.#plans.flatMap((plan) => plan.pools.map((poolPlan) => ({ plan, poolPlan, pool: this.#createPool(poolPlan) })));
     for (const { poolPlan, pool } of planned) this.#pools.push({ pool, required: poolPlan.required ?? true });
     const started = await Promise.allSettled(
-      planned.map(async ({ pool }) => {
-        await pool.start();
-        this.#log.debug({ pool: pool.name, tools: pool.tools.length }, 'pool started');
-      }),
+      atMostAtOnce(
+        POOLS_STARTING_AT_ONCE,
+        planned.map(({ pool }) => async () => {
+          // A stop during the start: the pools still waiting never start.
+          if (this.#state !== 'starting') throw new McpvisorError('SHUTTING_DOWN', 'stopped during the start');
+          await pool.start();
+          this.#log.debug({ pool: pool.name, tools: pool.tools.length }, 'pool started');
+        }),
+      ),
     );
     const failed = planned.flatMap((entry, i) => {
       const result = started[i];
@@ -254,6 +270,24 @@ function startFailure(failed: Array<{ poolPlan: PoolPlan; reason: unknown }>): u
   if (labelled.length === 0) return failed[0].reason;
   const text = ({ poolPlan, reason }: { poolPlan: PoolPlan; reason: unknown }) => (poolPlan.label ? `${poolPlan.label}: ` : '') + toErrorInfo(reason).message;
   const first = toErrorInfo(failed[0].reason);
-  const others = failed.length > 1 ? `; ${failed.length - 1} more could not start either: ${failed.slice(1).map(text).join('; ')}` : '';
+  const named = failed.slice(1, 6).map(text);
+  if (failed.length > 6) named.push(`and ${failed.length - 6} more (each in the log)`);
+  const others = failed.length > 1 ? `; ${failed.length - 1} more could not start either: ${named.join('; ')}` : '';
   return new McpvisorError(first.code, `${text(failed[0])}${others}`, first.data === undefined ? {} : { data: first.data });
+}
+
+/** Runs `tasks`, at most `limit` at once, in their order; one promise per task. */
+function atMostAtOnce<T>(limit: number, tasks: Array<() => Promise<T>>): Array<Promise<T>> {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return tasks.map(async (task) => {
+    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      return await task();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  });
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { connectHttp, startHttp, textOf } from '../../helpers/mcp';
 import { writeConfig } from '../../helpers/config';
@@ -232,6 +233,39 @@ describe('mcpvisor with many APIs', () => {
       await server.stop();
     }
   }, 30_000);
+
+  test('at most max(4, cores) APIs start at once, the others in turn: a description held loading holds a place, not every API', async () => {
+    const atOnce = Math.max(4, availableParallelism());
+    const requests: ServerResponse[] = [];
+    let released = false;
+    const answer = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/yaml' }).end(readFileSync(PETSTORE));
+    const descriptions = createServer((_req, res) => (released ? answer(res) : requests.push(res)));
+    await new Promise<void>((resolve) => descriptions.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(descriptions.address() as AddressInfo).port}`;
+    const config = writeConfig({ ...base, apis: Array.from({ length: atOnce + 2 }, (_, i) => ({ namespace: `api${i}`, apiBaseUrl: upstreamA.url, openApiSpec: `${url}/${i}.yaml` })) });
+    const server = spawnBin('mcpvisor', ['--config', config, '--transport', 'http', '--host', '127.0.0.1', '--port', '0'], ENV);
+    try {
+      expect(await eventually(() => requests.length >= atOnce, 30_000)).toBe(true);
+      // Before, every API's worker asked for its description at once.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      expect(requests.length).toBe(atOnce);
+      released = true;
+      for (const res of requests.splice(0)) answer(res);
+      const listening = await server.waitForLog((line) => line.msg === 'listening', 30_000);
+      const { client } = await connectHttp(String(listening.url));
+      try {
+        const names = (await client.listTools()).tools.map((tool) => tool.name);
+        expect(names.filter((name) => name.endsWith('-show-pet-by-id'))).toHaveLength(atOnce + 2);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await server.stop();
+      released = true;
+      for (const res of requests.splice(0)) answer(res);
+      await new Promise((resolve) => descriptions.close(resolve));
+    }
+  }, 90_000);
 
   test('an API worker that read and built its description (a first start) gives back what parsing it took', async () => {
     const config = writeConfig({ ...base, apis: [{ namespace: 'gh', apiBaseUrl: upstreamA.url, openApiSpec: GITHUB }] });
