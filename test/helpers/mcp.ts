@@ -14,13 +14,13 @@ export interface StdioConnection {
 }
 
 /** Starts a built entry point over stdio and connects the SDK client to it. */
-export async function connectStdio(command: string, args: string[] = [], env: Record<string, string> = {}): Promise<StdioConnection> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [bin(command), ...args],
-    env: { ...(process.env as Record<string, string>), ...env },
-    stderr: 'pipe',
-  });
+export function connectStdio(command: string, args: string[] = [], env: Record<string, string> = {}): Promise<StdioConnection> {
+  return connectStdioProcess(process.execPath, [bin(command), ...args], { ...(process.env as Record<string, string>), ...env });
+}
+
+/** Spawns `command` (a server over stdio), connects the SDK client, keeps its stderr; a failed connect says what it wrote. */
+export async function connectStdioProcess(command: string, args: string[], env: Record<string, string>): Promise<StdioConnection> {
+  const transport = new StdioClientTransport({ command, args, env, stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const client = new Client({ name: 'mcpvisor-test', version: '1.0.0' });

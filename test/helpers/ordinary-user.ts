@@ -1,9 +1,7 @@
 import { spawn } from 'node:child_process';
 import { chownSync, existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { StdioConnection } from './mcp';
+import { connectStdioProcess, type StdioConnection } from './mcp';
 import { bin, ROOT } from './processes';
 import { tempDir } from './temp';
 
@@ -106,16 +104,7 @@ export function runAsOrdinaryUser(argv: string[], env: Record<string, string> = 
  * A built entry point over stdio as the ordinary user (see asOrdinaryUser), connected with the SDK
  * client; its environment is `env` alone besides PATH and a HOME that does not exist (nobody's).
  */
-export async function connectStdioAsOrdinaryUser(entry: string, env: Record<string, string>, options: { userNamespaces?: boolean } = {}): Promise<StdioConnection> {
+export function connectStdioAsOrdinaryUser(entry: string, env: Record<string, string>, options: { userNamespaces?: boolean } = {}): Promise<StdioConnection> {
   const { command, args } = asOrdinaryUser([process.execPath, bin(entry)], options);
-  const transport = new StdioClientTransport({ command, args, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', ...env }, stderr: 'pipe' });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const client = new Client({ name: 'mcpvisor-test', version: '1.0.0' });
-  try {
-    await client.connect(transport);
-  } catch (error) {
-    throw new Error(`${(error as Error).message}; stderr:\n${stderr.slice(-3000)}`);
-  }
-  return { client, transport, stderr: () => stderr, pid: () => transport.pid, close: () => client.close() };
+  return connectStdioProcess(command, args, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', ...env });
 }
