@@ -11,8 +11,18 @@ import type { WorkerLogger, WorkerService } from './worker-runtime';
  * its `threadId` on it when the task starts, and the pool posts one message when the caller gives
  * up (cancellation or deadline).
  */
-/** A call's `deadlineMs` is its whole budget; `deadlineAt` (epoch ms) is when it ends, queueing included. */
+/** A call's `deadlineMs` is its whole budget; `deadlineAt` (`threadClockMs()`) is when it ends, queueing included. */
 export type ThreadTask = { op: 'describe' } | { op: 'call'; call: ToolCall; deadlineMs: number; deadlineAt?: number; cancel?: MessagePort };
+
+/**
+ * Milliseconds on CLOCK_MONOTONIC, which every thread of the process reads alike: a time sent to a
+ * thread. Not Date.now(): a wall clock stepped (NTP after a VM resumes, `date -s`) while a call
+ * queued made its budget spent, or an hour longer; not performance.now(): its origin is the
+ * thread's own start.
+ */
+export function threadClockMs(): number {
+  return Number(process.hrtime.bigint() / 1000n) / 1000;
+}
 
 /** Its answer. Errors travel as `{ code, message }`: piscina's clone of an Error drops `code`. */
 export type ThreadAnswer =
@@ -44,7 +54,7 @@ export function threadWorker(init: (config: unknown, log: WorkerLogger) => Promi
       }
       // What the queue left of the budget: a call that waited for its thread gets the rest, so
       // its own timeouts (a fetch's) still come before the pool's and say what happened.
-      const left = task.deadlineAt === undefined ? task.deadlineMs : Math.max(0, Math.min(task.deadlineMs, task.deadlineAt - Date.now()));
+      const left = task.deadlineAt === undefined ? task.deadlineMs : Math.max(0, Math.min(task.deadlineMs, task.deadlineAt - threadClockMs()));
       // A call given up while it waited for a thread (its cancel is on the port already, or its
       // budget is spent) never starts: it would have run unwatched, the pool having answered it
       // and looked for its thread before it had one (a CPU-bound call then held the thread).

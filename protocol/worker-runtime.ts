@@ -60,8 +60,8 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
   const exit = async (code: number, graceMs: number) => {
     if (exiting) return;
     exiting = true;
-    const deadline = Date.now() + graceMs;
-    while (running.size > 0 && Date.now() < deadline) await delay(20);
+    const deadline = performance.now() + graceMs;
+    while (running.size > 0 && performance.now() < deadline) await delay(20);
     for (const controller of running.values()) controller.abort(new McpvisorError('SHUTTING_DOWN', 'the worker is stopping'));
     try {
       await service?.close?.();

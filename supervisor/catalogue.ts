@@ -257,13 +257,13 @@ export class Catalogue {
    * waiting when the budget is spent is stopped through its signal and the call is a TIMEOUT.
    */
   async #before(entry: Entry, input: Record<string, unknown>, signal: AbortSignal): Promise<{ waitedMs: number } | { error: unknown }> {
-    const started = Date.now();
+    const started = performance.now();
     const spent = () => new McpvisorError('TIMEOUT', `the call waited its whole ${entry.callTimeoutMs} ms budget for its turn (rate limit) and was not run`);
     const budget = new AbortController();
     const timer = setTimeout(() => budget.abort(spent()), entry.callTimeoutMs);
     try {
       await entry.beforeCall!(entry.workerName, input, AbortSignal.any([signal, budget.signal]), entry.callTimeoutMs);
-      const waitedMs = Date.now() - started;
+      const waitedMs = performance.now() - started;
       return waitedMs < entry.callTimeoutMs ? { waitedMs } : { error: spent() };
     } catch (error) {
       return { error: budget.signal.aborted && !signal.aborted ? budget.signal.reason : error };

@@ -48,7 +48,7 @@ export class Supervisor {
   #log: Logger;
   #plans: ToolsetPlan[];
   #pools: Array<{ pool: Pool; required: boolean }> = [];
-  #startedAt = Date.now();
+  #startedAt = performance.now();
   #state: 'created' | 'starting' | 'running' | 'draining' | 'stopped' = 'created';
   #inFlight = 0;
   #sessionCounters = new Set<() => number>();
@@ -206,7 +206,7 @@ export class Supervisor {
     else if (required.some((stats) => stats.state === 'degraded' || (stats.state === 'ready' && stats.alive === 0))) status = 'degraded';
     return {
       status,
-      uptimeSeconds: Math.round((Date.now() - this.#startedAt) / 1000),
+      uptimeSeconds: Math.round((performance.now() - this.#startedAt) / 1000),
       version: this.config.version ?? packageVersion(),
       sessions: this.sessions,
       inFlightCalls: this.#inFlight,
@@ -218,10 +218,10 @@ export class Supervisor {
   async stop(graceMs: number): Promise<void> {
     if (this.#state === 'stopped') return;
     this.#state = 'draining';
-    const deadline = Date.now() + graceMs;
-    while (this.#inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const deadline = performance.now() + graceMs;
+    while (this.#inFlight > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     if (this.#inFlight > 0) this.#log.warn({ inFlight: this.#inFlight }, 'grace period over; stopping pools with calls still running');
-    await Promise.all(this.#pools.map(({ pool }) => pool.stop(Math.max(0, deadline - Date.now()))));
+    await Promise.all(this.#pools.map(({ pool }) => pool.stop(Math.max(0, deadline - performance.now()))));
     this.#state = 'stopped';
   }
 

@@ -63,10 +63,10 @@ export class LegacySseSessions {
       maxConcurrentCalls: this.#config.maxConcurrentCallsPerSession,
       // As on Streamable HTTP, the idle clock starts when a call ends.
       onCallEnded: () => {
-        if (entry) entry.lastActiveAt = Date.now();
+        if (entry) entry.lastActiveAt = performance.now();
       },
     });
-    entry = { transport, session, lastActiveAt: Date.now() };
+    entry = { transport, session, lastActiveAt: performance.now() };
     this.#sessions.set(id, entry);
     transport.onclose = () => {
       if (this.#sessions.delete(id)) this.#log.debug({ sessionId: id }, 'session ended');
@@ -85,7 +85,7 @@ export class LegacySseSessions {
     if (!entry || this.#supervisor.draining) {
       return sendJsonRpcError(res, 404, -32001, entry ? 'Session ended: this server is shutting down' : 'Session not found: open a new one with GET /sse');
     }
-    entry.lastActiveAt = Date.now();
+    entry.lastActiveAt = performance.now();
     // The SDK's transport answers these in plain text (one a bare "TypeError: argument string is
     // required"); they get JSON-RPC errors, as on the Streamable HTTP endpoint.
     if (!isJsonType(req.headers['content-type'])) return sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: the body must be application/json');
@@ -108,7 +108,7 @@ export class LegacySseSessions {
 
   /** Ends the streams of sessions with no request and no call for `connectedSessionIdleTimeoutMs`. */
   #expireIdle(): void {
-    const now = Date.now();
+    const now = performance.now();
     for (const [id, entry] of this.#sessions) {
       if (now - entry.lastActiveAt <= this.#config.connectedSessionIdleTimeoutMs || entry.session.inFlight > 0) continue;
       this.#log.debug({ sessionId: id }, 'closing idle session');

@@ -24,8 +24,11 @@ export class KeyedRateLimiter {
     this.#maxKeys = maxKeys;
   }
 
-  /** Takes a token for `key`; returns 0 when allowed, else the seconds until the next token. */
-  take(key: string, now = Date.now()): number {
+  /**
+   * Takes a token for `key`; returns 0 when allowed, else the seconds until the next token. `now`
+   * is monotonic ms: on Date.now() a wall clock stepped back an hour answered 429 for an hour.
+   */
+  take(key: string, now = performance.now()): number {
     if (this.#perSecond <= 0) return 0;
     let bucket = this.#buckets.get(key);
     if (bucket) {

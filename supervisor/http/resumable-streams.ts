@@ -13,7 +13,10 @@ export interface NumberedStream {
   open: Set<RequestId>;
 }
 
-/** A resumable stream whose requests are all answered: what a late resume needs of it. */
+/**
+ * A resumable stream whose requests are all answered: what a late resume needs of it. Its times,
+ * and those of the events kept, are performance.now() ms: a wall clock stepped ahead expired them all.
+ */
 interface EndedStream {
   seq: number;
   endedAt: number;
@@ -70,19 +73,19 @@ export class ResumableStreams<S extends NumberedStream> {
     const seq = ++stream.seq;
     const frame = sseEvent(message, eventId(this.#tag, stream.key, seq));
     const answers = 'id' in message && !('method' in message) ? message.id : undefined;
-    this.#store.add(stream.key, seq, frame, answers, Date.now());
+    this.#store.add(stream.key, seq, frame, answers, performance.now());
     return frame;
   }
 
   /** Every request of `stream` is answered: only its number and last event stay. */
   ended(stream: S): void {
     if (stream.key !== undefined && this.#streams.get(stream.key) === stream) {
-      this.#streams.set(stream.key, { seq: stream.seq, endedAt: Date.now() });
+      this.#streams.set(stream.key, { seq: stream.seq, endedAt: performance.now() });
     }
   }
 
   /** An ended `stream`'s last event was written out whole: it goes after a short grace. */
-  delivered(stream: S, now = Date.now()): void {
+  delivered(stream: S, now = performance.now()): void {
     const state = stream.key === undefined ? undefined : this.#streams.get(stream.key);
     if (state && 'endedAt' in state) state.releaseAt = now + DELIVERED_GRACE_MS;
   }
@@ -111,7 +114,7 @@ export class ResumableStreams<S extends NumberedStream> {
     };
     if (!state) return gone;
     this.#store.acknowledge(at.stream, at.seq);
-    const replay = this.#store.after(at.stream, at.seq, Date.now());
+    const replay = this.#store.after(at.stream, at.seq, performance.now());
     const stream = 'open' in state && state.open.size > 0 ? state : undefined;
     if (replay.frames.length === 0 && !replay.lost && !stream) return gone;
     let frames = replay.frames.join('');

@@ -77,7 +77,7 @@ export class StreamableSessions {
       // balancer on another instance, while the calls it already sent finish here.
       return sendJsonRpcError(res, 404, -32001, 'Session ended: this server is shutting down; initialize a new session');
     }
-    entry.lastActiveAt = Date.now();
+    entry.lastActiveAt = performance.now();
     if (req.method === 'GET') return this.#openStream(sessionId, entry, req, res);
     if (req.method === 'DELETE') {
       const versionError = checkProtocolVersion(req);
@@ -166,10 +166,10 @@ export class StreamableSessions {
       // than sessionIdleTimeoutMs had its session closed by the next sweep, before the client could
       // send another request (it got 404 and had to initialise again).
       onCallEnded: () => {
-        if (entry) entry.lastActiveAt = Date.now();
+        if (entry) entry.lastActiveAt = performance.now();
       },
     });
-    entry = { transport, session, lastActiveAt: Date.now(), stream: undefined };
+    entry = { transport, session, lastActiveAt: performance.now(), stream: undefined };
     const self = entry;
     transport.onclose = () => {
       self.stream?.end();
@@ -186,7 +186,8 @@ export class StreamableSessions {
    * but lives on keeps open. Never while a call runs.
    */
   #expireIdle(): void {
-    const now = Date.now();
+    // Monotonic: on Date.now() a wall clock stepped ahead (NTP after a VM resumes) closed every idle session at once.
+    const now = performance.now();
     const connected = this.#config.connectedSessionIdleTimeoutMs;
     for (const [id, entry] of this.#sessions) {
       entry.transport.sweep(now);

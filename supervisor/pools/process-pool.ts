@@ -122,7 +122,7 @@ export class ProcessPool implements Pool {
   }
 
   call(call: ToolCall, options: PoolCallOptions): Promise<ToolResult> {
-    const deadlineAt = Date.now() + options.deadlineMs;
+    const deadlineAt = performance.now() + options.deadlineMs;
     if (this.#state === 'stopping' || this.#state === 'stopped') {
       return Promise.resolve(errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down')));
     }
@@ -139,7 +139,7 @@ export class ProcessPool implements Pool {
           // The queue only releases a waiter when a slot is free; re-check in case it was taken.
           return next
             ? this.#run(next, call, options.signal, deadlineAt, options.deadlineMs, options.callId)
-            : this.call(call, { signal: options.signal, deadlineMs: Math.max(1, deadlineAt - Date.now()) });
+            : this.call(call, { signal: options.signal, deadlineMs: Math.max(1, deadlineAt - performance.now()) });
         },
         (error: unknown) => errorResult(error),
       );
@@ -183,8 +183,8 @@ export class ProcessPool implements Pool {
     for (const timer of this.#pendingRestarts) clearTimeout(timer);
     this.#pendingRestarts.clear();
     this.#queue.rejectAll(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down'));
-    const deadline = Date.now() + graceMs;
-    while (Date.now() < deadline && [...this.#workers.values()].some((worker) => worker.rpc.inFlight > 0)) {
+    const deadline = performance.now() + graceMs;
+    while (performance.now() < deadline && [...this.#workers.values()].some((worker) => worker.rpc.inFlight > 0)) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const workers = [...this.#workers.values()];
@@ -201,7 +201,7 @@ export class ProcessPool implements Pool {
 
   #currentState(): PoolState {
     if (this.#state !== 'ready' && this.#state !== 'degraded') return this.#state;
-    return this.#policy.isOverIntensity(Date.now()) ? 'degraded' : 'ready';
+    return this.#policy.isOverIntensity(performance.now()) ? 'degraded' : 'ready';
   }
 
   /** POOL_UNAVAILABLE for a call that finds no live worker; `reason`: why there is none. */
@@ -228,7 +228,7 @@ export class ProcessPool implements Pool {
     try {
       return await worker.rpc.call(call, {
         signal,
-        deadlineMs: Math.max(1, deadlineAt - Date.now()),
+        deadlineMs: Math.max(1, deadlineAt - performance.now()),
         callId,
         cancelGraceMs: this.#options.cancelGraceMs,
         onUnresponsive: () => {
@@ -358,7 +358,7 @@ export class ProcessPool implements Pool {
 
   #scheduleRestart(): void {
     if (this.#state === 'failed' || this.#state === 'starting') return;
-    const decision = this.#policy.next(Date.now());
+    const decision = this.#policy.next(performance.now());
     // Said when the pool turns degraded; each slow retry after that only at debug (/health shows the state).
     if (decision.overIntensity) {
       this.#log[this.#saidOverIntensity ? 'debug' : 'error']({ delayMs: decision.delayMs }, 'restart intensity exceeded; pool degraded, retrying slowly');

@@ -5,7 +5,7 @@ import type { RestartConfig } from '../../config/schema';
 import { McpvisorError } from '../../protocol/errors';
 import type { Pool, PoolCallOptions, PoolState, PoolStats } from '../../protocol/pool';
 import { errorResult } from '../../protocol/results';
-import type { ThreadAnswer, ThreadTask } from '../../protocol/thread-runtime';
+import { threadClockMs, type ThreadAnswer, type ThreadTask } from '../../protocol/thread-runtime';
 import type { ToolCall, ToolResult } from '../../protocol/tool';
 import { announcedTools, type AnnouncedTool } from '../../protocol/tool-text';
 import { RestartPolicy } from '../restart-policy';
@@ -138,7 +138,7 @@ export class ThreadPool implements Pool {
     let ended = false;
     let grace: NodeJS.Timeout | undefined;
     this.#inFlight++;
-    const task = { op: 'call', call, deadlineMs: options.deadlineMs, deadlineAt: Date.now() + options.deadlineMs, cancel: channelInThread } satisfies ThreadTask;
+    const task = { op: 'call', call, deadlineMs: options.deadlineMs, deadlineAt: threadClockMs() + options.deadlineMs, cancel: channelInThread } satisfies ThreadTask;
     const finished = piscina
       .run(task, { transferList: [channelInThread] })
       .then(
@@ -237,8 +237,8 @@ export class ThreadPool implements Pool {
   async stop(graceMs: number): Promise<void> {
     if (this.#state === 'stopped') return;
     this.#state = 'stopping';
-    const deadline = Date.now() + graceMs;
-    while (this.#inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const deadline = performance.now() + graceMs;
+    while (this.#inFlight > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     await this.#piscina?.destroy();
     this.#state = 'stopped';
   }
@@ -246,12 +246,12 @@ export class ThreadPool implements Pool {
   #crashed(message: string): void {
     this.#restarts++;
     this.#lastError = `a thread crashed: ${message}`;
-    const decision = this.#policy.next(Date.now());
+    const decision = this.#policy.next(performance.now());
     this.#log.warn({ err: message, overIntensity: decision.overIntensity }, 'thread crashed; piscina replaces it');
   }
 
   #currentState(): PoolState {
     if (this.#state !== 'ready') return this.#state;
-    return this.#policy.isOverIntensity(Date.now()) ? 'degraded' : 'ready';
+    return this.#policy.isOverIntensity(performance.now()) ? 'degraded' : 'ready';
   }
 }

@@ -40,7 +40,7 @@ export class WaitQueue {
       const timer = setTimeout(() => {
         leave();
         reject(new McpvisorError('TIMEOUT', `the call waited for a worker of ${what} until its deadline`));
-      }, Math.max(0, deadlineAt - Date.now()));
+      }, Math.max(0, deadlineAt - performance.now()));
       const waiter: Waiter = {
         resolve: () => {
           leave();

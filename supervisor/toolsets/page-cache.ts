@@ -35,7 +35,7 @@ export class PageCache<T extends { id: string }> {
   #sweep: NodeJS.Timeout | undefined;
 
   constructor(options: PageCacheOptions) {
-    this.#options = { ttlMs: options.ttlMs, maxBytes: options.maxBytes, maxEntryBytes: options.maxEntryBytes, maxRemembered: options.maxRemembered ?? 4096, now: options.now ?? Date.now };
+    this.#options = { ttlMs: options.ttlMs, maxBytes: options.maxBytes, maxEntryBytes: options.maxEntryBytes, maxRemembered: options.maxRemembered ?? 4096, now: options.now ?? (() => performance.now()) };
   }
 
   /** The value under `key` while it is fresh, now the most recently read; else undefined. */

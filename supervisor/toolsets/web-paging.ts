@@ -171,7 +171,7 @@ export class FetchPager {
 
   /** A call that goes to the network: its rate limit token, then the pool with what is left of the budget. */
   async #fetch(call: ToolCall, options: PoolCallOptions, next: Next): Promise<ToolResult> {
-    const started = Date.now();
+    const started = performance.now();
     const signal = options.signal ?? new AbortController().signal;
     // Named as the catalogue names a refusal of its own hooks (the web toolset has no namespace).
     try {
@@ -179,7 +179,7 @@ export class FetchPager {
     } catch (error) {
       return errorResult(error, call.tool);
     }
-    const left = options.deadlineMs - (Date.now() - started);
+    const left = options.deadlineMs - (performance.now() - started);
     if (left <= 0) return errorResult(new McpvisorError('TIMEOUT', `the call waited its whole ${options.deadlineMs} ms budget for its turn (rate limit) and was not run`), call.tool);
     try {
       return await next(call, { signal, deadlineMs: left });

@@ -145,7 +145,7 @@ export interface RelaunchingLauncherOptions {
  * flight the same way, at once, and makes later ones never complete (the cluster is being
  * dropped); `dispose` (after the cluster's close, or instead of it) does that, waits for the
  * launch, then kills and removes the current browser. `launchingSince` is when the launch in
- * flight began (epoch ms), if there is one.
+ * flight began (performance.now() ms), if there is one.
  */
 export function relaunchingLauncher(
   base: Launcher,
@@ -170,11 +170,11 @@ export function relaunchingLauncher(
     // Aborted, puppeteer kills the process group it spawned, at once; the signal stays attached
     // to a browser that launched, so it is aborted only while launching.
     const controller = new AbortController();
-    launching = { controller, since: Date.now() };
+    launching = { controller, since: performance.now() };
     let browser: Browser | undefined;
     try {
       const starting = base.launch({ ...options, timeout: launchTimeoutMs, userDataDir: profile.dir, env: chromiumEnv(profile.dir), signal: controller.signal });
-      browser = await beforeTime(raceSignal(starting, controller.signal), Date.now() + launchTimeoutMs);
+      browser = await beforeTime(raceSignal(starting, controller.signal), performance.now() + launchTimeoutMs);
       if (browser === undefined) {
         throw new McpvisorError('BROWSER_LAUNCH_TIMEOUT', `the browser launch did not finish within ${launchTimeoutMs} ms and was killed; the next search launches a new one`);
       }

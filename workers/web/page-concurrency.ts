@@ -95,7 +95,7 @@ export class PageConcurrency extends ConcurrencyImplementation {
       const opening = browser.newPage();
       let page: Page | undefined;
       try {
-        page = await beforeTime(opening, Date.now() + PAGE_OPEN_MS);
+        page = await beforeTime(opening, performance.now() + PAGE_OPEN_MS);
         failure = `no page opened within ${PAGE_OPEN_MS} ms`;
         timedOut = true;
       } catch (error) {
@@ -117,7 +117,7 @@ export class PageConcurrency extends ConcurrencyImplementation {
         // Already gone (its tab crashed, its browser died): nothing left to close.
         () => true,
       ),
-      Date.now() + PAGE_CLOSE_MS,
+      performance.now() + PAGE_CLOSE_MS,
     );
     if (!closed) this.#retire(browser);
   }
@@ -143,7 +143,7 @@ export class PageConcurrency extends ConcurrencyImplementation {
   /** Launches the next browser if `dead` was the current one and died by itself (not retired, not closed). */
   #relaunchAfterCrash(dead: Generation): void {
     if (this.#closed || this.#generation !== dead) return;
-    const now = Date.now();
+    const now = performance.now();
     if (now - this.#lastCrashRelaunch < RELAUNCH_ON_CRASH_EVERY_MS) return;
     this.#lastCrashRelaunch = now;
     // The launcher reports a failure (LaunchHealth); the next job tries again.

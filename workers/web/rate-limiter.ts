@@ -36,7 +36,9 @@ export class RateLimiter {
   readonly #capacity: number;
   readonly #intervalMs: number;
   #tokens: number;
-  #refilledAt = Date.now();
+  // The monotonic clock: Date.now() stepped back an hour (NTP, `date -s`) left the bucket at
+  // about minus 3,600 tokens per token a second, and every call waited an hour.
+  #refilledAt = performance.now();
   #waiters: Waiter[] = [];
   #timer: NodeJS.Timeout | undefined;
 
@@ -99,7 +101,7 @@ export class RateLimiter {
   }
 
   #refill(): void {
-    const now = Date.now();
+    const now = performance.now();
     this.#tokens = Math.min(this.#capacity, this.#tokens + ((now - this.#refilledAt) * this.#limit) / this.#intervalMs);
     this.#refilledAt = now;
   }

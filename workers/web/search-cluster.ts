@@ -54,7 +54,7 @@ export class SearchCluster<Data, Result> {
    */
   cluster(): Promise<Cluster<Data, Result>> {
     if (this.#cluster) return this.#cluster;
-    const started = Date.now();
+    const started = performance.now();
     // puppeteer-cluster rethrows a failed first launch as a plain Error ("Unable to launch
     // browser, error message: …"): the launch's own error keeps its code.
     let launchError: unknown;
@@ -76,7 +76,7 @@ export class SearchCluster<Data, Result> {
     this.#cluster = this.#launchCluster(launcher).then(
       (launched) => {
         this.#stats.launches += 1;
-        this.#stats.launchMs = Date.now() - started;
+        this.#stats.launchMs = performance.now() - started;
         this.#options.log.info('browser launched', { ms: this.#stats.launchMs });
         return launched;
       },
@@ -99,7 +99,7 @@ export class SearchCluster<Data, Result> {
     return this.#options.launchTimeoutMs ?? LAUNCH_TIMEOUT_MS;
   }
 
-  /** When the launch in flight began (epoch ms), if one is. */
+  /** When the launch in flight began (performance.now() ms), if one is. */
   get launchingSince(): number | undefined {
     return this.#launcher?.launchingSince;
   }
@@ -124,7 +124,7 @@ export class SearchCluster<Data, Result> {
           return true;
         },
       );
-      if ((await beforeTime(closing, Date.now() + CLOSE_WAIT_MS)) === undefined) {
+      if ((await beforeTime(closing, performance.now() + CLOSE_WAIT_MS)) === undefined) {
         this.#options.log.warn('the browser did not close; it is killed', { waitedMs: CLOSE_WAIT_MS });
       }
     }

@@ -13,12 +13,12 @@ export function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T>
   return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
 }
 
-/** `work`'s value, or undefined once `at` (epoch ms) passes first (`work` then settles unobserved). */
+/** `work`'s value, or undefined once `at` (a performance.now() time) passes first (`work` then settles unobserved). */
 export async function beforeTime<T>(work: Promise<T>, at: number): Promise<T | undefined> {
   work.catch(() => {});
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), Math.max(0, at - Date.now()));
+    timer = setTimeout(() => resolve(undefined), Math.max(0, at - performance.now()));
   });
   try {
     return await Promise.race([work, late]);

@@ -162,7 +162,7 @@ export class WebSearcher {
     if (!isValidQuery(query)) return { results: [], engine: engines[0].name, blocked: [], failed: [] };
     if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the searcher is closed');
     const timeoutMs = Math.min(options.timeoutMs ?? Number.POSITIVE_INFINITY, this.#options.timeoutMs ?? 30_000);
-    const deadline = Date.now() + timeoutMs;
+    const deadline = performance.now() + timeoutMs;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new McpvisorError('TIMEOUT', `the search did not finish within ${timeoutMs} ms`)), timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
@@ -234,7 +234,7 @@ export class WebSearcher {
     const reason = signal.reason instanceof McpvisorError ? signal.reason : new McpvisorError('CANCELLED', 'the search was cancelled');
     const since = this.#browser.launchingSince;
     if (reason.code !== 'TIMEOUT' || since === undefined) return reason;
-    return new McpvisorError('TIMEOUT', `${reason.message}: the browser was still launching (for ${Date.now() - since} ms; a launch gets ${this.#browser.launchTimeoutMs} ms)`);
+    return new McpvisorError('TIMEOUT', `${reason.message}: the browser was still launching (for ${performance.now() - since} ms; a launch gets ${this.#browser.launchTimeoutMs} ms)`);
   }
 
   /**
@@ -333,7 +333,7 @@ export class WebSearcher {
     // timers Node ran first decided the answer, and puppeteer's first gave NETWORK_ERROR
     // 'Navigation timeout of … ms exceeded' for a page that was merely slow (its timer starts
     // later in a busier turn of the event loop, so it can come a few ms early).
-    const loading = page.goto(task.url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, task.deadline - Date.now()) + NAVIGATION_BACKSTOP_MS });
+    const loading = page.goto(task.url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, task.deadline - performance.now()) + NAVIGATION_BACKSTOP_MS });
     // Stopped past the limit, the navigation fails (net::ERR_ABORTED): the size is the reason.
     // A redirect the guard refused fails the navigation (net::ERR_BLOCKED_BY_CLIENT): it is the reason.
     const response = await Promise.race([loading, watch ? watch.tooLarge.then((): typeof TOO_LARGE => TOO_LARGE) : new Promise<never>(() => {})])
@@ -361,8 +361,8 @@ export class WebSearcher {
     // ends CAPTCHA_MARGIN_MS before the deadline with the block in hand: a read still running at
     // the deadline (a late timer on a busy machine) would turn "blocked" into a bare timeout.
     const stopAt = task.deadline - CAPTCHA_MARGIN_MS;
-    while (!this.#headless && outcome.kind === 'blocked' && Date.now() < stopAt && !task.signal.aborted) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(CAPTCHA_POLL_MS, stopAt - Date.now())));
+    while (!this.#headless && outcome.kind === 'blocked' && performance.now() < stopAt && !task.signal.aborted) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(CAPTCHA_POLL_MS, stopAt - performance.now())));
       const html = await beforeTime(settledContent(page, stopAt), stopAt);
       if (html === undefined) break;
       lastStatus = 200;
@@ -386,7 +386,7 @@ export async function settledContent(page: { content(): Promise<string> }, deadl
       return await page.content();
     } catch (error) {
       const navigating = /context was destroyed|navigat|cannot find context/i.test((error as Error).message ?? '');
-      if (!navigating || Date.now() + CAPTCHA_POLL_MS > deadline) throw error;
+      if (!navigating || performance.now() + CAPTCHA_POLL_MS > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }

@@ -57,7 +57,7 @@ describe('PageCache', () => {
   it('lets expired values go by itself: an idle server holds no pages nobody can read any more', () => {
     jest.useFakeTimers();
     try {
-      const c = new PageCache<{ id: string }>({ ttlMs: 100, maxBytes: 1000, maxEntryBytes: 400, now: () => Date.now() });
+      const c = new PageCache<{ id: string }>({ ttlMs: 100, maxBytes: 1000, maxEntryBytes: 400, now: () => performance.now() });
       c.set('a', page('a'), 300);
       jest.advanceTimersByTime(50);
       c.set('b', page('b'), 300);
@@ -66,6 +66,22 @@ describe('PageCache', () => {
       jest.advanceTimersByTime(50);
       expect(c.bytes).toBe(0);
       expect(jest.getTimerCount()).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('keeps a value its ttlMs by the time that passed when the wall clock jumps (NTP, `date -s`), either way', () => {
+    jest.useFakeTimers(); // setSystemTime moves Date.now() only; performance.now() moves with the timers
+    try {
+      const c = new PageCache<{ id: string }>({ ttlMs: 1000, maxBytes: 1000, maxEntryBytes: 400 });
+      c.set('a', page('a'), 300);
+      jest.setSystemTime(Date.now() + 3_600_000);
+      expect(c.get('a')).toEqual(page('a'));
+      jest.setSystemTime(Date.now() - 7_200_000);
+      jest.advanceTimersByTime(1001);
+      expect(c.get('a')).toBeUndefined();
+      expect(c.bytes).toBe(0);
     } finally {
       jest.useRealTimers();
     }

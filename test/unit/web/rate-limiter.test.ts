@@ -76,3 +76,33 @@ describe('RateLimiter', () => {
     expect(() => new RateLimiter(1, -1)).toThrow(/positive limit and interval/);
   });
 });
+
+describe('RateLimiter and a wall clock that jumps (NTP after a VM resumes, `date -s`)', () => {
+  const HOUR_MS = 3_600_000;
+  // Modern fake timers: setSystemTime moves Date.now() only; performance.now() moves with the timers.
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('refills by the time that passed when the clock is stepped back an hour, not by minus an hour', async () => {
+    const limiter = new RateLimiter(2, 1000);
+    expect([limiter.tryAcquire(), limiter.tryAcquire(), limiter.tryAcquire()]).toEqual([true, true, false]);
+    jest.setSystemTime(Date.now() - HOUR_MS);
+    jest.advanceTimersByTime(1000);
+    expect(limiter.getStatus()).toMatchObject({ requests: 0 });
+    expect(limiter.tryAcquire()).toBe(true);
+    // A caller that may wait 1 s is served within it, not told its token is an hour away.
+    expect(limiter.tryAcquire()).toBe(true);
+    const next = limiter.acquire({ maxWaitMs: 1000 });
+    await jest.advanceTimersByTimeAsync(500);
+    await expect(next).resolves.toBeUndefined();
+  });
+
+  it('gives no more than the time that passed when the clock is stepped forward an hour', () => {
+    const limiter = new RateLimiter(1, 1000);
+    expect(limiter.tryAcquire()).toBe(true);
+    jest.setSystemTime(Date.now() + HOUR_MS);
+    expect(limiter.tryAcquire()).toBe(false);
+    jest.advanceTimersByTime(1000);
+    expect(limiter.tryAcquire()).toBe(true);
+  });
+});

@@ -1,6 +1,22 @@
 import { clientKey, KeyedRateLimiter } from '../../../../supervisor/http/rate-limit';
 
 describe('KeyedRateLimiter', () => {
+  it('refills by the time that passed when the wall clock is stepped back an hour (NTP, `date -s`): no hour of 429s', () => {
+    jest.useFakeTimers(); // setSystemTime moves Date.now() only; performance.now() moves with the timers
+    try {
+      const limiter = new KeyedRateLimiter(2, 2);
+      expect([limiter.take('a'), limiter.take('a'), limiter.take('a')]).toEqual([0, 0, 1]);
+      jest.setSystemTime(Date.now() - 3_600_000);
+      jest.advanceTimersByTime(500);
+      expect(limiter.take('a')).toBe(0);
+      // Stepped forward: no more than the half second that passed.
+      jest.setSystemTime(Date.now() + 3_600_000);
+      expect(limiter.take('a')).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('allows the burst, then says how long to wait, and refills over time', () => {
     const limiter = new KeyedRateLimiter(2, 3);
     expect([0, 0, 0].map(() => limiter.take('a', 1000))).toEqual([0, 0, 0]);

@@ -56,7 +56,7 @@ describe('StreamableSessions idle expiry', () => {
 
   it('starts the idle clock when a call ends, so a call longer than the timeout keeps its session', async () => {
     // Only the clock and the sweeper's timers are fake; sockets stay real.
-    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'hrtime', 'performance'] });
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
     const stub = stubSupervisor();
     const config = configSchema.parse({ http: { sessionIdleTimeoutMs: IDLE_MS } }).http;
     sessions = new StreamableSessions(stub.supervisor, config, pino({ level: 'silent' }));
@@ -88,5 +88,28 @@ describe('StreamableSessions idle expiry', () => {
     jest.advanceTimersByTime(2 * IDLE_MS);
     expect(sessions.size).toBe(0);
     expect(await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, id)).toMatchObject({ status: 404 });
+  });
+
+  it('keeps a session active a moment ago when the wall clock jumps an hour ahead (NTP after a VM resumes, `date -s`)', async () => {
+    // setSystemTime moves Date.now() only; performance.now() moves with the fake timers.
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    sessions = new StreamableSessions(stubSupervisor().supervisor, configSchema.parse({ http: { sessionIdleTimeoutMs: IDLE_MS } }).http, pino({ level: 'silent' }));
+    server = createServer((req, res) => {
+      let text = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      req.on('end', () => void sessions.handle(req, res, text ? JSON.parse(text) : undefined));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const init = await post(url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    const id = init.sessionId!;
+
+    jest.setSystemTime(Date.now() + 3_600_000);
+    jest.advanceTimersByTime(IDLE_MS / 2 + 100); // a sweep passes
+    expect(sessions.size).toBe(1);
+    expect(await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, id)).toMatchObject({ status: 202 });
+    // Idle for the whole timeout as measured, not as the wall clock says: closed.
+    jest.advanceTimersByTime(2 * IDLE_MS);
+    expect(sessions.size).toBe(0);
   });
 });
