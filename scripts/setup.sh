@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian machine for mcpvisor: the Debian packages it runs with (Chromium for web
 # search, bubblewrap for the shell sandbox, procps for tree-kill, nginx for the scale-out test,
-# xvfb for the visible-browser search test),
+# xvfb for the visible-browser search test, faketime for the tests that step the wall clock),
 # the npm packages from package-lock.json, and the build. Safe to run again. Node.js and npm must be
 # there already (below).
 set -euo pipefail
@@ -26,6 +26,7 @@ command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v ps >/dev/null 2>&1 || need+=(procps)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
 command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
+command -v faketime >/dev/null 2>&1 || need+=(faketime)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   if [ "$(id -u)" -ne 0 ]; then
@@ -38,7 +39,7 @@ if [ ${#need[@]} -gt 0 ]; then
   # Without apt-get (not Debian, or an image without it) bash said only "apt-get: command not
   # found"; a failed update or install left apt's last line alone, without the packages' names.
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "setup: the Debian packages ${need[*]} are missing and there is no apt-get here to install them: install them (or your system's packages of the same programs: chromium, bwrap, ps, nginx, Xvfb) first, then run this again." >&2
+    echo "setup: the Debian packages ${need[*]} are missing and there is no apt-get here to install them: install them (or your system's packages of the same programs: chromium, bwrap, ps, nginx, Xvfb, libfaketime) first, then run this again." >&2
     exit 1
   fi
   echo "setup: installing Debian packages: ${need[*]}" >&2

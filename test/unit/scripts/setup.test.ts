@@ -90,6 +90,8 @@ describe('scripts/setup.sh', () => {
       const result = run(bin);
       expect(result.status).toBe(0);
       expect(readFileSync(calls, 'utf8')).toMatch(/^sudo apt-get install -y -qq --no-install-recommends chromium bubblewrap/m);
+      // libfaketime, which the clock-jump tests preload: CI gets it too.
+      expect(readFileSync(calls, 'utf8')).toMatch(/^sudo apt-get install .* faketime$/m);
     });
 
     test('without apt-get (not Debian), stops naming the packages and saying so, before npm', () => {
