@@ -108,4 +108,44 @@ describe('a wall clock stepped under a running server', () => {
     expect(result.isError).toBeFalsy();
     expect(textOf(result)).toContain('after the step');
   });
+
+  it('stepped ahead an hour while a cut stream waits for its client: the resume gets the answer, not 410 Gone for events it says expired', async () => {
+    const server = await start(fixtureConfig({ thread: false, process: { callTimeoutMs: 30000 }, root: { pools: { progressIntervalMs: 100 } } }));
+    const post = (body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+      fetch(server.mcpUrl, { method: 'POST', headers: { ...HEADERS, ...headers }, body: JSON.stringify(body), signal });
+    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    await init.text();
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
+
+    // A call's SSE stream, cut at its first event with an id (a progress notification).
+    const cut = new AbortController();
+    const call = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 500 }, _meta: { progressToken: 'p' } } }, session, cut.signal);
+    const reader = call.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    let lastEventId: string | undefined;
+    for (let reads = 0; lastEventId === undefined && reads < 1000; reads++) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+      lastEventId = /^id: *(\S+)$/m.exec(text.split('\n\n').slice(0, -1).join('\n\n'))?.[1];
+    }
+    expect(lastEventId).toBeDefined();
+    cut.abort();
+    await reader.cancel().catch(() => undefined);
+    expect(await eventually(async () => ((await health(server)) as unknown as { inFlightCalls: number }).inFlightCalls === 0)).toBe(true);
+
+    stepClock(3600);
+    const resumed = await fetch(server.mcpUrl, { headers: { accept: 'text/event-stream', ...session, 'last-event-id': lastEventId! }, signal: AbortSignal.timeout(10000) });
+    expect(resumed.status).toBe(200);
+    const replay = resumed.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let replayed = '';
+    for (let reads = 0; !replayed.includes('"id":2') && reads < 1000; reads++) {
+      const { value, done } = await replay.read();
+      if (done) break;
+      replayed += value;
+    }
+    await replay.cancel().catch(() => undefined);
+    expect(replayed).toContain('slept 500 ms');
+  });
 });

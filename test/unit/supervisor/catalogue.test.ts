@@ -174,6 +174,26 @@ describe('Catalogue: a rate-limit wait counts against the call\'s budget', () =>
     expect(deadlines[1]).toBeGreaterThan(0);
   });
 
+  test('measures the wait by the time that passed when the wall clock is stepped during it (NTP, `date -s`), either way', async () => {
+    const { pool, deadlines } = recording();
+    const catalogue = new Catalogue();
+    let stepMs = 3_600_000;
+    // A hook during which the wall clock jumps; setSystemTime moves Date.now() only, not performance.now().
+    const hook = async () => jest.setSystemTime(Date.now() + stepMs);
+    catalogue.register(pool, { callTimeoutMs: 10_000, beforeCall: hook });
+    jest.useFakeTimers();
+    try {
+      const ahead = await catalogue.call('fetch_web_content', url, { signal });
+      stepMs = -7_200_000;
+      const back = await catalogue.call('fetch_web_content', url, { signal });
+      expect([errorCodeOf(ahead), errorCodeOf(back)]).toEqual([undefined, undefined]);
+      // The whole budget both times: not spent by an hour ahead, not an hour more for one back.
+      expect(deadlines).toEqual([10_000, 10_000]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   test('stops a hook still waiting when the budget is spent, answering TIMEOUT', async () => {
     const { pool, deadlines } = recording();
     const catalogue = new Catalogue();
