@@ -54,7 +54,7 @@ export function threadWorker(init: (config: unknown, log: WorkerLogger) => Promi
       }
       // What the queue left of the budget: a call that waited for its thread gets the rest, so
       // its own timeouts (a fetch's) still come before the pool's and say what happened.
-      const left = task.deadlineAt === undefined ? task.deadlineMs : Math.max(0, Math.min(task.deadlineMs, task.deadlineAt - threadClockMs()));
+      const left = task.deadlineAt === undefined ? task.deadlineMs : Math.max(0, Math.min(task.deadlineMs, Math.floor(task.deadlineAt - threadClockMs())));
       // A call given up while it waited for a thread (its cancel is on the port already, or its
       // budget is spent) never starts: it would have run unwatched, the pool having answered it
       // and looked for its thread before it had one (a CPU-bound call then held the thread).

@@ -263,7 +263,7 @@ export class Catalogue {
     const timer = setTimeout(() => budget.abort(spent()), entry.callTimeoutMs);
     try {
       await entry.beforeCall!(entry.workerName, input, AbortSignal.any([signal, budget.signal]), entry.callTimeoutMs);
-      const waitedMs = performance.now() - started;
+      const waitedMs = Math.ceil(performance.now() - started);
       return waitedMs < entry.callTimeoutMs ? { waitedMs } : { error: spent() };
     } catch (error) {
       return { error: budget.signal.aborted && !signal.aborted ? budget.signal.reason : error };

@@ -159,7 +159,7 @@ export function createSession(options: SessionOptions): Session {
       // (sessionId, requestId); a client's own id is cut short, it may be any length.
       if (logger.isLevelEnabled('debug')) {
         const shownId = typeof requestId === 'string' && requestId.length > 64 ? `${requestId.slice(0, 61)}...` : requestId;
-        logger.debug({ sessionId: options.sessionId?.(), callId, requestId: shownId, tool: name.length > 128 ? `${name.slice(0, 125)}...` : name, ms: performance.now() - started, outcome }, 'tool call');
+        logger.debug({ sessionId: options.sessionId?.(), callId, requestId: shownId, tool: name.length > 128 ? `${name.slice(0, 125)}...` : name, ms: Math.round(performance.now() - started), outcome }, 'tool call');
       }
       clearInterval(ticker);
       if (running.get(requestId) === controller) running.delete(requestId);

@@ -221,7 +221,7 @@ export class Supervisor {
     const deadline = performance.now() + graceMs;
     while (this.#inFlight > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     if (this.#inFlight > 0) this.#log.warn({ inFlight: this.#inFlight }, 'grace period over; stopping pools with calls still running');
-    await Promise.all(this.#pools.map(({ pool }) => pool.stop(Math.max(0, deadline - performance.now()))));
+    await Promise.all(this.#pools.map(({ pool }) => pool.stop(Math.max(0, Math.floor(deadline - performance.now())))));
     this.#state = 'stopped';
   }
 

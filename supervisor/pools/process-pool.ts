@@ -139,7 +139,7 @@ export class ProcessPool implements Pool {
           // The queue only releases a waiter when a slot is free; re-check in case it was taken.
           return next
             ? this.#run(next, call, options.signal, deadlineAt, options.deadlineMs, options.callId)
-            : this.call(call, { signal: options.signal, deadlineMs: Math.max(1, deadlineAt - performance.now()) });
+            : this.call(call, { signal: options.signal, deadlineMs: Math.max(1, Math.floor(deadlineAt - performance.now())) });
         },
         (error: unknown) => errorResult(error),
       );
@@ -228,7 +228,7 @@ export class ProcessPool implements Pool {
     try {
       return await worker.rpc.call(call, {
         signal,
-        deadlineMs: Math.max(1, deadlineAt - performance.now()),
+        deadlineMs: Math.max(1, Math.floor(deadlineAt - performance.now())),
         callId,
         cancelGraceMs: this.#options.cancelGraceMs,
         onUnresponsive: () => {

@@ -179,7 +179,7 @@ export class FetchPager {
     } catch (error) {
       return errorResult(error, call.tool);
     }
-    const left = options.deadlineMs - (performance.now() - started);
+    const left = options.deadlineMs - Math.ceil(performance.now() - started);
     if (left <= 0) return errorResult(new McpvisorError('TIMEOUT', `the call waited its whole ${options.deadlineMs} ms budget for its turn (rate limit) and was not run`), call.tool);
     try {
       return await next(call, { signal, deadlineMs: left });

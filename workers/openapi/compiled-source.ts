@@ -45,14 +45,14 @@ export async function loadCompiled(options: CompiledSourceOptions, log: WorkerLo
     const compiled = key === undefined ? undefined : await readArtifact(dir, key, log);
     if (compiled && key !== undefined) {
       const hit = key;
-      log.debug('spec cache hit', { dir, key, ms: performance.now() - started });
+      log.debug('spec cache hit', { dir, key, ms: Math.round(performance.now() - started) });
       return { compiled, source: sourceOf(where, read), cache: 'hit', persist: () => touchArtifact(dir, hit), reload: reloader(options, where, read) };
     }
   }
   const started = performance.now();
   read ??= await readSpecText(options);
   const spec = await parseSpecText(read, options);
-  log.debug('spec loaded', { source: spec.source, ms: performance.now() - started });
+  log.debug('spec loaded', { source: spec.source, ms: Math.round(performance.now() - started) });
   const compiled = compileApi(spec, options);
   // External documents can change on their own (a file key sees only the root): never cached,
   // nor one that could not be loaded (it may be there next time).

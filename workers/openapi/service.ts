@@ -323,7 +323,7 @@ export class ApiToolService {
         for (const doc of spec.unloaded?.values() ?? []) {
           this.#log.warn(`get-api-endpoint-schema: external document ${doc.shown}, referenced from ${doc.from}, could not be loaded: ${doc.reason}`, { document: doc.shown, from: doc.from, code: doc.code, reason: doc.reason });
         }
-        this.#log.debug('description loaded for get-api-endpoint-schema', { source: spec.source, ms: performance.now() - started });
+        this.#log.debug('description loaded for get-api-endpoint-schema', { source: spec.source, ms: Math.round(performance.now() - started) });
         return { spec, entries, skipped };
       });
     }

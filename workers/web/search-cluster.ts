@@ -76,7 +76,7 @@ export class SearchCluster<Data, Result> {
     this.#cluster = this.#launchCluster(launcher).then(
       (launched) => {
         this.#stats.launches += 1;
-        this.#stats.launchMs = performance.now() - started;
+        this.#stats.launchMs = Math.round(performance.now() - started);
         this.#options.log.info('browser launched', { ms: this.#stats.launchMs });
         return launched;
       },

@@ -234,7 +234,7 @@ export class WebSearcher {
     const reason = signal.reason instanceof McpvisorError ? signal.reason : new McpvisorError('CANCELLED', 'the search was cancelled');
     const since = this.#browser.launchingSince;
     if (reason.code !== 'TIMEOUT' || since === undefined) return reason;
-    return new McpvisorError('TIMEOUT', `${reason.message}: the browser was still launching (for ${performance.now() - since} ms; a launch gets ${this.#browser.launchTimeoutMs} ms)`);
+    return new McpvisorError('TIMEOUT', `${reason.message}: the browser was still launching (for ${Math.round(performance.now() - since)} ms; a launch gets ${this.#browser.launchTimeoutMs} ms)`);
   }
 
   /**
@@ -333,7 +333,7 @@ export class WebSearcher {
     // timers Node ran first decided the answer, and puppeteer's first gave NETWORK_ERROR
     // 'Navigation timeout of … ms exceeded' for a page that was merely slow (its timer starts
     // later in a busier turn of the event loop, so it can come a few ms early).
-    const loading = page.goto(task.url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, task.deadline - performance.now()) + NAVIGATION_BACKSTOP_MS });
+    const loading = page.goto(task.url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, Math.floor(task.deadline - performance.now())) + NAVIGATION_BACKSTOP_MS });
     // Stopped past the limit, the navigation fails (net::ERR_ABORTED): the size is the reason.
     // A redirect the guard refused fails the navigation (net::ERR_BLOCKED_BY_CLIENT): it is the reason.
     const response = await Promise.race([loading, watch ? watch.tooLarge.then((): typeof TOO_LARGE => TOO_LARGE) : new Promise<never>(() => {})])
