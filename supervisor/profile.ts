@@ -158,6 +158,8 @@ async function serve(
     url: 'url' in transport ? transport.url : undefined,
     ended: 'ended' in transport ? transport.ended : new Promise<void>(() => undefined),
     stop(graceMs = config.http.shutdownGraceMs) {
+      // A second stop with a shorter grace shortens the drain of the first (Supervisor.stop).
+      if (stopping) void supervisor.stop(graceMs);
       stopping ??= (async () => {
         logger.info({ graceMs }, 'shutting down');
         await supervisor.stop(graceMs);
@@ -266,7 +268,11 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
   const stop = async (why: string, graceMs = config.http.shutdownGraceMs) => {
     // A repeated signal (a second Ctrl-C, kill run twice) leaves the drain its grace: the force
     // timer below bounds it, and SIGKILL is there for whoever cannot wait.
-    if (stopRequested) return logger.info({ why }, 'already stopping');
+    if (stopRequested) {
+      // The drain goes on, shortened if this asks for less (the pm2 daemon's death: stdout, then IPC).
+      logger.info({ why, graceMs }, 'already stopping');
+      return void server.stop(graceMs);
+    }
     stopRequested = true;
     logger.info({ why }, 'stop requested');
     const force = setTimeout(() => process.exit(1), clampTimerMs(graceMs + 10_000));

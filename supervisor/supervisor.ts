@@ -214,14 +214,28 @@ export class Supervisor {
     };
   }
 
-  /** Stops taking calls, waits up to `graceMs` for running ones, then stops every pool. */
-  async stop(graceMs: number): Promise<void> {
+  /**
+   * Stops taking calls, waits up to `graceMs` for running ones, then stops every pool. Called
+   * again while draining, a shorter grace cuts the drain short (the same stop goes on): under pm2,
+   * the daemon's death closed stdout first (a stop with the whole grace) and then the IPC channel
+   * (a stop at once), and the second was ignored, so the port stayed held for the drain.
+   */
+  stop(graceMs: number): Promise<void> {
+    const deadline = performance.now() + graceMs;
+    this.#drainDeadline = Math.min(this.#drainDeadline, deadline);
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  #drainDeadline = Infinity;
+  #stopping: Promise<void> | undefined;
+
+  async #stop(): Promise<void> {
     if (this.#state === 'stopped') return;
     this.#state = 'draining';
-    const deadline = performance.now() + graceMs;
-    while (this.#inFlight > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (this.#inFlight > 0 && performance.now() < this.#drainDeadline) await new Promise((resolve) => setTimeout(resolve, 20));
     if (this.#inFlight > 0) this.#log.warn({ inFlight: this.#inFlight }, 'grace period over; stopping pools with calls still running');
-    await Promise.all(this.#pools.map(({ pool }) => pool.stop(Math.max(0, Math.floor(deadline - performance.now())))));
+    await Promise.all(this.#pools.map(({ pool }) => pool.stop(Math.max(0, Math.floor(this.#drainDeadline - performance.now())))));
     this.#state = 'stopped';
   }
 

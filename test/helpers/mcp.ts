@@ -57,7 +57,7 @@ export async function startHttp(command: string, args: string[] = [], env: Recor
  * Until the server runs a call (`/health` counts it in flight). A fixed pause before a SIGTERM,
  * kill or cancel lost the race on a busy machine: the signal came before the call.
  */
-export async function untilCallRunning(server: HttpServer): Promise<void> {
+export async function untilCallRunning(server: Pick<HttpServer, 'baseUrl'>): Promise<void> {
   const running = async () => ((await (await fetch(`${server.baseUrl}/health`)).json()) as { inFlightCalls: number }).inFlightCalls > 0;
   if (!(await eventually(running))) throw new Error('no call was in flight within 10 s');
 }

@@ -94,7 +94,8 @@ describe('openapi-mcp-server with external $refs that cannot be loaded', () => {
     expect((listed.structuredContent as { endpoints: Array<{ toolId: string }> }).endpoints.map((e) => e.toolId)).toEqual(['GET::pets', 'GET::health']);
     const schema = (await conn.client.callTool({ name: 'get-api-endpoint-schema', arguments: { toolId: 'GET::pets' } })) as Result;
     expect(schema.structuredContent).toMatchObject({ responses: { 200: { schema: { 'x-unresolved': `${docsBase}/gone.yaml#/Pets`, 'x-not-loaded': 'the document this $ref names could not be loaded' } } } });
-    expect(textOf(schema)).not.toContain('404');
+    // No status of the failed load (a word: the docs server's port, e.g. 40493, may hold "404").
+    expect(textOf(schema)).not.toMatch(/\b404\b/);
     for (const toolId of ['POST::pets', 'PUT::owners__---id']) {
       const skipped = (await conn.client.callTool({ name: 'get-api-endpoint-schema', arguments: { toolId } })) as Result;
       expect(skipped.isError).toBe(true);

@@ -1,8 +1,9 @@
+import { fork } from 'node:child_process';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { errorCodeOf } from '../../../protocol/results';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { connectHttp, startHttp, textOf, untilCallRunning } from '../../helpers/mcp';
-import { descendants, eventually, isAlive, spawnBin } from '../../helpers/processes';
+import { bin, descendants, eventually, isAlive, spawnBin } from '../../helpers/processes';
 
 type Result = { content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown>; isError?: boolean; _meta?: Record<string, unknown> };
 
@@ -122,4 +123,33 @@ describe('shutdown', () => {
     expect(server.stderr()).toContain('stopped during the start');
     expect(await eventually(() => tree.every((pid) => !isAlive(pid)))).toBe(true);
   }, 15_000);
+
+  it('cuts a drain short when its parent\'s IPC channel closes during it (pm2\'s daemon killed after a SIGTERM)', async () => {
+    const config = writeConfig(fixtureConfig({ thread: false, process: { callTimeoutMs: 60_000 }, root: { http: { shutdownGraceMs: 30_000 } } }));
+    const child = fork(bin('mcpvisor'), ['--transport', 'http', '--host', '127.0.0.1', '--port', '0', '--config', config], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      expect(await eventually(() => /"msg":"listening"/.test(stderr), 20_000)).toBe(true);
+      const url = String(JSON.parse(stderr.split('\n').find((line) => line.includes('"msg":"listening"'))!).url);
+      const { client } = await connectHttp(url);
+      const running = call(client, 'sleep', { ms: 40_000 }).then(
+        (result) => errorCodeOf(result),
+        (error: unknown) => `thrown: ${String(error)}`,
+      );
+      await untilCallRunning({ baseUrl: new URL(url).origin });
+      child.kill('SIGTERM');
+      expect(await eventually(() => stderr.includes('"msg":"shutting down"'), 10_000)).toBe(true);
+      // The 30 s drain would wait for the 40 s call; the channel closing stops the server now.
+      child.disconnect();
+      expect(await eventually(() => child.exitCode !== null, 10_000)).toBe(true);
+      expect(await exited).toBe(0);
+      expect(await running).toBe('SHUTTING_DOWN');
+      await client.close().catch(() => undefined);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }, 60_000);
 });
+
