@@ -2,14 +2,26 @@
  * Helpers for the production tests: free loopback ports, nginx started from deploy/'s template in
  * its own prefix folder, and an SDK client that re-initialises when its session ends.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ROOT } from '../../helpers/processes';
+
+/** pm2 of node_modules. */
+export const PM2 = path.join(ROOT, 'node_modules', '.bin', 'pm2');
+
+/**
+ * Runs pm2 in the checkout with the environment `env()` gives (each test file sets its own
+ * PM2_HOME there, so no pm2 daemon of the machine is used).
+ */
+export function pm2Runner(env: () => NodeJS.ProcessEnv) {
+  return (...args: string[]) => promisify(execFile)(PM2, args, { cwd: ROOT, timeout: 60_000, env: env() });
+}
 
 export const NGINX = '/usr/sbin/nginx';
 

@@ -11,13 +11,10 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { writeConfig } from '../../helpers/config';
 import { ROOT, eventually } from '../../helpers/processes';
-import { freePort } from './cluster';
+import { freePort, PM2, pm2Runner } from './cluster';
 
-const run = promisify(execFile);
-const PM2 = path.join(ROOT, 'node_modules', '.bin', 'pm2');
 let home: string;
 let port: number;
 let config: string;
@@ -27,9 +24,7 @@ function pm2Env(): NodeJS.ProcessEnv {
   return { ...process.env, PM2_HOME: home, MCPVISOR_INSTANCES: '1', MCPVISOR_BASE_PORT: String(port), MCPVISOR_CONFIG: config };
 }
 
-function pm2(...args: string[]) {
-  return run(PM2, args, { cwd: ROOT, timeout: 60_000, env: pm2Env() });
-}
+const pm2 = pm2Runner(pm2Env);
 
 interface App {
   pid: number;

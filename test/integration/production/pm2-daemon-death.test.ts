@@ -9,20 +9,16 @@
  * `process.exit(1)` once its IPC send fails, so the supervisor's own handling of the lost
  * channel is what this test sees, whatever pm2 does by itself.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { ROOT, descendants, eventually, isAlive } from '../../helpers/processes';
-import { freePort } from './cluster';
+import { freePort, pm2Runner } from './cluster';
 
-const run = promisify(execFile);
-const PM2 = path.join(ROOT, 'node_modules', '.bin', 'pm2');
 let home: string;
 let port: number;
 let config: string;
@@ -30,13 +26,7 @@ let ecosystem: string;
 /** The supervisor under the killed daemon: killed after the tests should it have outlived them. */
 let orphan: number | undefined;
 
-function pm2(...args: string[]) {
-  return run(PM2, args, {
-    cwd: ROOT,
-    timeout: 60_000,
-    env: { ...process.env, PM2_HOME: home, MCPVISOR_INSTANCES: '1', MCPVISOR_BASE_PORT: String(port), MCPVISOR_CONFIG: config },
-  });
-}
+const pm2 = pm2Runner(() => ({ ...process.env, PM2_HOME: home, MCPVISOR_INSTANCES: '1', MCPVISOR_BASE_PORT: String(port), MCPVISOR_CONFIG: config }));
 
 async function app(): Promise<{ pid: number; status: string; restarts: number }> {
   const { stdout } = await pm2('jlist');

@@ -12,18 +12,14 @@
  * for a moment (nginx answers 502) even though each waits for its replacement's `ready`
  * (`wait_ready`): the recipe reloads one app at a time.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { ROOT, eventually, isAlive } from '../../helpers/processes';
-import { freePort, RecoveringClient, startNginx, type Nginx } from './cluster';
+import { freePort, pm2Runner, RecoveringClient, startNginx, type Nginx } from './cluster';
 
-const run = promisify(execFile);
-const PM2 = path.join(ROOT, 'node_modules', '.bin', 'pm2');
 let home: string;
 let basePort: number;
 let config: string;
@@ -31,19 +27,7 @@ let ecosystem: string;
 let nginx: Nginx | undefined;
 const clients: RecoveringClient[] = [];
 
-function pm2(...args: string[]) {
-  return run(PM2, args, {
-    cwd: ROOT,
-    timeout: 60_000,
-    env: {
-      ...process.env,
-      PM2_HOME: home,
-      MCPVISOR_INSTANCES: '2',
-      MCPVISOR_BASE_PORT: String(basePort),
-      MCPVISOR_CONFIG: config,
-    },
-  });
-}
+const pm2 = pm2Runner(() => ({ ...process.env, PM2_HOME: home, MCPVISOR_INSTANCES: '2', MCPVISOR_BASE_PORT: String(basePort), MCPVISOR_CONFIG: config }));
 
 async function pids(): Promise<number[]> {
   const { stdout } = await pm2('jlist');

@@ -77,30 +77,17 @@ describe('a wall clock stepped under a running server', () => {
     expect((await health(server)).uptimeSeconds).toBeGreaterThanOrEqual(0);
   });
 
-  it('stepped ahead an hour while a call waits for a process worker: the call runs with its budget, not a 1 ms deadline', async () => {
-    const server = await start(fixtureConfig({ thread: false, process: { concurrency: 1, callTimeoutMs: 30000 } }));
+  it.each([
+    { waitsFor: 'a process worker', config: () => fixtureConfig({ thread: false, process: { concurrency: 1, callTimeoutMs: 30000 } }), hold: 'sleep', echo: 'echo', pool: 'test', outcome: 'the call runs with its budget, not a 1 ms deadline' },
+    { waitsFor: 'a thread', config: () => fixtureConfig({ process: { workers: 1 }, thread: { callTimeoutMs: 30000 } }), hold: 'th-wait', echo: 'th-echo', pool: 'threads', outcome: 'the thread runs it, not a TIMEOUT for a budget it did not spend' },
+  ])('stepped ahead an hour while a call waits for $waitsFor: $outcome', async ({ config, hold, echo, pool }) => {
+    const server = await start(config());
     const { client } = await connectHttp(server.mcpUrl);
     clients.push(client);
     const holding = new AbortController();
-    const held = client.callTool({ name: 'sleep', arguments: { ms: 60000 } }, undefined, { signal: holding.signal, timeout: 60000 }).catch(() => undefined);
-    const queued = client.callTool({ name: 'echo', arguments: { text: 'after the step' } }, undefined, { timeout: 60000 });
-    await untilQueued(server, 'test');
-    stepClock(3600);
-    holding.abort();
-    await held;
-    const result = await queued;
-    expect(result.isError).toBeFalsy();
-    expect(textOf(result)).toContain('after the step');
-  });
-
-  it('stepped ahead an hour while a call waits for a thread: the thread runs it, not a TIMEOUT for a budget it did not spend', async () => {
-    const server = await start(fixtureConfig({ process: { workers: 1 }, thread: { callTimeoutMs: 30000 } }));
-    const { client } = await connectHttp(server.mcpUrl);
-    clients.push(client);
-    const holding = new AbortController();
-    const held = client.callTool({ name: 'th-wait', arguments: { ms: 60000 } }, undefined, { signal: holding.signal, timeout: 60000 }).catch(() => undefined);
-    const queued = client.callTool({ name: 'th-echo', arguments: { text: 'after the step' } }, undefined, { timeout: 60000 });
-    await untilQueued(server, 'threads');
+    const held = client.callTool({ name: hold, arguments: { ms: 60000 } }, undefined, { signal: holding.signal, timeout: 60000 }).catch(() => undefined);
+    const queued = client.callTool({ name: echo, arguments: { text: 'after the step' } }, undefined, { timeout: 60000 });
+    await untilQueued(server, pool);
     stepClock(3600);
     holding.abort();
     await held;

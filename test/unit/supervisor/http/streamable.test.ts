@@ -43,9 +43,21 @@ function post(url: string, body: unknown, sessionId?: string): Promise<{ status:
   });
 }
 
+
 describe('StreamableSessions idle expiry', () => {
   let server: Server;
   let sessions: StreamableSessions;
+
+  /** Serves `sessions` (set by the test) on 127.0.0.1 as `server`; the MCP endpoint's URL. */
+  async function serve(): Promise<string> {
+    server = createServer((req, res) => {
+      let text = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      req.on('end', () => void sessions.handle(req, res, text ? JSON.parse(text) : undefined));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  }
 
   afterEach(async () => {
     await sessions?.closeAll();
@@ -60,13 +72,7 @@ describe('StreamableSessions idle expiry', () => {
     const stub = stubSupervisor();
     const config = configSchema.parse({ http: { sessionIdleTimeoutMs: IDLE_MS } }).http;
     sessions = new StreamableSessions(stub.supervisor, config, pino({ level: 'silent' }));
-    server = createServer((req, res) => {
-      let text = '';
-      req.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      req.on('end', () => void sessions.handle(req, res, text ? JSON.parse(text) : undefined));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const url = await serve();
 
     const init = await post(url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
     const id = init.sessionId!;
@@ -94,13 +100,7 @@ describe('StreamableSessions idle expiry', () => {
     // setSystemTime moves Date.now() only; performance.now() moves with the fake timers.
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
     sessions = new StreamableSessions(stubSupervisor().supervisor, configSchema.parse({ http: { sessionIdleTimeoutMs: IDLE_MS } }).http, pino({ level: 'silent' }));
-    server = createServer((req, res) => {
-      let text = '';
-      req.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      req.on('end', () => void sessions.handle(req, res, text ? JSON.parse(text) : undefined));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const url = await serve();
     const init = await post(url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
     const id = init.sessionId!;
 
