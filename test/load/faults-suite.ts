@@ -157,7 +157,7 @@ export function faultSuite({ rounds, loadClients }: FaultSuiteOptions): void {
           web: {
             enabled: true,
             search: { engineUrl: `${serp.origin}/router`, rateLimit: 1000, rateLimitIntervalMs: 1, timeoutMs: 6000, concurrency: 4 },
-            fetch: { allowPrivateNetwork: true, rateLimit: 1000, rateLimitIntervalMs: 1, timeoutMs: 1500, threads: 2 },
+            fetch: { allowPrivateNetwork: true, rateLimit: 1000, rateLimitIntervalMs: 1, timeoutMs: 5000, threads: 2 },
           },
         },
       }),
@@ -237,7 +237,7 @@ export function faultSuite({ rounds, loadClients }: FaultSuiteOptions): void {
         // The web toolset's own upstream timeout (web.fetch.timeoutMs) is a TIMEOUT that says
         // which, as the api worker's upstream timeout is; a reset is a NETWORK_ERROR.
         expect([hung.isError, errorCodeOf(hung)]).toEqual([true, 'TIMEOUT']);
-        expect(JSON.stringify(hung.content)).toMatch(/did not answer within 1500 ms/);
+        expect(JSON.stringify(hung.content)).toMatch(/did not answer within 5000 ms/);
         expect([reset.isError, errorCodeOf(reset)]).toEqual([true, 'NETWORK_ERROR']);
       });
       expect(failures).toEqual([]);
