@@ -2,6 +2,7 @@ import { constants as osConstants } from 'node:os';
 import type { Listing } from './list-directory';
 import { jsonBytes } from './reply-budget';
 import type { RunResult } from './runner';
+import { asTerminalShows } from './terminal-text';
 import type { ProcessRow, SystemInfo } from './system-info';
 
 /** The fields of an exec result that its text shows: the run's result, what ran, and where. */
@@ -14,7 +15,8 @@ export type ExecFields = Omit<RunResult, 'pid' | 'sourceBytes'> & { command: str
 const OUT_OF_MEMORY = /Cannot allocate memory|out of memory|MemoryError|std::bad_alloc|allocation failed|OutOfMemoryError/i;
 
 /**
- * The readable text of an exec result: status line, notes, then each non-empty stream.
+ * The readable text of an exec result: status line, notes, then each non-empty stream, as a
+ * terminal shows it (terminal-text.ts).
  * `memoryLimitBytes`: the sandbox's per-process memory limit, named when a failed command's
  * stderr reads like an allocation that failed. `commandMemoryBytes`: the memory limit of the whole
  * command (its cgroup's), named when the kernel killed a process of the command at it.
@@ -33,8 +35,11 @@ export function formatExec(result: ExecFields, timeoutMs: number, capBytes: numb
   if (result.processLimitReached && processLimit) {
     lines.push(`the command reached its limit of ${processLimit.count} processes and threads, all its processes together (${processLimit.setting}): the kernel refused it more ("Cannot fork", "Resource temporarily unavailable")`);
   }
-  const stream = (name: string, text: string, truncated: boolean, bytes: number) => {
+  const rendered = { stdout: asTerminalShows(result.stdout), stderr: asTerminalShows(result.stderr) };
+  if (rendered.stdout !== result.stdout || rendered.stderr !== result.stderr) lines.push(RENDERED_NOTE);
+  const stream = (name: 'stdout' | 'stderr', text: string, truncated: boolean, bytes: number) => {
     if (text === '' && !truncated) return;
+    text = rendered[name];
     lines.push(`--- ${name} ---`, text.endsWith('\n') ? text.slice(0, -1) : text);
     // Cut by the output cap or only by the reply's budget: the note is true of both.
     if (truncated) lines.push(`[${name} cut: ${bytes} bytes were written in all, more than fit (the output cap of ${capBytes} bytes per stream, then the reply's size); shown: its head and tail around the marker]`);
@@ -44,6 +49,9 @@ export function formatExec(result: ExecFields, timeoutMs: number, capBytes: numb
   if (result.stdout === '' && result.stderr === '') lines.push('(no output)');
   return lines.join('\n');
 }
+
+/** Said once above the streams when asTerminalShows changed them. */
+const RENDERED_NOTE = 'output below as a terminal shows it: escape sequences (colours) dropped, lines redrawn with \\r (progress bars) in their last state; structuredContent has every byte';
 
 /**
  * What a shell's 128 + n code usually means: a process the shell waited for was killed by signal

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { sandboxCommandEnv } from './command-env';
 import { readOnlyMountArgs, type ProtectedPath } from './protected-paths';
 import { diagnoseSandbox, namespaceSettings, type SandboxCause } from './sandbox-diagnosis';
 
@@ -213,9 +214,9 @@ export function limitsPrelude(options: Pick<SandboxOptions, 'maxProcesses' | 'ma
   );
 }
 
-/** The whole environment of a sandboxed command: nothing of the host's leaks in. */
-export function sandboxEnv(workspace: string): NodeJS.ProcessEnv {
-  return { PATH: PATH_INSIDE, HOME: workspace, TMPDIR: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', SHELL: '/bin/sh', PAGER: 'cat', GIT_PAGER: 'cat' };
+/** The whole environment of a sandboxed command: nothing of the host's leaks in (command-env.ts). */
+export function sandboxEnv(workspace: string, network = false): NodeJS.ProcessEnv {
+  return sandboxCommandEnv(workspace, PATH_INSIDE, network);
 }
 
 /**
@@ -232,7 +233,7 @@ export function probeSandbox(options: SandboxOptions, timeoutMs = 5000): Promise
   return new Promise((resolve) => {
     const { file, args } = sandboxArgv('true', options);
     let stderr = '';
-    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env: sandboxEnv(options.workspace) });
+    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env: sandboxEnv(options.workspace, options.network) });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       resolve(failed(`bwrap did not finish a test run within ${timeoutMs} ms`));

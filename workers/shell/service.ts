@@ -7,6 +7,7 @@ import { ERROR_META_KEY } from '../../protocol/results';
 import type { ToolCall, ToolResult } from '../../protocol/tool';
 import type { CallContext, WorkerLogger, WorkerService } from '../../protocol/worker-runtime';
 import { findBlockedPattern } from './blocked-patterns';
+import { hostCommandEnv } from './command-env';
 import { CommandCgroups, type CommandCgroup } from './command-cgroups';
 import { commandProcessLimit, shellSettings, type ShellSettings } from './defaults';
 import { deleteFile, readTextFile, writeTextFile, type FileToolOptions } from './file-tools';
@@ -20,7 +21,7 @@ import { discardPrepared, killAllCommands, prepareCommand, runCommand, type Prep
 import { protectedPaths } from './protected-paths';
 import { probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, type SandboxOptions, type SandboxState } from './sandbox';
 import { getSystemInfo, listProcesses } from './system-info';
-import { MAX_COMMAND_CHARS, SHELL_TOOLS } from './tools';
+import { MAX_COMMAND_CHARS, shellTools } from './tools';
 
 /** Linux's limit on one argument (MAX_ARG_STRLEN, 32 pages), less its terminating NUL. */
 const MAX_COMMAND_BYTES = 128 * 1024 - 1;
@@ -29,8 +30,6 @@ const MAX_COMMAND_BYTES = 128 * 1024 - 1;
 const DEADLINE_MARGIN_MS = 1000;
 /** Output past which a full garbage collection follows the reply (bytes). */
 const LARGE_OUTPUT_BYTES = 1024 * 1024;
-/** Variables never passed to an unsandboxed command: the supervisor's own secrets. */
-const SECRET_ENV = /^(MCPVISOR_|NODE_CHANNEL_)|^API_HEADERS$|AUTH_TOKEN$/;
 
 /** An unconfined shell started ahead of its command: it reads the command from stdin, then gives it an empty stdin. */
 const WARM_SHELL = 'cmd=$(cat) || exit 125; exec </dev/null; eval "$cmd"';
@@ -111,8 +110,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   );
   const shownCommand = (command: string) => (config.logCommands ? { command } : { commandChars: command.length });
   // Built once: reading process.env goes through getenv for every key.
-  const hostEnvironment = commandEnv(workspace);
-  const sandboxEnvironment = sandboxEnv(workspace);
+  const hostEnvironment = hostCommandEnv(workspace);
+  const sandboxEnvironment = sandboxEnv(workspace, config.sandboxNetwork);
   // One process started ahead of the next command, replaced as soon as it is taken: a sandbox (see
   // warmPrelude), or, unconfined with cgroups, a shell already moved into its command's cgroup. The
   // move takes a lock the whole system shares (v1), measured at +2-3 ms a command under load when
@@ -299,7 +298,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   };
 
   return {
-    tools: SHELL_TOOLS,
+    tools: shellTools({ workspace, sandbox: config.sandbox, network: config.sandboxNetwork, commandTimeoutMs: config.commandTimeoutMs, maxOutputBytes: config.maxOutputBytes }),
     handle,
     // The worker is exiting: no command may outlive it (the aborts it sends use `ps`, which takes longer).
     close: async () => {
@@ -332,23 +331,4 @@ function realWorkspace(dir: string): string {
   const denied = directoryAccessProblem(real);
   if (denied) throw new McpvisorError('BAD_INPUT', `the shell workspace (SHELL_WORKSPACE / shell.workspace): ${denied}`);
   return real;
-}
-
-/** Editors a command could start: with no terminal they wait for keys until the timeout. */
-const EDITOR_ENV = ['EDITOR', 'VISUAL', 'GIT_EDITOR', 'GIT_SEQUENCE_EDITOR'];
-
-/**
- * The worker's environment less the supervisor's secrets; PWD set to the workspace; no terminal,
- * as in the sandbox: `TERM=dumb`, no editor, pagers that print. A client's `TERM` made
- * `git commit` without `-m` start vim, which drew escapes and hung until the timeout; now git
- * refuses at once ("Terminal is dumb, but EDITOR unset").
- */
-function commandEnv(workspace: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!SECRET_ENV.test(name) && !EDITOR_ENV.includes(name)) env[name] = value;
-  env.PWD = workspace;
-  env.TERM = 'dumb';
-  env.PAGER = 'cat';
-  env.GIT_PAGER = 'cat';
-  return env;
 }

@@ -14,6 +14,34 @@ const pathInput = (what: string) => ({
 /** Maximum length of an `exec` command in characters (Linux refuses single arguments past 128 KiB). */
 export const MAX_COMMAND_CHARS = 100_000;
 
+/** What `shellTools` says of the server's settings. */
+export interface ShellToolContext {
+  /** Real path of the workspace. */
+  workspace: string;
+  sandbox: boolean;
+  /** Sandbox mode only: whether commands share the host's network. */
+  network: boolean;
+  commandTimeoutMs: number;
+  maxOutputBytes: number;
+}
+
+/**
+ * The tools as a model sees them in tools/list: `exec` also names the workspace, the time limit,
+ * the output cap and what the sandbox allows, since an assistant plans by them (a download in a
+ * sandbox without network, files left in /tmp for the next call, a build longer than the limit).
+ * Only settings go in: every worker of the pool must announce the same list (announced-list.ts).
+ */
+export function shellTools(context: ShellToolContext): ToolDescriptor[] {
+  const mib = Math.round((context.maxOutputBytes / 1024 ** 2) * 10) / 10;
+  const where = context.sandbox
+    ? `Sandboxed: only the workspace and a private /tmp are writable, /tmp starts empty at each command (keep files in the workspace), HOME is the workspace, ${
+        context.network ? "the host's network is reachable" : 'there is no network (downloads and package installs fail; work with what is installed)'
+      }.`
+    : "Not sandboxed: commands run with the full rights of the server's user and reach the host's network.";
+  const facts = ` Workspace (working directory of every command; relative paths of all tools resolve there): ${context.workspace}. Time limit: ${context.commandTimeoutMs} ms per command. Output cap: ${mib} MiB per stream. ${where}`;
+  return SHELL_TOOLS.map((tool) => (tool.name === 'exec' ? { ...tool, description: tool.description + facts } : tool));
+}
+
 /**
  * The seven tools of spec 002 with the names and required inputs of the spec. Each declares an
  * `outputSchema`; results carry the same data as `structuredContent` and as readable text.
@@ -24,9 +52,10 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
     title: 'Run a shell command',
     description:
       'Runs a command with /bin/sh -c in the workspace and returns stdout, stderr, the exit code (or signal) and the duration. ' +
-      'stdin is empty; the command and everything it started are killed at the time limit; each stream is cut at the output cap. ' +
+      'stdin is empty (a read gets end of file); the command and everything it started are killed at the time limit; each stream is cut at the output cap. ' +
       'Each call is a fresh shell: cd, export and background jobs (cmd &) do not carry over to the next call (chain them: cd sub && make). ' +
-      'There is no terminal: no editor or prompt can wait for input. ' +
+      'There is no terminal: no editor or prompt can wait for input (git commit needs -m or -F; an interactive program such as vi waits until the time limit). ' +
+      'The text result shows output as a terminal would (colour codes dropped, lines redrawn with \\r at their last state); structuredContent keeps every byte. ' +
       'Destructive patterns (rm -rf /, mkfs, dd if=, > /dev/...) are refused.',
     inputSchema: {
       type: 'object',
@@ -72,7 +101,7 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
   {
     name: 'writeFile',
     title: 'Write a file',
-    description: 'Writes content to a file atomically (temporary file + rename), creating parent directories.',
+    description: 'Writes content to a file atomically (temporary file + rename), creating parent directories. A new file is not executable (run a script with sh FILE, or chmod +x it first); an existing file keeps its mode.',
     inputSchema: {
       type: 'object',
       properties: {

@@ -1,6 +1,7 @@
 import { mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { GIT_NO_EDITOR } from '../../../workers/shell/command-env';
 import { limitsPrelude, probeSandbox, resolverMountArgs, sandboxArgv, sandboxEnv, type SandboxOptions } from '../../../workers/shell/sandbox';
 
 const base: SandboxOptions = {
@@ -86,8 +87,11 @@ describe('sandboxArgv', () => {
     );
   });
 
-  test('gives the command a fixed environment with nothing of the host', () => {
-    expect(sandboxEnv('/tmp/project')).toEqual({ PATH: expect.stringContaining('/usr/bin'), HOME: '/tmp/project', TMPDIR: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', SHELL: '/bin/sh', PAGER: 'cat', GIT_PAGER: 'cat' });
+  test('gives the command a fixed environment with nothing of the host; without network, package managers do not retry', () => {
+    const user = os.userInfo().username;
+    const fixed = { PATH: expect.stringContaining('/usr/bin'), HOME: '/tmp/project', USER: user, LOGNAME: user, TMPDIR: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', SHELL: '/bin/sh', PAGER: 'cat', GIT_PAGER: 'cat', GIT_EDITOR: GIT_NO_EDITOR, GIT_SEQUENCE_EDITOR: GIT_NO_EDITOR };
+    expect(sandboxEnv('/tmp/project')).toEqual({ ...fixed, npm_config_fetch_retries: '0', PIP_RETRIES: '0' });
+    expect(sandboxEnv('/tmp/project', true)).toEqual(fixed);
   });
 });
 

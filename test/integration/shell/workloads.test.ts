@@ -1,0 +1,85 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
+import { call } from './helpers';
+
+/**
+ * What an assistant does in a project workspace, through the built shell-mcp-server: each case
+ * once failed slowly, silently or unreadably. The limit is short so that a hang shows as a timeout.
+ */
+describe.each([
+  ['off', 'false'],
+  ['on', 'true'],
+])('everyday work through shell-mcp-server with sandbox mode %s', (_mode, SANDBOX_MODE) => {
+  let ws: string;
+  let server: StdioConnection;
+  const sandboxed = SANDBOX_MODE === 'true';
+
+  beforeAll(async () => {
+    ws = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'shell-work-')));
+    server = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE, SHELL_WORKSPACE: ws, COMMAND_TIMEOUT: '12000' });
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(ws, { recursive: true, force: true });
+  });
+
+  test.each([
+    ['given with -c', 'git -c core.editor=vi commit --allow-empty'],
+    ["in the project's config", 'git config core.editor vi && git commit --allow-empty'],
+  ])('git commit without -m and an editor %s fails at once, saying what to do, instead of waiting in vi until the timeout', async (_where, commit) => {
+    const repo = `repo${commit.length}`;
+    const command = `git init -q ${repo} && cd ${repo} && git config user.name t && git config user.email t@t && ${commit}; echo "commit=$?"`;
+    const result = await call(server, 'exec', { command });
+    expect(result.structuredContent).toMatchObject({ timedOut: false, stdout: 'commit=1\n' });
+    expect(result.structuredContent!.stderr).toContain('no terminal here, so git cannot open an editor: give the text with -m MSG or -F FILE');
+  });
+
+  test('the text item shows output as a terminal leaves it; structuredContent keeps every byte', async () => {
+    const result = await call(server, 'exec', { command: "printf 'get 10%%\\rget 100%%\\n\\033[1;31mFAIL\\033[0m a.test\\r\\n' ; printf '\\033]0;title\\007warn\\n' >&2" });
+    expect(result.structuredContent).toMatchObject({ stdout: 'get 10%\rget 100%\n\x1b[1;31mFAIL\x1b[0m a.test\r\n', stderr: '\x1b]0;title\x07warn\n' });
+    const text = textOf(result);
+    expect(text).toContain('--- stdout ---\nget 100%\nFAIL a.test\n--- stderr ---\nwarn');
+    expect(text).toContain('structuredContent has every byte');
+    expect(text).not.toMatch(/[\x1b\r]|10%/);
+  });
+
+  test('tools/list tells the model the workspace, the time limit and what the sandbox allows', async () => {
+    const { tools } = await server.client.listTools();
+    const exec = tools.find((tool) => tool.name === 'exec')!.description!;
+    expect(exec).toContain(`Workspace (working directory of every command; relative paths of all tools resolve there): ${ws}.`);
+    expect(exec).toContain('Time limit: 12000 ms per command. Output cap: 10 MiB per stream.');
+    expect(exec).toContain('cd, export and background jobs (cmd &) do not carry over');
+    if (sandboxed) expect(exec).toContain('/tmp starts empty at each command (keep files in the workspace), HOME is the workspace, there is no network');
+    else expect(exec).toContain("Not sandboxed: commands run with the full rights of the server's user");
+    expect(tools.find((tool) => tool.name === 'writeFile')!.description).toContain('A new file is not executable');
+  });
+});
+
+describe('everyday work in the sandbox without network', () => {
+  let ws: string;
+  let server: StdioConnection;
+
+  beforeAll(async () => {
+    ws = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'shell-offline-')));
+    server = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE: 'true', SHELL_WORKSPACE: ws, COMMAND_TIMEOUT: '12000' });
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(ws, { recursive: true, force: true });
+  });
+
+  test('npm install fails at once naming the host it cannot resolve, instead of retrying into the timeout with no output', async () => {
+    const result = await call(server, 'exec', { command: "mkdir -p app && cd app && echo '{\"name\":\"app\",\"version\":\"1.0.0\"}' > package.json && npm install left-pad" });
+    expect(result.structuredContent).toMatchObject({ timedOut: false, exitCode: expect.any(Number) });
+    expect(result.structuredContent!.exitCode).not.toBe(0);
+    expect(result.structuredContent!.stderr).toMatch(/(EAI_AGAIN|ENOTFOUND) registry\.npmjs\.org/);
+  });
+
+  test('USER and LOGNAME name the user commands run as', async () => {
+    const result = await call(server, 'exec', { command: 'echo "$USER $LOGNAME $(id -un)"' });
+    const user = os.userInfo().username;
+    expect(result.structuredContent!.stdout).toBe(`${user} ${user} ${user}\n`);
+  });
+});
