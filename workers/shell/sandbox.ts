@@ -214,6 +214,26 @@ export function limitsPrelude(options: Pick<SandboxOptions, 'maxProcesses' | 'ma
   );
 }
 
+/** Whether the sandbox shows directory `dir` of the host (a system directory, or in the workspace), by real path. */
+export function shownInSandbox(dir: string, workspace: string): boolean {
+  const real = realPathOf(dir);
+  return [...SYSTEM_PATHS, workspace].some((shown) => real === shown || real.startsWith(`${shown}/`));
+}
+
+/** Whether `dir` is, by real path, a directory of the sandbox's PATH. */
+export function onSandboxPath(dir: string): boolean {
+  const real = realPathOf(dir);
+  return PATH_INSIDE.split(':').some((entry) => realPathOf(entry) === real);
+}
+
+function realPathOf(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
+}
+
 /** The whole environment of a sandboxed command: nothing of the host's leaks in (command-env.ts). */
 export function sandboxEnv(workspace: string, network = false): NodeJS.ProcessEnv {
   return sandboxCommandEnv(workspace, PATH_INSIDE, network);

@@ -13,13 +13,14 @@ import { commandProcessLimit, shellSettings, type ShellSettings } from './defaul
 import { deleteFile, readTextFile, writeTextFile, type FileToolOptions } from './file-tools';
 import { fitListing, fitProcesses, formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
 import { listDirectory } from './list-directory';
+import { missingPrograms } from './hidden-programs';
 import { reclaimMemory } from './reclaim';
 import { fitStreams, jsonBytes, TEXT_SHARE } from './reply-budget';
 import { OrphanGuard } from './orphan-guard';
 import { fillPipePool, outputPipes, placePipes, releasePipes, takeOutputPipes } from './output-pipes';
 import { discardPrepared, killAllCommands, prepareCommand, runCommand, type PreparedCommand } from './runner';
 import { protectedPaths } from './protected-paths';
-import { probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, type SandboxOptions, type SandboxState } from './sandbox';
+import { onSandboxPath, probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, shownInSandbox, type SandboxOptions, type SandboxState } from './sandbox';
 import { getSystemInfo, listProcesses } from './system-info';
 import { MAX_COMMAND_CHARS, shellTools } from './tools';
 
@@ -237,7 +238,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     // the whole output so its marker too counts bytes of output.
     const textBudget = Math.floor(config.maxResultBytes / TEXT_SHARE);
     const shown = { ...structured, ...fitStreams(result.stdout, result.stderr, textBudget, sourceBytes) };
-    const text = formatExec(shown, timeoutMs, config.maxOutputBytes, config.sandbox ? sandboxOptions.maxMemoryBytes : undefined, cgroupState.maxMemoryBytes ?? undefined, processLimit);
+    const missing = config.sandbox ? missingPrograms(`${result.stderr}\n${result.stdout}`, process.env.PATH, (dir) => shownInSandbox(dir, workspace), onSandboxPath) : [];
+    const text = formatExec(shown, timeoutMs, config.maxOutputBytes, config.sandbox ? sandboxOptions.maxMemoryBytes : undefined, cgroupState.maxMemoryBytes ?? undefined, processLimit, missing);
     const output: ToolResult = { content: [{ type: 'text', text }], structuredContent: structured };
     if (result.timedOut || result.isCanceled) {
       output.isError = true;

@@ -34,7 +34,7 @@ export interface ShellToolContext {
 export function shellTools(context: ShellToolContext): ToolDescriptor[] {
   const mib = Math.round((context.maxOutputBytes / 1024 ** 2) * 10) / 10;
   const where = context.sandbox
-    ? `Sandboxed: only the workspace and a private /tmp are writable, /tmp starts empty at each command (keep files in the workspace), HOME is the workspace, ${
+    ? `Sandboxed: only the workspace and a private /tmp are writable, /tmp starts empty at each command (keep files in the workspace), HOME is the workspace, programs come from /usr, /bin and /opt (none installed under a home directory), ${
         context.network ? "the host's network is reachable" : 'there is no network (downloads and package installs fail; work with what is installed)'
       }.`
     : "Not sandboxed: commands run with the full rights of the server's user and reach the host's network.";

@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
@@ -51,7 +51,7 @@ describe.each([
     expect(exec).toContain(`Workspace (working directory of every command; relative paths of all tools resolve there): ${ws}.`);
     expect(exec).toContain('Time limit: 12000 ms per command. Output cap: 10 MiB per stream.');
     expect(exec).toContain('cd, export and background jobs (cmd &) do not carry over');
-    if (sandboxed) expect(exec).toContain('/tmp starts empty at each command (keep files in the workspace), HOME is the workspace, there is no network');
+    if (sandboxed) expect(exec).toContain('/tmp starts empty at each command (keep files in the workspace), HOME is the workspace, programs come from /usr, /bin and /opt (none installed under a home directory), there is no network');
     else expect(exec).toContain("Not sandboxed: commands run with the full rights of the server's user");
     expect(tools.find((tool) => tool.name === 'writeFile')!.description).toContain('A new file is not executable');
   });
@@ -59,15 +59,28 @@ describe.each([
 
 describe('everyday work in the sandbox without network', () => {
   let ws: string;
+  let hostBin: string;
   let server: StdioConnection;
 
   beforeAll(async () => {
     ws = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'shell-offline-')));
-    server = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE: 'true', SHELL_WORKSPACE: ws, COMMAND_TIMEOUT: '12000' });
+    // A tool installed for the server's user only, as nvm's node or cargo's binaries are: outside the sandbox.
+    hostBin = mkdtempSync(path.join(os.tmpdir(), 'shell-host-bin-'));
+    writeFileSync(path.join(hostBin, 'devtool'), '#!/bin/sh\necho devtool\n', { mode: 0o755 });
+    server = await connectStdio('shell-mcp-server', [], { SANDBOX_MODE: 'true', SHELL_WORKSPACE: ws, COMMAND_TIMEOUT: '12000', PATH: `${hostBin}:${process.env.PATH}` });
   });
   afterAll(async () => {
     await server?.close();
     rmSync(ws, { recursive: true, force: true });
+    rmSync(hostBin, { recursive: true, force: true });
+  });
+
+  test("a program the server has outside the sandbox's directories is named as hidden, not only 'not found'", async () => {
+    const result = await call(server, 'exec', { command: "printf '{\"scripts\":{\"test\":\"devtool --check\"}}' > package.json && npm test 2>&1" });
+    expect(result.structuredContent!.stdout).toContain('devtool: not found');
+    const text = textOf(result);
+    expect(text).toContain('devtool is installed for the server in a directory the sandbox does not show');
+    expect(text).not.toContain(hostBin);
   });
 
   test('npm install fails at once naming the host it cannot resolve, instead of retrying into the timeout with no output', async () => {
