@@ -1,5 +1,4 @@
 import { constants as osConstants } from 'node:os';
-import type { MissingProgram } from './hidden-programs';
 import type { Listing } from './list-directory';
 import { jsonBytes } from './reply-budget';
 import type { RunResult } from './runner';
@@ -22,6 +21,7 @@ const OUT_OF_MEMORY = /Cannot allocate memory|out of memory|MemoryError|std::bad
  * stderr reads like an allocation that failed. `commandMemoryBytes`: the memory limit of the whole
  * command (its cgroup's), named when the kernel killed a process of the command at it.
  * `processLimit`: the process limit of the whole command and the setting it comes from.
+ * `notes`: more lines to say above the output (hidden-programs.ts, shell-dialect.ts).
  */
 export function formatExec(
   result: ExecFields,
@@ -30,7 +30,7 @@ export function formatExec(
   memoryLimitBytes?: number,
   commandMemoryBytes?: number,
   processLimit?: { count: number; setting: string },
-  missing: MissingProgram[] = [],
+  notes: readonly string[] = [],
 ): string {
   const status = result.exitCode !== null ? `exit code ${result.exitCode}${signalNote(result.exitCode)}` : `killed by ${result.signal ?? 'a signal'}`;
   const lines = [`${status} after ${result.durationMs} ms${result.sandboxed ? ' (sandboxed)' : ''}`];
@@ -44,7 +44,7 @@ export function formatExec(
   if (result.processLimitReached && processLimit) {
     lines.push(`the command reached its limit of ${processLimit.count} processes and threads, all its processes together (${processLimit.setting}): the kernel refused it more ("Cannot fork", "Resource temporarily unavailable")`);
   }
-  for (const program of missing) lines.push(missingNote(program));
+  lines.push(...notes);
   const rendered = { stdout: asTerminalShows(result.stdout), stderr: asTerminalShows(result.stderr) };
   if (rendered.stdout !== result.stdout || rendered.stderr !== result.stderr) lines.push(RENDERED_NOTE);
   const stream = (name: 'stdout' | 'stderr', text: string, truncated: boolean, bytes: number) => {
@@ -58,12 +58,6 @@ export function formatExec(
   stream('stderr', result.stderr, result.stderrTruncated, result.stderrBytes);
   if (result.stdout === '' && result.stderr === '') lines.push('(no output)');
   return lines.join('\n');
-}
-
-/** Why a program the server has is not found in the sandbox (hidden-programs.ts). */
-function missingNote({ name, offPathDir }: MissingProgram): string {
-  if (offPathDir) return `${name} is in ${offPathDir}, which the sandbox shows but is not on its PATH: run it as ${offPathDir}/${name}, or PATH=${offPathDir}:$PATH`;
-  return `${name} is installed for the server in a directory the sandbox does not show (the sandbox has /usr, /bin, /opt and the workspace; per-user installs such as nvm, pyenv, cargo or ~/.local/bin are under the home directory): install it system-wide or in the workspace, or run without the sandbox`;
 }
 
 /** Said once above the streams when asTerminalShows changed them. */

@@ -42,6 +42,12 @@ export function missingPrograms(output: string, hostPath: string | undefined, vi
   return missing;
 }
 
+/** Why a program the server has is not found in the sandbox (hidden-programs.ts). */
+export function missingNote({ name, offPathDir }: MissingProgram): string {
+  if (offPathDir) return `${name} is in ${offPathDir}, which the sandbox shows but is not on its PATH: run it as ${offPathDir}/${name}, or PATH=${offPathDir}:$PATH`;
+  return `${name} is installed for the server in a directory the sandbox does not show (the sandbox has /usr, /bin, /opt and the workspace; per-user installs such as nvm, pyenv, cargo or ~/.local/bin are under the home directory): install it system-wide or in the workspace, or run without the sandbox`;
+}
+
 function isExecutableFile(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);

@@ -13,7 +13,7 @@ import { commandProcessLimit, shellSettings, type ShellSettings } from './defaul
 import { deleteFile, readTextFile, writeTextFile, type FileToolOptions } from './file-tools';
 import { fitListing, fitProcesses, formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
 import { listDirectory } from './list-directory';
-import { missingPrograms } from './hidden-programs';
+import { missingNote, missingPrograms } from './hidden-programs';
 import { reclaimMemory } from './reclaim';
 import { fitStreams, jsonBytes, TEXT_SHARE } from './reply-budget';
 import { OrphanGuard } from './orphan-guard';
@@ -21,6 +21,7 @@ import { fillPipePool, outputPipes, placePipes, releasePipes, takeOutputPipes } 
 import { discardPrepared, killAllCommands, prepareCommand, runCommand, type PreparedCommand } from './runner';
 import { protectedPaths } from './protected-paths';
 import { onSandboxPath, probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, shownInSandbox, type SandboxOptions, type SandboxState } from './sandbox';
+import { bashSyntaxNote, systemShell } from './shell-dialect';
 import { getSystemInfo, listProcesses } from './system-info';
 import { MAX_COMMAND_CHARS, shellTools } from './tools';
 
@@ -101,6 +102,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     // Without /proc, kill-tree needs ps to find a tree; without either it falls back to the process group and the runner to the environment marker.
     log.warn('ps is missing (Debian package procps): timed-out commands are killed by process group and environment marker only');
   }
+  const shell = systemShell();
   const files: FileToolOptions = { workspace, confined: config.sandbox, maxReadBytes: config.maxReadBytes, maxListEntries: config.maxListEntries, readOnly };
   const counters = { commands: 0, running: 0, timedOut: 0, canceled: 0, blocked: 0 };
   // A client can send blocked commands without end: one whole line per pattern and minute, then
@@ -238,8 +240,10 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     // the whole output so its marker too counts bytes of output.
     const textBudget = Math.floor(config.maxResultBytes / TEXT_SHARE);
     const shown = { ...structured, ...fitStreams(result.stdout, result.stderr, textBudget, sourceBytes) };
-    const missing = config.sandbox ? missingPrograms(`${result.stderr}\n${result.stdout}`, process.env.PATH, (dir) => shownInSandbox(dir, workspace), onSandboxPath) : [];
-    const text = formatExec(shown, timeoutMs, config.maxOutputBytes, config.sandbox ? sandboxOptions.maxMemoryBytes : undefined, cgroupState.maxMemoryBytes ?? undefined, processLimit, missing);
+    const printed = `${result.stderr}\n${result.stdout}`;
+    const missing = config.sandbox ? missingPrograms(printed, process.env.PATH, (dir) => shownInSandbox(dir, workspace), onSandboxPath) : [];
+    const notes = [...missing.map(missingNote), bashSyntaxNote(printed, shell) ?? []].flat();
+    const text = formatExec(shown, timeoutMs, config.maxOutputBytes, config.sandbox ? sandboxOptions.maxMemoryBytes : undefined, cgroupState.maxMemoryBytes ?? undefined, processLimit, notes);
     const output: ToolResult = { content: [{ type: 'text', text }], structuredContent: structured };
     if (result.timedOut || result.isCanceled) {
       output.isError = true;
@@ -300,7 +304,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   };
 
   return {
-    tools: shellTools({ workspace, sandbox: config.sandbox, network: config.sandboxNetwork, commandTimeoutMs: config.commandTimeoutMs, maxOutputBytes: config.maxOutputBytes }),
+    tools: shellTools({ workspace, shell, sandbox: config.sandbox, network: config.sandboxNetwork, commandTimeoutMs: config.commandTimeoutMs, maxOutputBytes: config.maxOutputBytes }),
     handle,
     // The worker is exiting: no command may outlive it (the aborts it sends use `ps`, which takes longer).
     close: async () => {

@@ -18,6 +18,8 @@ export const MAX_COMMAND_CHARS = 100_000;
 export interface ShellToolContext {
   /** Real path of the workspace. */
   workspace: string;
+  /** The program behind /bin/sh (shell-dialect.ts). */
+  shell: string;
   sandbox: boolean;
   /** Sandbox mode only: whether commands share the host's network. */
   network: boolean;
@@ -38,7 +40,8 @@ export function shellTools(context: ShellToolContext): ToolDescriptor[] {
         context.network ? "the host's network is reachable" : 'there is no network (downloads and package installs fail; work with what is installed)'
       }.`
     : "Not sandboxed: commands run with the full rights of the server's user and reach the host's network.";
-  const facts = ` Workspace (working directory of every command; relative paths of all tools resolve there): ${context.workspace}. Time limit: ${context.commandTimeoutMs} ms per command. Output cap: ${mib} MiB per stream. ${where}`;
+  const dialect = context.shell === 'bash' ? '' : ` /bin/sh is ${context.shell} here (POSIX sh, not bash: no [[ ]], arrays, {1..3}, source or set -o pipefail; use bash -c '...' for them).`;
+  const facts = `${dialect} Workspace (working directory of every command; relative paths of all tools resolve there): ${context.workspace}. Time limit: ${context.commandTimeoutMs} ms per command. Output cap: ${mib} MiB per stream. ${where}`;
   return SHELL_TOOLS.map((tool) => (tool.name === 'exec' ? { ...tool, description: tool.description + facts } : tool));
 }
 

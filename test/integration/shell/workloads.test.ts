@@ -45,6 +45,17 @@ describe.each([
     expect(text).not.toMatch(/[\x1b\r]|10%/);
   });
 
+  test('bash syntax refused by a /bin/sh that is not bash is named as such, and tools/list names the shell', async () => {
+    const shell = path.basename(realpathSync('/bin/sh'));
+    const result = await call(server, 'exec', { command: 'set -o pipefail; false | true; echo after' });
+    expect(result.structuredContent!.stdout).toBe(shell === 'bash' ? 'after\n' : '');
+    const note = `commands run in /bin/sh, which is ${shell} here (POSIX sh), not bash`;
+    if (shell === 'bash') expect(textOf(result)).not.toContain(note);
+    else expect(textOf(result)).toContain(note);
+    const { tools } = await server.client.listTools();
+    if (shell !== 'bash') expect(tools.find((tool) => tool.name === 'exec')!.description).toContain(`/bin/sh is ${shell} here (POSIX sh, not bash`);
+  });
+
   test('tools/list tells the model the workspace, the time limit and what the sandbox allows', async () => {
     const { tools } = await server.client.listTools();
     const exec = tools.find((tool) => tool.name === 'exec')!.description!;
