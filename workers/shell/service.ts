@@ -304,7 +304,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   };
 
   return {
-    tools: shellTools({ workspace, shell, sandbox: config.sandbox, network: config.sandboxNetwork, commandTimeoutMs: config.commandTimeoutMs, maxOutputBytes: config.maxOutputBytes }),
+    tools: shellTools({ workspace, shell, sandbox: config.sandbox, network: config.sandboxNetwork, commandTimeoutMs: config.commandTimeoutMs, maxOutputBytes: config.maxOutputBytes, maxReadBytes: config.maxReadBytes }),
     handle,
     // The worker is exiting: no command may outlive it (the aborts it sends use `ps`, which takes longer).
     close: async () => {

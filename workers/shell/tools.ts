@@ -25,7 +25,12 @@ export interface ShellToolContext {
   network: boolean;
   commandTimeoutMs: number;
   maxOutputBytes: number;
+  /** readFile's size limit in bytes. */
+  maxReadBytes: number;
 }
+
+/** File tools, which sandbox mode confines to the workspace. */
+const FILE_TOOLS = ['readFile', 'writeFile', 'deleteFile', 'listDir'];
 
 /**
  * The tools as a model sees them in tools/list: `exec` also names the workspace, the time limit,
@@ -42,7 +47,14 @@ export function shellTools(context: ShellToolContext): ToolDescriptor[] {
     : "Not sandboxed: commands run with the full rights of the server's user and reach the host's network.";
   const dialect = context.shell === 'bash' ? '' : ` /bin/sh is ${context.shell} here (POSIX sh, not bash: no [[ ]], arrays, {1..3}, source or set -o pipefail; use bash -c '...' for them).`;
   const facts = `${dialect} Workspace (working directory of every command; relative paths of all tools resolve there): ${context.workspace}. Time limit: ${context.commandTimeoutMs} ms per command. Output cap: ${mib} MiB per stream. ${where}`;
-  return SHELL_TOOLS.map((tool) => (tool.name === 'exec' ? { ...tool, description: tool.description + facts } : tool));
+  // A sandboxed command's /tmp is its own: a file tool asked for /tmp/x was refused, with no word of why before.
+  const confined = context.sandbox ? ` Sandbox mode: only paths inside the workspace (${context.workspace}); a command's /tmp is its own and gone after it.` : '';
+  const extra: Record<string, string> = {
+    exec: facts,
+    readFile: ` Files over ${context.maxReadBytes} bytes are refused (use exec: head, sed -n, grep).${confined}`,
+  };
+  for (const name of FILE_TOOLS) extra[name] ??= confined;
+  return SHELL_TOOLS.map((tool) => (extra[tool.name] ? { ...tool, description: tool.description + extra[tool.name] } : tool));
 }
 
 /**

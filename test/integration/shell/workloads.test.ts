@@ -64,7 +64,14 @@ describe.each([
     expect(exec).toContain('cd, export and background jobs (cmd &) do not carry over');
     if (sandboxed) expect(exec).toContain('/tmp starts empty at each command (keep files in the workspace), HOME is the workspace, programs come from /usr, /bin and /opt (none installed under a home directory), there is no network');
     else expect(exec).toContain("Not sandboxed: commands run with the full rights of the server's user");
-    expect(tools.find((tool) => tool.name === 'writeFile')!.description).toContain('A new file is not executable');
+    const files = Object.fromEntries(tools.filter((tool) => tool.name !== 'exec').map((tool) => [tool.name, tool.description!]));
+    expect(files.writeFile).toContain('A new file is not executable');
+    expect(files.readFile).toContain(`Files over ${1024 * 1024} bytes are refused`);
+    for (const name of ['readFile', 'writeFile', 'deleteFile', 'listDir']) {
+      const confined = `Sandbox mode: only paths inside the workspace (${ws}); a command's /tmp is its own and gone after it.`;
+      if (sandboxed) expect(files[name]).toContain(confined);
+      else expect(files[name]).not.toContain('Sandbox mode');
+    }
   });
 });
 
