@@ -2,8 +2,8 @@ import { constants as osConstants } from 'node:os';
 import type { Listing } from './list-directory';
 import { jsonBytes } from './reply-budget';
 import type { RunResult } from './runner';
-import { asTerminalShows } from './terminal-text';
 import type { ProcessRow, SystemInfo } from './system-info';
+import { asTerminalShows } from './terminal-text';
 
 /** The fields of an exec result that its text shows: the run's result, what ran, and where. */
 export type ExecFields = Omit<RunResult, 'pid' | 'sourceBytes'> & { command: string; sandboxed: boolean };
