@@ -22,12 +22,15 @@ export function systemShell(file = '/bin/sh'): string {
  */
 const BASH_SYNTAX = /(?:^|[ :])(?:\[\[|source|declare|shopt|mapfile|readarray): not found$|Illegal option -o pipefail|Bad substitution$|Syntax error: "\(" unexpected/m;
 
+const CLUES = [': not found', 'Illegal option', 'Bad substitution', 'Syntax error'];
+
 /**
  * A note for an exec result whose output reads like bash syntax refused by a /bin/sh that is not
  * bash (`shell`, from systemShell); undefined otherwise. Models write bash: `set -o pipefail` ended
  * a whole command with "Illegal option", with nothing said about which shell ran it.
  */
 export function bashSyntaxNote(output: string, shell: string): string | undefined {
-  if (shell === 'bash' || !BASH_SYNTAX.test(output)) return undefined;
+  // includes() first: the regex took ~5 ms over 2 MB of output that holds none of these words.
+  if (shell === 'bash' || !CLUES.some((clue) => output.includes(clue)) || !BASH_SYNTAX.test(output)) return undefined;
   return `commands run in /bin/sh, which is ${shell} here (POSIX sh), not bash: for [[ ]], arrays, {1..3}, source, set -o pipefail or \${v:0:3} run bash -c '…' or bash script.sh`;
 }
