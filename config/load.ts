@@ -4,7 +4,8 @@ import { ConfigError, validateConfig, type Config, type ConfigInput } from './va
 import { didYouMean } from './suggest';
 import { duplicateJsonKey } from './json-duplicates';
 import { HEADER_NAME } from '../protocol/http-headers';
-import { SPEC_CACHE_OFF } from './openapi';
+import { expandPath, expandPathKeys } from './paths';
+import { Origins } from './origins';
 import { describeOpenError } from '../protocol/access-denied';
 import { FileRefusedError, readRegularFileSync } from '../protocol/regular-file';
 import { MAX_SPEC_BYTES } from '../workers/openapi/spec-limits';
@@ -14,7 +15,10 @@ export const MAX_CONFIG_BYTES = MAX_SPEC_BYTES;
 
 export type ValueKind = 'string' | 'int' | 'bool' | 'list' | 'headers';
 
-/** A command-line flag and the config field it sets. `path` is dotted (`http.port`). */
+/**
+ * A command-line flag and the config field it sets. `path` is dotted (`http.port`); with `apply`,
+ * it names the field `apply` sets, for messages (`--api-base-url (apis[0].apiBaseUrl): …`).
+ */
 export interface FlagSpec {
   name: string;
   kind: ValueKind | 'flag';
@@ -27,7 +31,7 @@ export interface FlagSpec {
   arg?: string;
 }
 
-/** An environment variable and the config field it sets. */
+/** An environment variable and the config field it sets (`path`: as FlagSpec's). */
 export interface EnvSpec {
   name: string;
   kind: ValueKind;
@@ -64,6 +68,8 @@ export interface Loaded {
   sources: string[];
   /** Absolute path of the config file read, if any (the shell sandbox keeps it read-only). */
   file?: string;
+  /** Where each value came from, for messages of later checks (a profile's finalize). */
+  origins: Origins;
 }
 
 /**
@@ -76,13 +82,27 @@ export function loadConfig(options: LoadOptions): Loaded {
   const sources = ['defaults'];
   let input: ConfigInput = structuredClone(options.defaults ?? {});
   if (options.defaults) sources.push('profile');
+  const origins = new Origins();
+  for (const spec of options.flags) if (spec.path) origins.canGive(spec.path, `--${spec.name}`);
+  for (const spec of options.envVars) if (spec.path) origins.canGive(spec.path, spec.name);
 
   // `--config ""` (a `--config "$FILE"` with FILE unset) started on the defaults, shell and all,
   // as if no file had been meant; an empty MCPVISOR_CONFIG is unset, as every empty variable.
   if (typeof values.config === 'string' && values.config.trim() === '') throw new ConfigError('--config: expected a file path, got an empty value');
-  const file = (values.config as string | undefined) ?? (options.configEnv ? options.env[options.configEnv] || undefined : undefined);
+  const given = (values.config as string | undefined) ?? (options.configEnv ? options.env[options.configEnv] || undefined : undefined);
+  // `MCPVISOR_CONFIG=~/mcpvisor.yaml` in pm2's env, or `--config=~/x`: no shell expanded it.
+  const file = given === undefined ? undefined : expandPath(given, values.config !== undefined ? '--config' : String(options.configEnv));
   if (file) {
-    input = mergeLayer(input, readConfigFile(file), options.mergeByIndex);
+    let data: ConfigInput;
+    try {
+      data = readConfigFile(file);
+    } catch (error) {
+      // Named as given when it came from the environment: pm2's env, a unit file's Environment=.
+      if (error instanceof ConfigError && values.config === undefined) throw new ConfigError(`${String(options.configEnv)}: ${error.message}`);
+      throw error;
+    }
+    origins.setTree([], data, path.resolve(file));
+    input = mergeLayer(input, data, options.mergeByIndex);
     sources.push(`file ${file}`);
   }
 
@@ -92,7 +112,10 @@ export function loadConfig(options: LoadOptions): Loaded {
     const raw = options.env[spec.name];
     if (raw === undefined || raw === '') continue;
     assign(fromEnv, spec, convert(raw, spec.kind, spec.name));
+    if (spec.path) origins.set(spec.path, spec.name);
   }
+  // Paths given here are relative to the current directory; a `~` is the home directory.
+  expandPathKeys(fromEnv as Record<string, unknown>, (key) => envNaming(options.envVars, key));
   input = mergeLayer(input, fromEnv, options.mergeByIndex);
   if (Object.keys(fromEnv).length > 0) sources.push('environment');
 
@@ -106,14 +129,31 @@ export function loadConfig(options: LoadOptions): Loaded {
         ? raw.flatMap((item) => asArray(convert(item, spec.kind as ValueKind, `--${spec.name}`)))
         : convert(raw as string, spec.kind, `--${spec.name}`);
     assign(fromFlags, spec, value);
+    if (spec.path) origins.set(spec.path, `--${spec.name}`);
   }
+  expandPathKeys(fromFlags as Record<string, unknown>, (key) => flagNaming(options.flags, key));
   input = mergeLayer(input, fromFlags, options.mergeByIndex);
   if (Object.keys(fromFlags).length > 0) sources.push('command line');
 
   const wantsHelp = values.help === true;
   const wantsVersion = values.version === true;
-  const config = wantsHelp || wantsVersion ? validateConfig({}) : validateConfig(input);
-  return { config, positionals, help: wantsHelp, version: wantsVersion, sources, ...(file ? { file: path.resolve(file) } : {}) };
+  const config = wantsHelp || wantsVersion ? validateConfig({}) : validateConfig(input, origins);
+  return { config, positionals, help: wantsHelp, version: wantsVersion, sources, origins, ...(file ? { file: path.resolve(file) } : {}) };
+}
+
+/** `apis[0].specCache` → `--spec-cache`, the flag that sets it, for messages; else the key. */
+function flagNaming(flags: FlagSpec[], key: string): string {
+  const flag = flags.find((spec) => spec.path !== undefined && userPath(spec.path) === key);
+  return flag ? `--${flag.name} (${key})` : key;
+}
+
+function envNaming(envVars: EnvSpec[], key: string): string {
+  const names = envVars.filter((spec) => spec.path !== undefined && userPath(spec.path) === key).map((spec) => spec.name);
+  return names.length > 0 ? `${names.join(' or ')} (${key})` : key;
+}
+
+function userPath(dotted: string): string {
+  return dotted.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
 }
 
 /**
@@ -140,18 +180,10 @@ export function readConfigFile(file: string): ConfigInput {
   if (duplicate !== undefined) throw new ConfigError(`config file ${file} gives ${duplicate} twice; give each setting once`);
   if (data === null || data === undefined) return {};
   if (typeof data !== 'object' || Array.isArray(data)) throw new ConfigError(`config file ${file} must hold an object at the top level`);
-  const dir = path.dirname(path.resolve(file));
-  // Module paths of custom toolsets are relative to the file, so a config can travel with them.
-  for (const toolset of ((data as ConfigInput).customToolsets ?? []) as Array<{ module?: unknown }>) {
-    if (typeof toolset?.module === 'string') toolset.module = path.resolve(dir, toolset.module);
-  }
-  // So are an API's description file and cache directory: under pm2 the working directory is pm2's.
-  for (const api of ((data as ConfigInput).apis ?? []) as Array<{ openApiSpec?: unknown; specInputMethod?: unknown; specCache?: unknown }>) {
-    if (api === null || typeof api !== 'object') continue;
-    const method = api.specInputMethod ?? 'url';
-    if (typeof api.openApiSpec === 'string' && (method === 'file' || (method === 'url' && !/^https?:\/\//i.test(api.openApiSpec)))) api.openApiSpec = path.resolve(dir, api.openApiSpec);
-    if (typeof api.specCache === 'string' && !SPEC_CACHE_OFF.test(api.specCache)) api.specCache = path.resolve(dir, api.specCache);
-  }
+  // Every path key is relative to the file, so that a config travels with what it names and means
+  // the same under pm2, whose working directory is its own; `~/` is the home directory.
+  const absolute = path.resolve(file);
+  expandPathKeys(data as Record<string, unknown>, (key) => `${key} in ${absolute}`, path.dirname(absolute));
   return data as ConfigInput;
 }
 

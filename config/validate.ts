@@ -3,6 +3,7 @@ import { McpvisorError } from '../protocol/errors';
 import { configSchema, type Config, type ConfigInput } from './schema';
 import { didYouMean } from './suggest';
 import { maskCredentials } from './openapi';
+import { Origins } from './origins';
 
 /** Raised for any invalid configuration; the message lists every problem, one per line. */
 export class ConfigError extends McpvisorError {
@@ -20,28 +21,28 @@ const SECRET_KEY = /token|secret|password|^headers$|authorization/i;
 
 /**
  * Validates a configuration and returns it with defaults applied. Throws `ConfigError` naming each
- * offending field, the rule, and what came (secrets excepted); an unknown key names the closest
- * known one.
+ * offending field where it came from (`origins`: the flag, variable or config file and key; else
+ * the key, `apis[0].apiBaseUrl`), the rule, and what came (secrets excepted); an unknown key names
+ * the closest known one, a missing one the flags and variables that give it.
  */
-export function validateConfig(input: unknown, source = 'configuration'): Config {
+export function validateConfig(input: unknown, origins = new Origins()): Config {
   const parsed = configSchema.safeParse(input ?? {});
   if (parsed.success) return parsed.data;
-  const lines = parsed.error.issues.flatMap((issue) => describeIssue(issue, input));
-  throw new ConfigError(`Invalid ${source}:\n${lines.map((line) => `  - ${line}`).join('\n')}`);
+  const lines = parsed.error.issues.flatMap((issue) => describeIssue(issue, input, origins));
+  throw new ConfigError(`Invalid configuration:\n${lines.map((line) => `  - ${line}`).join('\n')}`);
 }
 
 /** Defaults of every field, frozen; what `validateConfig({})` returns. */
 export const DEFAULT_CONFIG: Readonly<Config> = deepFreeze(validateConfig({}));
 
-function describeIssue(issue: z.core.$ZodIssue, input: unknown): string[] {
+function describeIssue(issue: z.core.$ZodIssue, input: unknown, origins: Origins): string[] {
   const path = issue.path.map(String);
-  const where = path.length > 0 ? path.join('.') : '(top level)';
   if (issue.code === 'unrecognized_keys') {
     const known = keysAt(configSchema, issue.path);
-    return issue.keys.map((key) => `${[...path, key].join('.')}: unknown key${didYouMean(key, known)}`);
+    return issue.keys.map((key) => `${origins.name([...issue.path, key])}: unknown key${didYouMean(key, known)}`);
   }
   const got = path.some((part) => SECRET_KEY.test(part)) ? '' : received(input, issue.path);
-  return [`${where}: ${issue.message}${got}`];
+  return [`${origins.name(issue.path)}: ${issue.message}${got}${got === ' (missing)' ? origins.hint(issue.path) : ''}`];
 }
 
 function received(input: unknown, path: PropertyKey[]): string {

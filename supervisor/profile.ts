@@ -1,6 +1,7 @@
 import type { Config, ConfigInput } from '../config/schema';
 import { loadConfig, type EnvSpec, type FlagSpec } from '../config/load';
 import { ConfigError } from '../config/validate';
+import type { Origins } from '../config/origins';
 import { McpvisorError, toErrorInfo } from '../protocol/errors';
 import { isLoopback } from './http/guards';
 import { createLogger, type Logger } from './logger';
@@ -27,8 +28,11 @@ export interface Profile {
   envPrefix?: string;
   /** Defaults of this profile, below the config file. */
   defaults?: ConfigInput;
-  /** Last checks and adjustments of the loaded configuration; throw ConfigError to refuse it. */
-  finalize?(config: Config): Config;
+  /**
+   * Last checks and adjustments of the loaded configuration; throw ConfigError to refuse it,
+   * naming a value as `origins.name(path)` does (the flag, variable or config file it came from).
+   */
+  finalize?(config: Config, origins?: Origins): Config;
   /** Extra text at the end of --help. */
   helpFooter?: string;
   /** Config keys whose arrays each layer completes item by item (config/load.ts). */
@@ -202,7 +206,7 @@ export async function runProfile(profile: Profile, argv: string[] = process.argv
       process.stdout.write(`${packageVersion()}\n`);
       return;
     }
-    config = profile.finalize ? profile.finalize(loaded.config) : loaded.config;
+    config = profile.finalize ? profile.finalize(loaded.config, loaded.origins) : loaded.config;
     const logger = createLogger({ level: config.logLevel, debug: config.debug, name: profile.command });
     logger.debug({ sources: loaded.sources, config: forLog(config) }, 'configuration validated');
     await serveUntilStopped(config, logger, loaded.file);

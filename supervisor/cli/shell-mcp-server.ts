@@ -2,6 +2,8 @@
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseBool, setPath, type EnvSpec, type FlagSpec } from '../../config/load';
+import { expandPath } from '../../config/paths';
+import type { Origins } from '../../config/origins';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
 import { describeOpenError, directoryAccessProblem } from '../../protocol/access-denied';
 import { runProfile, SERVER_ENV, SERVER_FLAGS, type Profile } from '../profile';
@@ -18,6 +20,7 @@ const envVars: EnvSpec[] = [
   {
     name: 'COMMAND_TIMEOUT',
     kind: 'int',
+    path: 'shell.commandTimeoutMs',
     apply: (input: ConfigInput, value: unknown) => {
       const ms = value as number;
       if (!(ms > 0) || ms > 24 * 3600 * 1000) {
@@ -32,12 +35,13 @@ const envVars: EnvSpec[] = [
     // it stopped the server. Anything else that is not true or false is still refused.
     name: 'DEBUG',
     kind: 'string',
+    path: 'shell.logCommands',
     apply: (input, value) => {
       if (!DEBUG_NAMESPACES.test(String(value))) setPath(input as Record<string, unknown>, 'shell.logCommands', parseBool(String(value), 'DEBUG'));
     },
   },
   bool('SANDBOX_NETWORK', 'shell.sandboxNetwork'),
-  { name: 'SHELL_WORKSPACE', kind: 'string', apply: (input, value) => setPath(input as Record<string, unknown>, 'shell.workspace', path.resolve(String(value))) },
+  { name: 'SHELL_WORKSPACE', kind: 'string', path: 'shell.workspace', apply: (input, value) => setPath(input as Record<string, unknown>, 'shell.workspace', path.resolve(expandPath(String(value), 'SHELL_WORKSPACE (shell.workspace)'))) },
 ];
 
 /** stdio by default (spec 002); the common server flags also allow `--transport http`. */
@@ -54,26 +58,28 @@ export const shellProfile: Profile = {
   envVars: [...envVars, ...SERVER_ENV],
   envPrefix: 'MCPVISOR_',
   defaults: { transport: 'stdio', web: { enabled: false } },
-  finalize(config: Config): Config {
+  finalize(config: Config, origins?: Origins): Config {
     const dir = config.shell.workspace ?? process.cwd();
+    // Named as it was given: SHELL_WORKSPACE, or the config file and its key.
+    const setting = config.shell.workspace === undefined || !origins ? 'SHELL_WORKSPACE (shell.workspace)' : origins.name(['shell', 'workspace']);
     let isDir = false;
     try {
       isDir = statSync(dir).isDirectory();
     } catch (error) {
       // A directory above it that this user may not search hid it: it said "does not exist".
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EACCES' || code === 'EPERM') throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): ${dir}: ${describeOpenError(dir, error, 'directory')}`);
-      throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): ${dir} does not exist`);
+      if (code === 'EACCES' || code === 'EPERM') throw new ConfigError(`${setting}: ${dir}: ${describeOpenError(dir, error, 'directory')}`);
+      throw new ConfigError(`${setting}: ${dir} does not exist`);
     }
-    if (!isDir) throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): ${dir} is not a directory`);
+    if (!isDir) throw new ConfigError(`${setting}: ${dir} is not a directory`);
     // One this user cannot enter started, and every command failed as "bubblewrap unavailable".
     const denied = directoryAccessProblem(dir);
-    if (denied) throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): ${denied}`);
+    if (denied) throw new ConfigError(`${setting}: ${denied}`);
     // Claude Desktop starts stdio servers in /, so the default workspace is the root there; the
     // worker refused it without naming the setting, after the pools had started (exit 1).
     if (config.shell.sandbox && realpathSync(dir) === '/') {
       const why = config.shell.workspace === undefined ? 'the current directory, /, as MCP clients such as Claude Desktop start servers there' : '/';
-      throw new ConfigError(`SHELL_WORKSPACE (shell.workspace): the workspace is ${why}; sandbox mode confines commands to a directory below the root: set SHELL_WORKSPACE=DIR in the client's server config (its "env")`);
+      throw new ConfigError(`${setting}: the workspace is ${why}; sandbox mode confines commands to a directory below the root: set SHELL_WORKSPACE=DIR in the client's server config (its "env")`);
     }
     return config;
   },

@@ -1,6 +1,7 @@
 // The web profile, shared by the `web-search-mcp` command and `web-search mcp` / `mcp-http`.
 import type { EnvSpec } from '../../config/load';
 import { ConfigError, type Config } from '../../config/validate';
+import type { Origins } from '../../config/origins';
 import { ENGINE_NAMES } from '../../workers/web/engines';
 // Type only: the server modules load when a server starts, so `web-search search` starts fast.
 import type { Profile } from '../profile';
@@ -35,25 +36,32 @@ export const WEB_HELP = [
   '10,000 characters per call; start_index reads on.',
 ].join('\n');
 
-/** Refuses an engine we cannot parse, naming the known ones. */
-export function checkWebConfig(config: Config): Config {
-  for (const name of [config.web.search.engine, ...config.web.search.fallbackEngines]) {
+/** Refuses an engine we cannot parse, naming the known ones and where the name was given. */
+export function checkWebConfig(config: Config, origins?: Origins): Config {
+  const { engine, fallbackEngines } = config.web.search;
+  const named: Array<[string, PropertyKey[]]> = [[engine, ['web', 'search', 'engine']], ...fallbackEngines.map((name, i): [string, PropertyKey[]] => [name, ['web', 'search', 'fallbackEngines', i]])];
+  for (const [name, key] of named) {
     if (!ENGINE_NAMES.includes(name.toLowerCase())) {
-      throw new ConfigError(`web.search.engine: unknown search engine '${name}'; expected one of ${ENGINE_NAMES.join(', ')}`);
+      throw new ConfigError(`${origins ? origins.name(key) : 'web.search.engine'}: unknown search engine '${name}'; expected one of ${ENGINE_NAMES.join(', ')}`);
     }
   }
   return config;
 }
 
-/** Spec 001's HTTP address: host localhost, port 3001. */
-const WEB_HTTP = { host: 'localhost', port: 3001 };
+/**
+ * Spec 001's HTTP address, localhost port 3001, bound as 127.0.0.1 as every other command binds:
+ * `localhost` bound whichever address the resolver gave first (::1 on hosts that list it first),
+ * so `http://127.0.0.1:3001` or a balancer's upstream worked on one machine and not on the next.
+ * Clients that connect to `localhost` by name reach it (they try each address it resolves to).
+ */
+const WEB_HTTP = { host: '127.0.0.1', port: 3001 };
 
-/** Profile defaults: stdio, HTTP on localhost:3001 when asked, the shell toolset off. */
+/** Profile defaults: stdio, HTTP on 127.0.0.1:3001 when asked, the shell toolset off. */
 export const WEB_DEFAULTS: Profile['defaults'] = { transport: 'stdio', shell: { enabled: false }, http: { ...WEB_HTTP } };
 
 /**
  * Spec 001's MCP server: the web toolset alone (`search`, `fetch_web_content`), stdio by default,
- * `--transport http` on localhost:3001 unless `--host`/`--port` say otherwise.
+ * `--transport http` on 127.0.0.1:3001 unless `--host`/`--port` say otherwise.
  */
 export function webSearchMcpProfile(): Profile {
   const { SERVER_ENV, serverFlags } = require('../profile') as typeof import('../profile');

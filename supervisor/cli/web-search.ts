@@ -229,7 +229,7 @@ async function main(argv: string[]): Promise<number | undefined> {
       process.stdout.write(USAGE);
       return 0;
     }
-    config = checkWebConfig(loaded.config);
+    config = checkWebConfig(loaded.config, loaded.origins);
     positionals = loaded.positionals;
     json = rest.includes('--json');
   } catch (error) {

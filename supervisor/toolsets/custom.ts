@@ -7,9 +7,10 @@ import type { ToolsetFactory } from './types';
  * process toolset's workers run `runWorker`; a thread toolset's module default-exports
  * `threadWorker(init)`. Throws ConfigError for a module path that is not a file.
  */
-export const customToolsets: ToolsetFactory = (config) =>
+export const customToolsets: ToolsetFactory = (config, _logger, context) =>
   config.customToolsets.map((entry, index) => {
-    checkModule(entry.module, index);
+    // Named as the config file writes it, and where: custom toolsets come from a file only.
+    checkModule(entry.module, `customToolsets[${index}].module${context?.configFile ? ` in ${context.configFile}` : ''}`);
     return {
       name: entry.name,
       namespace: entry.namespace,
@@ -25,12 +26,12 @@ export const customToolsets: ToolsetFactory = (config) =>
  * A missing module was found by the worker: Node's stack trace for MODULE_NOT_FOUND, then "worker
  * of x exited with exit code 1 before it was ready", naming neither the setting nor the path.
  */
-function checkModule(module: string, index: number): void {
+function checkModule(module: string, setting: string): void {
   let isFile: boolean;
   try {
     isFile = statSync(module).isFile();
   } catch (error) {
-    throw new ConfigError(`customToolsets.${index}.module: ${module} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw new ConfigError(`${setting}: ${module} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
-  if (!isFile) throw new ConfigError(`customToolsets.${index}.module: ${module} is not a file`);
+  if (!isFile) throw new ConfigError(`${setting}: ${module} is not a file`);
 }

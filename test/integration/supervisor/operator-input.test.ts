@@ -60,31 +60,34 @@ describe('settings the server could not honour', () => {
     const dir = tempDir('mcpvisor-proto-');
     const json = path.join(dir, 'config.json');
     writeFileSync(json, '{"__proto__": {"transport": "http"}, "shell": {"enabled": false}, "web": {"enabled": false}}');
-    expect(await refused(['--config', json])).toBe('mcpvisor: Invalid configuration:\n  - __proto__: unknown key\n');
+    expect(await refused(['--config', json])).toBe(`mcpvisor: Invalid configuration:\n  - __proto__ in ${json}: unknown key\n`);
     const yaml = path.join(dir, 'config.yaml');
     writeFileSync(yaml, '__proto__:\n  transport: http\n');
-    expect(await refused(['--config', yaml])).toBe('mcpvisor: Invalid configuration:\n  - __proto__: unknown key\n');
+    expect(await refused(['--config', yaml])).toBe(`mcpvisor: Invalid configuration:\n  - __proto__ in ${yaml}: unknown key\n`);
   });
 
   it('refuses a duration past the longest timer Node keeps: such a call timeout timed every call out at once', async () => {
     const config = fixtureConfig({ thread: false, process: { callTimeoutMs: 3_000_000_000 }, root: { http: { shutdownGraceMs: 2 ** 31 } } });
-    const stderr = await refused(['--config', writeConfig(config)]);
-    expect(stderr).toContain('  - http.shutdownGraceMs: at most 2147483647 ms (about 24.8 days), the longest timer Node.js keeps (got 2147483648)\n');
-    expect(stderr).toContain('  - customToolsets.0.callTimeoutMs: at most 2147483647 ms (about 24.8 days), the longest timer Node.js keeps (got 3000000000)\n');
+    const file = writeConfig(config);
+    const stderr = await refused(['--config', file]);
+    expect(stderr).toContain(`  - http.shutdownGraceMs in ${file}: at most 2147483647 ms (about 24.8 days), the longest timer Node.js keeps (got 2147483648)\n`);
+    expect(stderr).toContain(`  - customToolsets[0].callTimeoutMs in ${file}: at most 2147483647 ms (about 24.8 days), the longest timer Node.js keeps (got 3000000000)\n`);
   });
 
   it("names a custom toolset's module that is missing or a directory, instead of the worker's stack trace", async () => {
     const dir = tempDir('mcpvisor-module-');
     const missing = path.join(dir, 'nope.js');
     const config = (module: string, kind: string) => writeConfig({ shell: { enabled: false }, web: { enabled: false }, customToolsets: [{ name: 'mine', module, kind }] });
-    expect(await refused(['--config', config(missing, 'process')])).toBe(`mcpvisor: customToolsets.0.module: ${missing} cannot be read (ENOENT)\n`);
-    expect(await refused(['--config', config(dir, 'thread')])).toBe(`mcpvisor: customToolsets.0.module: ${dir} is not a file\n`);
+    const first = config(missing, 'process');
+    expect(await refused(['--config', first])).toBe(`mcpvisor: customToolsets[0].module in ${first}: ${missing} cannot be read (ENOENT)\n`);
+    const second = config(dir, 'thread');
+    expect(await refused(['--config', second])).toBe(`mcpvisor: customToolsets[0].module in ${second}: ${dir} is not a file\n`);
   });
 
   it('refuses an endpoint path that would hide /health or another path of the server', async () => {
     for (const taken of ['/health', '/', '/sse/', '/message/x']) {
       const stderr = await refused(['--transport', 'http', '--port', '0', '--path', taken, '--config', writeConfig(fixtureConfig({ thread: false }))]);
-      expect(stderr).toContain(`  - http.endpointPath: endpointPath may not be one of the server's other paths (/, /sse, /message, /health, /metrics, /message/...) (got "${taken}")`);
+      expect(stderr).toContain(`  - --path (http.endpointPath): endpointPath may not be one of the server's other paths (/, /sse, /message, /health, /metrics, /message/...) (got "${taken}")`);
     }
   });
 });

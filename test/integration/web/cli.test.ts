@@ -46,13 +46,13 @@ describe('web-search', () => {
     ['web-search-mcp', ['--help']],
     ['web-search', ['mcp', '--help']],
     ['web-search', ['mcp-http', '--help']],
-  ])("%s %j names the profile's HTTP defaults, localhost and port 3001", async (command, args) => {
+  ])("%s %j names the profile's HTTP defaults, 127.0.0.1 and port 3001", async (command, args) => {
     const help = await new Promise<string>((resolve, reject) => {
       execFile(process.execPath, [bin(command), ...args], (error, stdout) => (error ? reject(error) : resolve(stdout)));
     });
-    expect(help).toMatch(/^ {2}--host ADDRESS +HTTP bind address \(default localhost\)$/m);
+    expect(help).toMatch(/^ {2}--host ADDRESS +HTTP bind address \(default 127\.0\.0\.1\)$/m);
     expect(help).toMatch(/^ {2}--port PORT +HTTP port \(default 3001; 0 picks a free one\)$/m);
-    expect(help).not.toContain('127.0.0.1');
+    expect(help).not.toContain('localhost');
   });
 
   it('web-search-mcp --help names each of its variables once', async () => {

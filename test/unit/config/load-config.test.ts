@@ -115,7 +115,7 @@ describe('configuration errors', () => {
 
   it('names an unknown config key at its path with a suggestion', () => {
     const file = writeConfig({ http: { prot: 1 } });
-    expect(errorOf(() => loadConfig(base({ argv: ['--config', file] })))).toContain("http.prot: unknown key (did you mean 'port'?)");
+    expect(errorOf(() => loadConfig(base({ argv: ['--config', file] })))).toMatch(/http\.prot in \/\S+: unknown key \(did you mean 'port'\?\)/);
   });
 
   it('names a value of the wrong type with its source', () => {
@@ -124,9 +124,9 @@ describe('configuration errors', () => {
   });
 
   it('names the field, the rule and the value for out-of-range values', () => {
-    expect(errorOf(() => loadConfig(base({ argv: ['--port', '70000'] })))).toContain('http.port: Too big: expected number to be <=65535 (got 70000)');
-    expect(errorOf(() => loadConfig(base({ argv: ['--transport', 'tcp'] })))).toContain('transport: transport must be stdio or http (got "tcp")');
-    expect(errorOf(() => loadConfig(base({ argv: ['--path', 'mcp'] })))).toContain('http.endpointPath: endpointPath must start with /');
+    expect(errorOf(() => loadConfig(base({ argv: ['--port', '70000'] })))).toContain('--port (http.port): Too big: expected number to be <=65535 (got 70000)');
+    expect(errorOf(() => loadConfig(base({ argv: ['--transport', 'tcp'] })))).toContain('--transport (transport): transport must be stdio or http (got "tcp")');
+    expect(errorOf(() => loadConfig(base({ argv: ['--path', 'mcp'] })))).toContain('--path (http.endpointPath): endpointPath must start with /');
   });
 
   it('explains a missing or unreadable config file and invalid JSON', () => {
@@ -145,7 +145,7 @@ describe('configuration errors', () => {
     // Credentials in a URL whose scheme is mistyped (no URL at all) are masked too.
     for (const apiBaseUrl of ['https//user:SECRETpw@api.example.com/v1', 'https:/user:SECRETpw@api.example.com#x']) {
       const typo = errorOf(() => validateConfig({ apis: [{ apiBaseUrl }] }));
-      expect(typo).toContain('apis.0.apiBaseUrl');
+      expect(typo).toContain('apis[0].apiBaseUrl');
       expect(typo).not.toContain('SECRETpw');
       expect(typo).toContain('***@api.example.com');
     }
@@ -170,7 +170,7 @@ describe('configuration errors', () => {
     const over = JSON.parse(JSON.stringify(durations).replaceAll(String(longest), String(longest + 1))) as unknown;
     const lines = errorOf(() => validateConfig(over)).split('\n').slice(1);
     expect(lines).toHaveLength(22);
-    for (const line of lines) expect(line).toMatch(/^ {2}- [\w.]+Ms: at most 2147483647 ms \(about 24\.8 days\), the longest timer Node\.js keeps \(got 2147483648\)$/);
+    for (const line of lines) expect(line).toMatch(/^ {2}- [\w.[\]]+Ms: at most 2147483647 ms \(about 24\.8 days\), the longest timer Node\.js keeps \(got 2147483648\)$/);
   });
 
   it("refuses an endpoint path that is one of the server's other paths, with or without a trailing slash", () => {
@@ -189,8 +189,8 @@ describe('configuration errors', () => {
     const file = writeConfig({});
     writeFileSync(file, '{"__proto__": {"transport": "http", "polluted": 1}, "http": {"__proto__": {"port": 1}}}');
     const message = errorOf(() => loadConfig(base({ argv: ['--config', file] })));
-    expect(message).toContain('  - __proto__: unknown key');
-    expect(message).toContain('  - http.__proto__: unknown key');
+    expect(message).toContain(`  - __proto__ in ${file}: unknown key`);
+    expect(message).toContain(`  - http.__proto__ in ${file}: unknown key`);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(({} as Record<string, unknown>).transport).toBeUndefined();
   });

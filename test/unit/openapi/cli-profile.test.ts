@@ -91,7 +91,7 @@ describe('openapi-mcp-server flags and environment variables', () => {
       }
       throw new Error('no error');
     };
-    expect(error([...base, '--header', 'X-Key=abc\u2713secret'])).toMatch(/apis\.0\.headers\.X-Key: a header value may not hold/);
+    expect(error([...base, '--header', 'X-Key=abc\u2713secret'])).toMatch(/apis\[0\]\.headers\.X-Key \(under --header\): a header value may not hold/);
     expect(error([...base, '--header', 'X-Key=abc\u2713secret'])).not.toContain('secret');
     expect(error([...base], { API_HEADERS: 'X-Key:line\r\nbreak-secret' })).not.toContain('secret');
     expect(error(['--api-base-url', 'ftp://files.example', '--openapi-spec', 'x'])).toMatch(/apiBaseUrl must be an http:\/\/ or https:\/\/ URL/);

@@ -10,10 +10,10 @@ const load = (argv: string[], env: NodeJS.ProcessEnv = {}) =>
   loadConfig({ argv, env, flags: [...COMMON_FLAGS, ...webSearchMcpProfile().flags], envVars: webSearchMcpProfile().envVars, defaults: webSearchMcpProfile().defaults }).config;
 
 describe('the web-search-mcp profile', () => {
-  it('serves stdio by default, HTTP on localhost:3001, with the shell toolset off', () => {
+  it('serves stdio by default, HTTP on 127.0.0.1:3001 (localhost bound whichever family resolved first), with the shell toolset off', () => {
     const config = load([]);
     expect(config.transport).toBe('stdio');
-    expect(config.http).toMatchObject({ host: 'localhost', port: 3001 });
+    expect(config.http).toMatchObject({ host: '127.0.0.1', port: 3001 });
     expect(config.shell.enabled).toBe(false);
     expect(config.web.enabled).toBe(true);
     expect(load(['--transport', 'http', '--host', '0.0.0.0', '--port', '8080']).http).toMatchObject({ host: '0.0.0.0', port: 8080 });
