@@ -73,7 +73,7 @@ function sourceOf(where: SpecLocation, read: SpecText | undefined): string {
 /** Standard input cannot be read twice: its text is kept. Anything else is read again. */
 function reloader(options: LoadSpecOptions, where: SpecLocation, read: SpecText | undefined): () => Promise<LoadedSpec> {
   if (where.kind === 'stdin' && read) return keptText(read, options);
-  return readAgain({ openApiSpec: options.openApiSpec, specSource: options.specSource, specInputMethod: options.specInputMethod, timeoutMs: options.timeoutMs, maxBytes: options.maxBytes });
+  return readAgain({ openApiSpec: options.openApiSpec, specSource: options.specSource, specInputMethod: options.specInputMethod, timeoutMs: options.timeoutMs, maxBytes: options.maxBytes, auth: options.auth });
 }
 
 // Two functions, not two closures in one: closures of one scope share its variables, and the

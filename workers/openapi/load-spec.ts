@@ -7,6 +7,7 @@ import { undici, yaml } from './lazy';
 import { McpvisorError, type ErrorCode } from '../../protocol/errors';
 import { extraCaConnect } from '../../protocol/extra-ca-certs';
 import { networkReason } from './network-reason';
+import { authAdvice, requestDocument, type SpecAuth } from './spec-auth';
 import { MAX_SPEC_BYTES } from './spec-limits';
 import { externalRefs, shownUri, type Json, type JsonObject, type RefContext, type UnloadedDocument } from './refs';
 import { describeOpenError } from '../../protocol/access-denied';
@@ -30,6 +31,8 @@ export interface LoadSpecOptions {
   maxExternalBytes?: number;
   /** Where `stdin` reads from; default process.stdin. */
   stdin?: NodeJS.ReadableStream;
+  /** The API's credentials, sent to documents on its base URL's origin only (spec-auth.ts). */
+  auth?: SpecAuth;
   signal?: AbortSignal;
 }
 
@@ -179,13 +182,15 @@ async function readUrl(url: string, options: LoadSpecOptions, maxBytes = options
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   let answered = false;
   try {
-    const response = await undici().request(url, { signal, dispatcher, headers: { accept: 'application/json, application/yaml, */*' } });
+    const { response, credentialed } = await requestDocument(url, { signal, dispatcher, maxRedirects: MAX_REDIRECTS, auth: options.auth });
     answered = true;
     if (response.statusCode < 200 || response.statusCode >= 300) {
       await response.body.dump();
       // The redirect interceptor hands back the redirect it did not follow.
       const location = response.statusCode >= 300 && response.statusCode < 400 ? response.headers.location : undefined;
-      throw new Error(location !== undefined ? `more than ${MAX_REDIRECTS} redirects (the last, HTTP ${response.statusCode}, to ${String(location).slice(0, 200)})` : `HTTP ${response.statusCode}`);
+      const status = `HTTP ${response.statusCode}`;
+      if (response.statusCode === 401 || response.statusCode === 403) throw new Error(`${status}: ${authAdvice(url, options.auth, credentialed)}`);
+      throw new Error(location !== undefined ? `more than ${MAX_REDIRECTS} redirects (the last, HTTP ${response.statusCode}, to ${String(location).slice(0, 200)})` : status);
     }
     const chunks: Buffer[] = [];
     let size = 0;

@@ -156,6 +156,8 @@ export class ApiToolService {
         specInputMethod: options.specInputMethod,
         stdin: options.stdin,
         specCache: options.specCache,
+        // A private API's own description (`/openapi.json`) needs the token its calls carry.
+        auth: { apiBaseUrl: options.apiBaseUrl, headers: options.headers },
         disableAbbreviation: options.disableAbbreviation ?? false,
         maxNameLength: MAX_TOOL_NAME_LENGTH - prefixOf(options).length,
         baseQuery: baseQueryOf(options.apiBaseUrl),
