@@ -84,7 +84,8 @@ export function createSession(options: SessionOptions): Session {
   const { supervisor, logger } = options;
   const server = new Server(
     { name: supervisor.config.name, version: supervisor.health().version },
-    { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: sharedValidator },
+    // listChanged where a left-out pool may join later (supervisor.ts #retryLeftOut).
+    { capabilities: { tools: { listChanged: supervisor.toolsMayChange } }, jsonSchemaValidator: sharedValidator },
   );
   // The SDK answers a method it has no handler for "Method not found", naming none: say which,
   // so that a client author sees at once what this server does not serve (resources/list…).
@@ -289,7 +290,12 @@ export function createSession(options: SessionOptions): Session {
         const message = withoutTask(incoming);
         if (!fastPath(transport, message)) sdkMessage(message, extra);
       };
+      // Told once initialized (MCP: nothing but pings before it); a failed send is the transport's end.
+      const stopListening = supervisor.onToolsChanged(() => {
+        if (initialized) server.sendToolListChanged().catch(() => undefined);
+      });
       transport.onclose = () => {
+        stopListening();
         for (const controller of running.values()) controller.abort();
         sdkClose?.();
       };

@@ -23,6 +23,14 @@ import { packageVersion } from '../protocol/version';
  */
 export const POOLS_STARTING_AT_ONCE = Math.max(4, availableParallelism());
 
+/**
+ * A pool left out at the start (not required, could not start) is tried again after
+ * min(5 s·2^(n-1), 5 min): an API whose description host was down comes back by itself once the
+ * host is, its tools added to the list and every session told (`notifications/tools/list_changed`).
+ */
+const LEFT_OUT_RETRY_BASE_MS = 5_000;
+const LEFT_OUT_RETRY_MAX_MS = 300_000;
+
 /** Delay after the start before warming what the first call needs (catalogue.ts, then each pool's warmUp). */
 const WARM_UP_DELAY_MS = 300;
 
@@ -52,6 +60,8 @@ export class Supervisor {
   #state: 'created' | 'starting' | 'running' | 'draining' | 'stopped' = 'created';
   #inFlight = 0;
   #sessionCounters = new Set<() => number>();
+  #toolsChangedListeners = new Set<() => void>();
+  #retries = new Set<NodeJS.Timeout>();
 
   constructor(config: Config, logger: Logger, plans: ToolsetPlan[]) {
     this.config = config;
@@ -93,8 +103,12 @@ export class Supervisor {
       const result = started[i];
       return result.status === 'rejected' ? [{ ...entry, reason: result.reason as unknown }] : [];
     });
-    for (const { pool, reason } of failed.filter(({ poolPlan }) => poolPlan.required === false)) {
-      this.#log.error({ pool: pool.name, code: toErrorInfo(reason).code }, `${pool.name} could not start and is left out (it does not affect health): ${toErrorInfo(reason).message}; its tools are not listed, the other pools are served`);
+    const leftOut = failed.filter(({ poolPlan }) => poolPlan.required === false);
+    for (const { pool, reason } of leftOut) {
+      this.#log.error(
+        { pool: pool.name, code: toErrorInfo(reason).code },
+        `${pool.name} could not start and is left out (it does not affect health): ${toErrorInfo(reason).message}; its tools are not listed, the other pools are served; tried again in ${LEFT_OUT_RETRY_BASE_MS / 1000} s`,
+      );
     }
     let failure: unknown = startFailure(failed.filter(({ poolPlan }) => poolPlan.required !== false));
     // Registered in the configuration's order once all are up, not as each pool gets ready:
@@ -129,8 +143,58 @@ export class Supervisor {
       );
     }
     this.#state = 'running';
+    for (const entry of leftOut) this.#retryLeftOut(entry, 1);
     // After the start's own work (the first tools/list): what the first call would wait for.
     setTimeout(() => void this.#warmUp(), WARM_UP_DELAY_MS).unref();
+  }
+
+  /** Whether tools may join the list after the start (a pool that is not required): sessions declare `listChanged`. */
+  get toolsMayChange(): boolean {
+    return this.#pools.some((entry) => !entry.required);
+  }
+
+  /** `listener` is called when tools join the list after the start; returns its removal. */
+  onToolsChanged(listener: () => void): () => void {
+    this.#toolsChangedListeners.add(listener);
+    return () => this.#toolsChangedListeners.delete(listener);
+  }
+
+  /**
+   * Starts a left-out pool again, as a new pool in its place (/health shows the new one's state
+   * and error), after the retry delay of `attempt`; on success its tools are registered (after
+   * the others) and the listeners told, else it is tried again later. Never while stopping.
+   */
+  #retryLeftOut(entry: { plan: ToolsetPlan; poolPlan: PoolPlan; pool: Pool }, attempt: number): void {
+    const delayMs = Math.min(LEFT_OUT_RETRY_BASE_MS * 2 ** (attempt - 1), LEFT_OUT_RETRY_MAX_MS);
+    const timer = setTimeout(async () => {
+      this.#retries.delete(timer);
+      if (this.#state !== 'running') return;
+      const slot = this.#pools.find((held) => held.pool === entry.pool);
+      if (!slot) return;
+      const pool = this.#createPool(entry.poolPlan);
+      slot.pool = entry.pool = pool;
+      try {
+        await pool.start();
+      } catch (error) {
+        if (this.#state !== 'running') return;
+        const next = Math.min(LEFT_OUT_RETRY_BASE_MS * 2 ** attempt, LEFT_OUT_RETRY_MAX_MS);
+        this.#log.warn({ pool: pool.name, attempt, code: toErrorInfo(error).code }, `${pool.name} still cannot start (attempt ${attempt}): ${toErrorInfo(error).message}; tried again in ${next / 1000} s`);
+        return this.#retryLeftOut(entry, attempt + 1);
+      }
+      if (this.#state !== 'running') return;
+      try {
+        this.catalogue.register(pool, { namespace: entry.plan.namespace, callTimeoutMs: entry.poolPlan.callTimeoutMs ?? this.config.pools.callTimeoutMs, beforeCall: entry.poolPlan.beforeCall, aroundCall: entry.poolPlan.aroundCall });
+      } catch (error) {
+        // Its tools clash with the others' (a name): no retry mends that.
+        this.#log.error({ pool: pool.name, code: toErrorInfo(error).code }, `${pool.name} started but stays left out: ${toErrorInfo(error).message}`);
+        await pool.stop(0);
+        return;
+      }
+      this.#log.info({ pool: pool.name, attempt, tools: pool.tools.length }, `${pool.name} started after being left out; its tools are listed now and sessions are told (notifications/tools/list_changed)`);
+      for (const listener of this.#toolsChangedListeners) listener();
+    }, delayMs);
+    timer.unref();
+    this.#retries.add(timer);
   }
 
   /**
@@ -233,6 +297,8 @@ export class Supervisor {
   async #stop(): Promise<void> {
     if (this.#state === 'stopped') return;
     this.#state = 'draining';
+    for (const timer of this.#retries) clearTimeout(timer);
+    this.#retries.clear();
     while (this.#inFlight > 0 && performance.now() < this.#drainDeadline) await new Promise((resolve) => setTimeout(resolve, 20));
     if (this.#inFlight > 0) this.#log.warn({ inFlight: this.#inFlight }, 'grace period over; stopping pools with calls still running');
     await Promise.all(this.#pools.map(({ pool }) => pool.stop(Math.max(0, Math.floor(this.#drainDeadline - performance.now())))));
