@@ -9,6 +9,7 @@
  * cannot work: the id is made after nginx routed the initialize). Reload them one at a time
  * (docs/production.md) while the others take new sessions.
  */
+const os = require('node:os');
 const path = require('node:path');
 
 /**
@@ -30,8 +31,11 @@ const INSTANCES = integerVar('MCPVISOR_INSTANCES', 1, 1, 64);
 const BASE_PORT = integerVar('MCPVISOR_BASE_PORT', 3000, 1, 65_536 - INSTANCES);
 // pm2 resolves a relative script, and runs the app, in the directory `pm2 start` was typed in:
 // `pm2 start /srv/mcpvisor/ecosystem.config.js` from anywhere else said `Script not found`. The
-// app runs in the checkout; a relative MCPVISOR_CONFIG means the directory it was typed in.
-const CONFIG = process.env.MCPVISOR_CONFIG ? path.resolve(process.env.MCPVISOR_CONFIG) : undefined;
+// app runs in the checkout; a relative MCPVISOR_CONFIG means the directory it was typed in, and
+// `~/…` the home directory, as the server reads it (config/paths.ts): resolved here first, a
+// quoted `MCPVISOR_CONFIG='~/mcpvisor.yaml'` became `<that directory>/~/mcpvisor.yaml`.
+const GIVEN = process.env.MCPVISOR_CONFIG;
+const CONFIG = GIVEN ? path.resolve(GIVEN === '~' || GIVEN.startsWith('~/') ? path.join(os.homedir(), GIVEN.slice(1)) : GIVEN) : undefined;
 
 /**
  * How long the supervisor drains before it stops (http.shutdownGraceMs, default 10 s), which pm2

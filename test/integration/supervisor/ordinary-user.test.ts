@@ -49,7 +49,7 @@ describe('a config file the server user cannot read', () => {
     const { code, stderr } = await runAsOrdinaryUser([process.execPath, bin('shell-mcp-server')], { MCPVISOR_CONFIG: file });
     reopen(closed);
     expect(code).toBe(2);
-    expect(stderr).toContain(`shell-mcp-server: cannot read config file ${file}: permission denied (EACCES): the directory ${closed} (owner uid ${process.getuid!()}, gid ${process.getgid!()}, mode 0000) does not let this server's user (uid ${ORDINARY_UID}) through`);
+    expect(stderr).toContain(`shell-mcp-server: MCPVISOR_CONFIG: cannot read config file ${file}: permission denied (EACCES): the directory ${closed} (owner uid ${process.getuid!()}, gid ${process.getgid!()}, mode 0000) does not let this server's user (uid ${ORDINARY_UID}) through`);
   });
 });
 

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -58,6 +59,20 @@ describe('ecosystem.config.js', () => {
       expect(appsWith({ MCPVISOR_CONFIG: path.join(dir, 'missing.yaml') })[0].kill_timeout).toBe(15_000);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads MCPVISOR_CONFIG=~/… as a file in the home directory, as the server does (it passed <cwd>/~/…)', () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'ecosystem-home-'));
+    try {
+      writeFileSync(path.join(home, 'mcpvisor.json'), JSON.stringify({ http: { shutdownGraceMs: 20_000 } }));
+      // In a process of its own: os.homedir() reads the process's real HOME, not jest's copy of the environment.
+      const script = `process.stdout.write(JSON.stringify(require(${JSON.stringify(FILE)}).apps[0]))`;
+      const app = JSON.parse(execFileSync(process.execPath, ['-e', script], { env: { ...process.env, HOME: home, MCPVISOR_CONFIG: '~/mcpvisor.json' }, encoding: 'utf8' })) as { args: string[]; kill_timeout: number };
+      expect(app.args.slice(-2)).toEqual(['--config', path.join(home, 'mcpvisor.json')]);
+      expect(app.kill_timeout).toBe(25_000);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
     }
   });
 });

@@ -24,6 +24,8 @@ function stubSupervisor() {
         called();
       }),
     refuse: () => ({ content: [], isError: true }),
+    toolsMayChange: false,
+    onToolsChanged: () => () => undefined,
   } as unknown as Supervisor;
   return { supervisor, callStarted, answer: (result: ToolResult) => answer(result) };
 }
