@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { runProfile, SERVER_ENV, SERVER_FLAGS, type Profile } from '../profile';
 import { isCommand } from './command';
-
+import { checkWorkspace } from './workspace-check';
 
 /** The supervisor with every toolset the configuration enables (default: shell sandboxed + web). */
 export const mcpvisorProfile: Profile = {
@@ -10,6 +10,10 @@ export const mcpvisorProfile: Profile = {
   flags: SERVER_FLAGS,
   envVars: SERVER_ENV,
   envPrefix: 'MCPVISOR_',
+  finalize(config, origins) {
+    if (config.shell.enabled) checkWorkspace(config, origins, 'shell.workspace (unset: the current directory)');
+    return config;
+  },
   helpFooter: 'Configuration: defaults < --config FILE < MCPVISOR_* environment < flags. See README.md.',
 };
 

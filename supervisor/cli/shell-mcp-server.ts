@@ -1,13 +1,13 @@
 #!/usr/bin/env node
-import { realpathSync, statSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { parseBool, setPath, type EnvSpec, type FlagSpec } from '../../config/load';
 import { expandPath } from '../../config/paths';
 import type { Origins } from '../../config/origins';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
-import { describeOpenError, directoryAccessProblem } from '../../protocol/access-denied';
 import { runProfile, SERVER_ENV, SERVER_FLAGS, type Profile } from '../profile';
 import { isCommand } from './command';
+import { checkWorkspace } from './workspace-check';
 
 /** A bool variable of spec 002: `true`/`false` (also 1/0, yes/no, on/off); anything else names the variable. */
 const bool = (name: string, dotted: string): EnvSpec => ({ name, kind: 'bool', path: dotted });
@@ -59,22 +59,7 @@ export const shellProfile: Profile = {
   envPrefix: 'MCPVISOR_',
   defaults: { transport: 'stdio', web: { enabled: false } },
   finalize(config: Config, origins?: Origins): Config {
-    const dir = config.shell.workspace ?? process.cwd();
-    // Named as it was given: SHELL_WORKSPACE, or the config file and its key.
-    const setting = config.shell.workspace === undefined || !origins ? 'SHELL_WORKSPACE (shell.workspace)' : origins.name(['shell', 'workspace']);
-    let isDir = false;
-    try {
-      isDir = statSync(dir).isDirectory();
-    } catch (error) {
-      // A directory above it that this user may not search hid it: it said "does not exist".
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EACCES' || code === 'EPERM') throw new ConfigError(`${setting}: ${dir}: ${describeOpenError(dir, error, 'directory')}`);
-      throw new ConfigError(`${setting}: ${dir} does not exist`);
-    }
-    if (!isDir) throw new ConfigError(`${setting}: ${dir} is not a directory`);
-    // One this user cannot enter started, and every command failed as "bubblewrap unavailable".
-    const denied = directoryAccessProblem(dir);
-    if (denied) throw new ConfigError(`${setting}: ${denied}`);
+    const { dir, setting } = checkWorkspace(config, origins, 'SHELL_WORKSPACE (shell.workspace)');
     // Claude Desktop starts stdio servers in /, so the default workspace is the root there; the
     // worker refused it without naming the setting, after the pools had started (exit 1).
     if (config.shell.sandbox && realpathSync(dir) === '/') {

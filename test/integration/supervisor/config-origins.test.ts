@@ -70,6 +70,11 @@ describe('mcpvisor and the other server commands', () => {
     expect(await refused('shell-mcp-server', ['--config', file])).toBe(`shell-mcp-server: shell.workspace in ${file}: /nonexistent/workspace does not exist\n`);
   });
 
+  it("refuses mcpvisor's missing shell workspace at once naming the file's key (it started the other pools, then exited 1 naming SHELL_WORKSPACE, which mcpvisor does not read)", async () => {
+    const file = configFile('web: { enabled: false }\nshell: { workspace: ./not-there }\n');
+    expect(await refused('mcpvisor', ['--config', file])).toBe(`mcpvisor: shell.workspace in ${file}: ${path.join(path.dirname(file), 'not-there')} does not exist\n`);
+  });
+
   it('names the variable or the key of an unknown search engine', async () => {
     expect(await refused('web-search-mcp', [], { WEB_SEARCH_ENGINE: 'altavista' })).toMatch(/^web-search-mcp: WEB_SEARCH_ENGINE \(web\.search\.engine\): unknown search engine 'altavista'; expected one of /);
     const file = configFile("web: { search: { fallbackEngines: [bing, 'lycos'] } }\n");

@@ -104,8 +104,8 @@ describe('a shell workspace the server user cannot use', () => {
     writeFileSync(config, JSON.stringify({ shell: { workspace }, web: { enabled: false } }), { mode: 0o644 });
     const mcpvisor = await runAsOrdinaryUser([process.execPath, bin('mcpvisor'), '--config', config]);
     reopen(workspace);
-    expect(mcpvisor.code).toBe(1);
-    expect(mcpvisor.stderr).toContain(`mcpvisor: failed to start: the shell workspace (SHELL_WORKSPACE / shell.workspace): permission denied (EACCES): ${workspace} (owner uid ${process.getuid!()}`);
+    expect(mcpvisor.code).toBe(2);
+    expect(mcpvisor.stderr).toContain(`mcpvisor: shell.workspace in ${config}: permission denied (EACCES): ${workspace} (owner uid ${process.getuid!()}`);
   });
 
   test('that it may not write: starts, and says so once per worker with the fix', async () => {
