@@ -77,8 +77,10 @@ export class Catalogue {
 
   /** Adds a pool's tools; names are `<namespace>-<name>` when a namespace is given. */
   register(pool: Pool, options: { namespace?: string; callTimeoutMs: number; beforeCall?: BeforeCall; aroundCall?: AroundCall }): void {
-    for (const tool of pool.tools) {
-      const name = options.namespace ? `${options.namespace}-${tool.name}` : tool.name;
+    const named = pool.tools.map((tool) => ({ tool, name: options.namespace ? `${options.namespace}-${tool.name}` : tool.name }));
+    // Every name checked before any is added: a pool refused for a clash adds nothing (a pool
+    // left out at the start and registered later is refused while the others keep serving).
+    for (const { tool, name } of named) {
       const other = this.#entries.get(name);
       if (other) {
         // Namespaces can meet too: `a` with a tool `show-pet` and `a-show` with `pet`.
@@ -88,6 +90,8 @@ export class Catalogue {
           `two toolsets define the tool '${name}': ${what(other.pool, other.workerName, other.namespace)} and ${what(pool, tool.name, options.namespace)}; give ${options.namespace === undefined && other.namespace === undefined ? 'one of them a namespace' : 'one of them another namespace'}`,
         );
       }
+    }
+    for (const { tool, name } of named) {
       this.#entries.set(name, {
         tool: name === tool.name ? tool : tool.renamed(name),
         workerName: tool.name,

@@ -226,4 +226,11 @@ describe('Catalogue: two toolsets listing one name', () => {
     catalogue.register(pool('mine', ['hello']), { callTimeoutMs: 1000 });
     expect(() => catalogue.register(pool('theirs', ['hello']), { callTimeoutMs: 1000 })).toThrow("two toolsets define the tool 'hello': mine ('hello') and theirs ('hello'); give one of them a namespace");
   });
+
+  test('a pool refused for a clash adds none of its tools (a left-out API registered later)', () => {
+    const catalogue = new Catalogue();
+    catalogue.register(pool('mine', ['hello']), { callTimeoutMs: 1000 });
+    expect(() => catalogue.register(pool('theirs', ['first', 'hello', 'last']), { callTimeoutMs: 1000 })).toThrow("two toolsets define the tool 'hello'");
+    expect(catalogue.list().map((tool) => tool.name)).toEqual(['hello']);
+  });
 });
