@@ -1,4 +1,6 @@
 import { FetchError, httpFetch, type FetchErrorCode, type HttpFetchOptions } from './http-fetch';
+import { summariseBinary } from './binary-summary';
+import { feedToMarkdown, isFeed } from './feed';
 import { htmlToMarkdown } from './html-to-markdown';
 import type { PageMetadata } from './metadata';
 
@@ -24,15 +26,22 @@ export interface FetchOptions {
 }
 
 /**
- * The whole fetch pipeline, without rate limiting: fetch, then HTML to Markdown, JSON
- * pretty-printed, plain text (and XML) as it is. Never throws: every failure is
+ * The whole fetch pipeline, without rate limiting: fetch, then by what the body is (see bodyKind):
+ * HTML to Markdown; JSON pretty-printed; RSS and Atom feeds as a list of items; other text (plain,
+ * Markdown, CSV, XML, SVG) as it is; binary bodies (images, PDFs, archives) summarised. Every
+ * kind but HTML names its media type in `metadata.contentType`. Never throws: every failure is
  * `{ success: false, error, code }`.
  */
 export async function fetchWebContent(url: string, options: HttpFetchOptions = {}): Promise<FetchResult> {
   try {
     const response = await httpFetch(url, options);
-    const type = response.contentType.toLowerCase();
-    if (/html/.test(type) || (type === '' && /^\s*</.test(response.text))) {
+    if (response.binary) {
+      const summary = summariseBinary(response.binary, response.contentType, response.bytes);
+      return { success: true, data: { content: summary.text, metadata: { ...(summary.title ? { title: summary.title } : {}), url: response.url, contentType: summary.contentType } } };
+    }
+    const type = mediaType(response.contentType);
+    const kind = bodyKind(type, response.text);
+    if (kind === 'html') {
       let converted: ReturnType<typeof htmlToMarkdown>;
       try {
         converted = htmlToMarkdown(response.text, response.url);
@@ -42,11 +51,53 @@ export async function fetchWebContent(url: string, options: HttpFetchOptions = {
       }
       return { success: true, data: { content: converted.markdown, metadata: converted.metadata } };
     }
-    if (/json/.test(type)) return { success: true, data: { content: prettyJson(response.text), metadata: { url: response.url } } };
-    return { success: true, data: { content: response.text, metadata: { url: response.url } } };
+    if (kind === 'feed') {
+      const feed = feedToMarkdown(response.text, response.url);
+      if (feed) return { success: true, data: { content: feed.markdown, metadata: { ...feed.metadata, contentType: type || 'application/xml' } } };
+    }
+    const metadata = { url: response.url, contentType: kind === 'json' && !/json/.test(type) ? 'application/json' : type || 'text/plain' };
+    if (kind === 'json') return { success: true, data: { content: prettyJson(response.text), metadata } };
+    return { success: true, data: { content: response.text, metadata } };
   } catch (error) {
     if (error instanceof FetchError) return { success: false, error: error.message, code: error.code, ...(error.status ? { status: error.status } : {}) };
     return { success: false, error: `fetch failed: ${(error as Error)?.message ?? String(error)}`, code: 'NETWORK_ERROR' };
+  }
+}
+
+/** `text/html` of `Text/HTML; charset=utf-8`; '' for none. */
+function mediaType(contentType: string): string {
+  return (contentType.split(';')[0] ?? '').trim().toLowerCase().slice(0, 100);
+}
+
+/**
+ * What a text body is read as. The label decides, but for what browsers and sites get wrong:
+ * - JSON under an HTML label or none (`{…}` or `[…]` that parses) is JSON: through the HTML
+ *   converter, `[` and `_` came out escaped (`\\[`) and the lines run together;
+ * - an untyped body that starts with `<` is HTML, unless its root element is a feed's;
+ * - any XML type (`text/xml`, `application/rss+xml`…) whose root is `<rss>`, `<feed>` or
+ *   `<rdf:RDF>` is a feed.
+ * Decision: text/plain is text even when it holds HTML or JSON (source files are served so).
+ */
+function bodyKind(type: string, text: string): 'html' | 'json' | 'feed' | 'text' {
+  if (type === '' || /html/.test(type)) {
+    if (looksLikeJson(text)) return 'json';
+    if (type === '' && isFeed(text)) return 'feed';
+    if (/html/.test(type) || /^\s*</.test(text)) return 'html';
+    return 'text';
+  }
+  if (/json/.test(type)) return 'json';
+  if (/xml/.test(type) && !/svg/.test(type) && isFeed(text)) return 'feed';
+  return 'text';
+}
+
+/** Whether `text` is a JSON object or array (checked by parsing it when it starts like one). */
+function looksLikeJson(text: string): boolean {
+  if (!/^\s*[[{]/.test(text)) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -76,6 +76,7 @@ export function formatWindow(page: WebContent, requestedStart: number, maxLength
   const header = [
     metadata.title ? `Title: ${metadata.title}` : undefined,
     metadata.url ? `URL: ${metadata.url}` : undefined,
+    metadata.contentType ? `Type: ${metadata.contentType}` : undefined,
     metadata.description ? `Description: ${metadata.description}` : undefined,
     metadata.author ? `Author: ${metadata.author}` : undefined,
     metadata.publishDate ? `Published: ${metadata.publishDate}` : undefined,

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { ALLOW_PRIVATE_HINT, BLOCKED_ADDRESS_CODE, guardedLookup, isBlockedAddress } from '../common/address-guard';
 import { decodeBody } from './charset';
+import { capText } from './metadata';
 import { headerText } from '../common/charset';
 import { ContentCodingError, decodeContent } from '../common/content-coding';
 import { sendRetryingStale } from '../common/stale-connection';
@@ -34,7 +35,11 @@ export interface HttpFetchOptions {
   allowPrivateNetwork?: boolean;
   method?: 'GET' | 'POST';
   body?: string;
-  /** Refuse content types that are not text before reading the body. Default true. */
+  /**
+   * Tell binary bodies from text (default true): a body of a binary type, or one whose bytes
+   * are binary whatever its label, comes back undecoded as `binary` (cut at the body cap rather
+   * than refused), for a summary. False (HttpClient): every body is decoded as text.
+   */
   textOnly?: boolean;
   signal?: AbortSignal;
 }
@@ -47,6 +52,18 @@ export interface HttpResponse {
   text: string;
   charset: string;
   bytes: number;
+  /** A binary body (textOnly): `text` is ''. */
+  binary?: BinaryBody;
+}
+
+/** A body that is not text, as read: at most the body cap of it. */
+export interface BinaryBody {
+  /** The bytes read, decoded from their Content-Encoding. */
+  body: Buffer;
+  /** Past the body cap: `body` is its head, `bytes` what was declared or read. */
+  cut: boolean;
+  /** The Content-Disposition header, when there was one. */
+  disposition?: string;
 }
 
 export const DEFAULT_USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36 mcpvisor';
@@ -114,27 +131,31 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
       continue;
     }
     const contentType = String(headers['content-type'] ?? '');
-    if (statusCode >= 400) {
-      discard(response.body);
-      throw new FetchError('HTTP_ERROR', `HTTP ${statusCode} from ${url.href}`, statusCode);
-    }
-    if ((options.textOnly ?? true) && !isTextual(contentType)) {
-      discard(response.body);
-      throw new FetchError('UNSUPPORTED_TYPE', `${url.href} is ${contentType || 'of unknown type'}, a binary type; only HTML, text, JSON and XML are supported`);
-    }
+    if (statusCode >= 400) throw await statusError(response, statusCode, url, contentType);
+    const textOnly = options.textOnly ?? true;
+    // Decision: a binary type is read (to the cap) and summarised, not refused unread: an image's
+    // size and dimensions, a PDF's pages, an archive's files tell the caller what is there.
+    const binaryType = textOnly && !isTextual(contentType);
+    const disposition = headers['content-disposition'] === undefined ? undefined : String(headers['content-disposition']);
+    const binary = (body: Buffer, cut: boolean, bytes: number): HttpResponse => ({ status: statusCode, url: url.href, contentType, text: '', charset: '', bytes, binary: { body, cut, ...(disposition ? { disposition } : {}) } });
     const declared = Number(headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBodyBytes) {
       discard(response.body);
+      if (binaryType) return binary(Buffer.alloc(0), true, declared);
       throw new FetchError('TOO_LARGE', `the body of ${url.href} is ${declared} bytes, over the ${maxBodyBytes}-byte cap`);
     }
     const chunks: Buffer[] = [];
     let bytes = 0;
+    let cut = false;
     try {
       for await (const chunk of response.body) {
         bytes += (chunk as Buffer).length;
         if (bytes > maxBodyBytes) {
           discard(response.body);
-          throw new FetchError('TOO_LARGE', `the body of ${url.href} is over the ${maxBodyBytes}-byte cap`);
+          if (!binaryType) throw new FetchError('TOO_LARGE', `the body of ${url.href} is over the ${maxBodyBytes}-byte cap`);
+          bytes -= (chunk as Buffer).length;
+          cut = true;
+          break;
         }
         chunks.push(chunk as Buffer);
       }
@@ -148,20 +169,61 @@ export async function httpFetch(rawUrl: string, options: HttpFetchOptions = {}):
       // CDNs do: the compressed bytes were returned as the page.
       let decoded: { body: Buffer; truncated: boolean };
       try {
-        decoded = await decodeContent(raw, String(coding), maxBodyBytes, false);
+        decoded = await decodeContent(raw, String(coding), maxBodyBytes, cut);
       } catch (error) {
         if (!(error instanceof ContentCodingError)) throw error;
         throw new FetchError(error.kind === 'unsupported' ? 'UNSUPPORTED_TYPE' : 'NETWORK_ERROR', `${url.href}: ${error.message}`);
       }
-      if (decoded.truncated) throw new FetchError('TOO_LARGE', `the body of ${url.href} decompresses to over the ${maxBodyBytes}-byte cap`);
+      if (decoded.truncated && !binaryType) throw new FetchError('TOO_LARGE', `the body of ${url.href} decompresses to over the ${maxBodyBytes}-byte cap`);
+      cut ||= decoded.truncated;
       raw = decoded.body;
     }
-    if ((options.textOnly ?? true) && contentType === '' && looksBinary(raw)) {
-      throw new FetchError('UNSUPPORTED_TYPE', `${url.href} has no Content-Type and its body is binary; only HTML, text, JSON and XML are supported`);
-    }
+    if (binaryType) return binary(raw, cut, cut ? Math.max(bytes, raw.length) : raw.length);
+    // Binary bytes under a text label (an image sent as text/html) came out as mojibake: WHATWG
+    // MIME Sniffing's binary test, as for an untyped body. UTF-16 and UTF-32 text holds NUL bytes.
+    if (textOnly && !/charset\s*=\s*"?utf-?(16|32)/i.test(contentType) && looksBinary(raw)) return binary(raw, false, raw.length);
     const decoded = decodeBody(raw, contentType);
     return { status: statusCode, url: url.href, contentType, text: decoded.text, charset: decoded.charset, bytes };
   }
+}
+
+/** Bytes of an error answer read for its problem details: they are a few hundred. */
+const PROBLEM_MAX_BYTES = 16 * 1024;
+
+/**
+ * HTTP_ERROR for a status >= 400. A Problem Details answer (RFC 9457,
+ * `application/problem+json`) adds its `title` and `detail` to the message, on one line, 300
+ * characters at most: "HTTP 404" alone hid the API's own reason ("Item 42 is no longer
+ * available"). Any other error body is not read.
+ */
+async function statusError(response: Dispatcher.ResponseData, status: number, url: URL, contentType: string): Promise<FetchError> {
+  const plain = new FetchError('HTTP_ERROR', `HTTP ${status} from ${url.href}`, status);
+  if (!/^application\/problem\+json\b/i.test(contentType) || response.headers['content-encoding'] !== undefined) {
+    discard(response.body);
+    return plain;
+  }
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  try {
+    for await (const chunk of response.body) {
+      chunks.push(chunk as Buffer);
+      bytes += (chunk as Buffer).length;
+      if (bytes > PROBLEM_MAX_BYTES) break;
+    }
+  } catch {
+    return plain;
+  } finally {
+    discard(response.body);
+  }
+  let problem: { title?: unknown; detail?: unknown };
+  try {
+    problem = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof problem;
+  } catch {
+    return plain;
+  }
+  const reason = [problem?.title, problem?.detail].filter((part): part is string => typeof part === 'string' && part.trim() !== '').join(': ');
+  if (reason.trim() === '') return plain;
+  return new FetchError('HTTP_ERROR', `HTTP ${status} from ${url.href}: ${capText(reason, 300)}`, status);
 }
 
 /** Request headers without those that carry credentials, for a redirect to another origin. */

@@ -5,6 +5,11 @@ export interface PageMetadata {
   url?: string;
   author?: string;
   publishDate?: string;
+  /**
+   * Ours: the media type of a body that is not HTML (`application/json`, `text/plain`,
+   * `application/rss+xml`, `image/png`…), so a reader can tell what the content is.
+   */
+  contentType?: string;
 }
 
 interface DocLike {
@@ -50,6 +55,7 @@ export const METADATA_MAX_CHARS: Readonly<Record<Exclude<keyof PageMetadata, 'ur
   description: 600,
   author: 200,
   publishDate: 100,
+  contentType: 100,
 });
 
 /**

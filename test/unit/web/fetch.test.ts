@@ -119,9 +119,6 @@ describe('fetchWebContent', () => {
   it.each([
     ['an invalid URL', 'not a url', 'INVALID_URL', /invalid URL/],
     ['a file: URL', 'file:///etc/passwd', 'INVALID_URL', /unsupported URL scheme/],
-    ['a binary type', '/image', 'UNSUPPORTED_TYPE', /image\/png, a binary type/],
-    ['binary bytes without a Content-Type', '/untyped-image', 'UNSUPPORTED_TYPE', /has no Content-Type and its body is binary/],
-    ['a PDF without a Content-Type', '/untyped-pdf', 'UNSUPPORTED_TYPE', /has no Content-Type and its body is binary/],
     ['a 404', '/missing', 'HTTP_ERROR', /HTTP 404/],
     ['a 500', '/server-error', 'HTTP_ERROR', /HTTP 500/],
     ['a redirect loop', '/loop', 'TOO_MANY_REDIRECTS', /more than 5 redirects/],
@@ -133,6 +130,15 @@ describe('fetchWebContent', () => {
     expect(result).toMatchObject({ success: false, code });
     expect(result.error).toMatch(message);
     if (code === 'HTTP_ERROR') expect(result.status).toBe(Number(target === '/missing' ? 404 : 500));
+  });
+
+  it.each([
+    ['a binary type', '/image', 'image/png', '[image/png: binary data, 8 bytes. Not text: only this summary is returned.]'],
+    ['binary bytes without a Content-Type', '/untyped-image', 'image/png', '[image/png: PNG image, 72 bytes, no Content-Type. Not text: only this summary is returned.]'],
+    ['a PDF without a Content-Type', '/untyped-pdf', 'application/pdf', '[application/pdf: PDF document, version 1.7, 45 bytes, no Content-Type. Its text is not extracted (this tool reads HTML, text, JSON, XML and feeds): only this summary is returned.]'],
+  ])('summarises %s, naming its type and size', async (_name, target, contentType, summary) => {
+    const result = await fetchWebContent(`${site.origin}${target}`, open);
+    expect(result).toMatchObject({ success: true, data: { content: summary, metadata: { contentType } } });
   });
 
   it('returns an untyped body that is text, UTF-16 with a BOM included', async () => {

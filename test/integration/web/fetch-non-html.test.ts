@@ -1,0 +1,162 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { errorCodeOf } from '../../../protocol/results';
+import { writeConfig } from '../../helpers/config';
+import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
+import { startSite, type LocalSite } from '../../fixtures/web/local-site';
+import { ARRAY_JSON, CSV, HUGE_JSON, LATIN1_BYTES, MARKDOWN, nonHtmlRoutes, PLAIN_TEXT, png, SMALL_JSON, SVG, XML } from '../../fixtures/web/non-html-site';
+
+/**
+ * What `fetch_web_content` answers for what is not an HTML page, through the built
+ * web-search-mcp over stdio, against a local site: API answers, text formats, feeds, images,
+ * PDFs, archives, mislabelled and compressed bodies. Each kind names its type
+ * (`metadata.contentType`, a `Type:` line); none comes back as mojibake or a bare refusal.
+ */
+type Result = {
+  content: Array<{ type: string; text?: string }>;
+  isError?: boolean;
+  structuredContent?: { content: string; metadata: Record<string, string>; totalLength: number; nextStartIndex?: number };
+};
+
+/** The body cap of this file's server: 2 MiB, so a larger image is cut rather than read. */
+const CAP = 2 * 1024 * 1024;
+const BIG_PNG = Buffer.concat([png(4000, 3000), Buffer.alloc(CAP + 1000)]);
+
+let site: LocalSite;
+let server: StdioConnection;
+let client: Client;
+
+beforeAll(async () => {
+  site = await startSite({
+    ...nonHtmlRoutes(),
+    '/big.png': (_req, res) => res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(BIG_PNG.length) }).end(BIG_PNG),
+    // No Content-Length: read until the cap.
+    '/big-chunked.png': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/png', 'transfer-encoding': 'chunked' });
+      res.write(BIG_PNG.subarray(0, 1024));
+      res.end(BIG_PNG.subarray(1024));
+    },
+  });
+  const config = writeConfig({ web: { fetch: { allowPrivateNetwork: true, rateLimit: 1000, rateLimitIntervalMs: 1000, maxBodyBytes: CAP } } });
+  server = await connectStdio('web-search-mcp', ['--config', config]);
+  client = server.client;
+});
+
+afterAll(async () => {
+  await server?.close();
+  await site?.close();
+});
+
+async function fetchPage(route: string, args: Record<string, unknown> = {}): Promise<Result> {
+  return (await client.callTool({ name: 'fetch_web_content', arguments: { url: `${site.origin}${route}`, ...args } })) as Result;
+}
+
+const pretty = (json: string) => JSON.stringify(JSON.parse(json), null, 2);
+
+it.each([
+  ['/api/small.json', SMALL_JSON, 'application/json'],
+  ['/api/array.json', ARRAY_JSON, 'application/json'],
+  ['/api/vendor', SMALL_JSON, 'application/vnd.example+json'],
+  ['/gzip.json', SMALL_JSON, 'application/json'],
+  // Through the HTML converter `[` came out as `\[`, on one line.
+  ['/mislabelled/json-as-html', SMALL_JSON, 'application/json'],
+  ['/untyped/json', SMALL_JSON, 'application/json'],
+])('returns the JSON of %s indented, as JSON', async (route, json, contentType) => {
+  const result = await fetchPage(route);
+  expect(result.isError).toBeFalsy();
+  expect(result.structuredContent).toMatchObject({ content: pretty(json), metadata: { contentType } });
+  expect(textOf(result)).toBe(`URL: ${site.origin}${route}\nType: ${contentType}\n\n---\n\n${pretty(json)}`);
+});
+
+it('reads a 600 KB one-line JSON answer in windows that join into the same JSON', async () => {
+  let joined = '';
+  for (let start = 0, calls = 0; calls < 20; calls++) {
+    const result = await fetchPage('/api/huge.json', { start_index: start, max_length: 100_000 });
+    expect(result.isError).toBeFalsy();
+    joined += result.structuredContent!.content;
+    if (result.structuredContent!.nextStartIndex === undefined) break;
+    start = result.structuredContent!.nextStartIndex;
+  }
+  expect(JSON.parse(joined)).toEqual(JSON.parse(HUGE_JSON));
+  expect(joined).toBe(pretty(HUGE_JSON));
+});
+
+it.each([
+  ['/notes.txt', PLAIN_TEXT, 'text/plain'],
+  ['/readme.md', MARKDOWN, 'text/markdown'],
+  ['/data.csv', CSV, 'text/csv'],
+  ['/data.xml', XML, 'application/xml'],
+  ['/logo.svg', SVG, 'image/svg+xml'],
+  ['/download.txt', PLAIN_TEXT, 'text/plain'],
+  ['/mislabelled/html-as-text', '<!doctype html><html><head><title>Served as text</title></head><body><p>Hello <b>bold</b> world.</p></body></html>', 'text/plain'],
+  ['/br.txt', PLAIN_TEXT, 'text/plain'],
+  ['/deflate.md', MARKDOWN, 'text/markdown'],
+  ['/latin1.txt', LATIN1_BYTES.toString('latin1').replace('\x97', '\u2014'), 'text/plain'],
+  ['/latin1-unlabelled.txt', LATIN1_BYTES.toString('latin1').replace('\x97', '\u2014'), 'text/plain'],
+  ['/shift-jis.txt', '\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8', 'text/plain'],
+])('returns the text of %s as it is, with its type', async (route, text, contentType) => {
+  const result = await fetchPage(route);
+  expect(result.isError).toBeFalsy();
+  expect(result.structuredContent).toMatchObject({ content: text, metadata: { contentType } });
+  expect(textOf(result)).toContain(`\nType: ${contentType}\n`);
+});
+
+it('lists the items of an RSS feed, served as application/rss+xml or text/xml', async () => {
+  const items =
+    '# Example News\n\nhttps://news.example.com/ - All the news\n\nRSS feed, 2 items:\n\n' +
+    '1. [First & foremost](https://news.example.com/1) (Mon, 23 Nov 2026 10:00:00 GMT)\n   The first story.\n' +
+    '2. [Second <story>](https://news.example.com/2) (Tue, 24 Nov 2026 08:30:00 GMT)\n   Plain summary.';
+  for (const [route, contentType] of [['/feed.rss', 'application/rss+xml'], ['/feed-as-xml.rss', 'text/xml']]) {
+    const result = await fetchPage(route);
+    expect(result.structuredContent).toMatchObject({ content: items, metadata: { title: 'Example News', description: 'All the news', contentType } });
+  }
+});
+
+it('lists the entries of an Atom feed, an HTML title as text', async () => {
+  const result = await fetchPage('/feed.atom');
+  expect(result.structuredContent).toMatchObject({
+    content:
+      '# Example Blog\n\nhttps://blog.example.com/\n\nAtom feed, 2 items:\n\n' +
+      '1. [Atom entry one](https://blog.example.com/one) (2026-11-24T09:00:00Z)\n   Summary one.\n' +
+      '2. [Atom two](https://blog.example.com/two) (2026-11-20T12:00:00Z)\n   Body two.',
+    metadata: { title: 'Example Blog', contentType: 'application/atom+xml' },
+  });
+});
+
+it.each([
+  ['/img.png', 'image/png', 'PNG image, 640×480 pixels, 2,124 bytes.'],
+  ['/img.jpg', 'image/jpeg', 'JPEG image, 1024×768 pixels, 36 bytes.'],
+  ['/img.gif', 'image/gif', 'GIF image, 16×9 pixels, 35 bytes.'],
+  ['/img.webp', 'image/webp', 'WebP image, 300×200 pixels, 26 bytes.'],
+  ['/gzip.png', 'image/png', 'PNG image, 640×480 pixels, 2,124 bytes.'],
+  ['/archive.zip', 'application/zip', 'zip archive of 1 file: hello.txt, 139 bytes.'],
+  ['/blob', 'application/zip', 'zip archive of 1 file: hello.txt, 139 bytes, served as application/octet-stream.'],
+  ['/download.bin', 'application/zip', 'zip archive of 1 file: hello.txt, 139 bytes, served as application/octet-stream, sent as a download (data.zip).'],
+  // Its bytes were returned as 2,126 characters of mojibake.
+  ['/mislabelled/png-as-html', 'image/png', 'PNG image, 640×480 pixels, 2,124 bytes, served as text/html.'],
+  ['/untyped/png', 'image/png', 'PNG image, 640×480 pixels, 2,124 bytes, no Content-Type.'],
+  ['/big.png', 'image/png', `binary data, ${(BIG_PNG.length / 1e6).toFixed(1)} MB, over the body cap: not read.`],
+  ['/big-chunked.png', 'image/png', `PNG image, 4000×3000 pixels, more than ${(CAP / 1e6).toFixed(1)} MB (read up to the body cap).`],
+])('summarises %s: its type, size and what its first bytes say', async (route, contentType, facts) => {
+  const result = await fetchPage(route);
+  expect(result.isError).toBeFalsy();
+  expect(result.structuredContent).toMatchObject({ content: `[${contentType}: ${facts} Not text: only this summary is returned.]`, metadata: { contentType } });
+  expect(textOf(result)).toContain(`\nType: ${contentType}\n`);
+});
+
+it('summarises a PDF with its version, pages and title, under its own type or application/octet-stream', async () => {
+  for (const [route, label] of [['/report.pdf', ''], ['/mislabelled/pdf-as-octet', ', served as application/octet-stream']]) {
+    const result = await fetchPage(route);
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({
+      content: `[application/pdf: PDF document, version 1.4, 1 page, titled "Quarterly report", 687 bytes${label}. Its text is not extracted (this tool reads HTML, text, JSON, XML and feeds): only this summary is returned.]`,
+      metadata: { title: 'Quarterly report', contentType: 'application/pdf' },
+    });
+  }
+});
+
+it("names a Problem Details answer's title and detail in an HTTP error", async () => {
+  const result = (await fetchPage('/api/problem-404')) as Result & { _meta?: unknown };
+  expect(result.isError).toBe(true);
+  expect(errorCodeOf(result as never)).toBe('UPSTREAM_ERROR');
+  expect(textOf(result)).toBe(`UPSTREAM_ERROR: HTTP 404 from ${site.origin}/api/problem-404: Out of stock: Item 42 is no longer available.`);
+});
