@@ -49,19 +49,36 @@ export async function fetchWebContent(url: string, options: HttpFetchOptions = {
         // The network did its part: a page the converter chokes on is not a NETWORK_ERROR.
         return { success: false, error: `${response.url} was fetched but could not be converted to Markdown: ${(error as Error)?.message ?? String(error)}`, code: 'CONVERSION_FAILED' };
       }
-      return { success: true, data: { content: converted.markdown, metadata: converted.metadata } };
+      const none = response.text.trim() === '' ? emptyNote(response.status, type, response.text) : converted.markdown.trim() === '' ? noTextNote(response.text.length) : undefined;
+      return { success: true, data: { content: none ?? converted.markdown, metadata: converted.metadata } };
     }
     if (kind === 'feed') {
       const feed = feedToMarkdown(response.text, response.url);
       if (feed) return { success: true, data: { content: feed.markdown, metadata: { ...feed.metadata, contentType: type || 'application/xml' } } };
     }
     const metadata = { url: response.url, contentType: kind === 'json' && !/json/.test(type) ? 'application/json' : type || 'text/plain' };
+    if (response.text.trim() === '') return { success: true, data: { content: emptyNote(response.status, type, response.text), metadata } };
     if (kind === 'json') return { success: true, data: { content: prettyJson(response.text), metadata } };
     return { success: true, data: { content: response.text, metadata } };
   } catch (error) {
     if (error instanceof FetchError) return { success: false, error: error.message, code: error.code, ...(error.status ? { status: error.status } : {}) };
     return { success: false, error: `fetch failed: ${(error as Error)?.message ?? String(error)}`, code: 'NETWORK_ERROR' };
   }
+}
+
+/**
+ * The content of an answer with nothing in it, said rather than left empty: an empty window read
+ * like a failed fetch, or like content still to come. Decision (spec 001 is silent): a success,
+ * since the site did answer.
+ */
+function emptyNote(status: number, type: string, text: string): string {
+  const typed = type ? `, ${type}` : ', no Content-Type';
+  return text === '' ? `[No content: HTTP ${status} with an empty body${typed}.]` : `[No content: HTTP ${status}, a body of only whitespace (${text.length} characters${typed}).]`;
+}
+
+/** An HTML page whose conversion holds no text: a script-rendered application's shell, most often. */
+function noTextNote(chars: number): string {
+  return `[No text: the page's HTML (${chars} characters) holds none outside scripts, styles, forms and navigation. Its content may be filled in by JavaScript, which this tool does not run.]`;
 }
 
 /** `text/html` of `Text/HTML; charset=utf-8`; '' for none. */

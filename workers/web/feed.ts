@@ -30,7 +30,7 @@ export function isFeed(text: string): boolean {
   return root === 'rss' || root === 'feed' || root === 'rdf:rdf';
 }
 
-/** The feed as Markdown, or undefined when it holds no item to list. */
+/** The feed as Markdown; undefined when it has items none of which is closed (left as XML). */
 export function feedToMarkdown(text: string, url: string): Feed | undefined {
   const atom = rootName(text) === 'feed';
   const itemTag = atom ? 'entry' : 'item';
@@ -45,14 +45,15 @@ export function feedToMarkdown(text: string, url: string): Feed | undefined {
     items.push(itemLine(item.inner, atom, url, items.length + 1));
     from = item.end;
   }
-  if (items.length === 0) return undefined;
-  const channel = text.slice(0, firstItem);
+  // A feed with no item at all says so; one whose items cannot be read (not closed) is left as XML.
+  if (items.length === 0 && new RegExp(`<${itemTag}[\\s>]`).test(lower)) return undefined;
+  const channel = firstItem === -1 ? text : text.slice(0, firstItem);
   const title = field(channel, 'title');
   const description = field(channel, atom ? 'subtitle' : 'description');
   const link = atom ? atomLink(channel) : field(channel, 'link');
-  const heading = [`# ${title ? capText(title, 300) : 'Feed'}`, [link ? absolute(link, url) : undefined, description ? capText(description, 600) : undefined].filter(Boolean).join(' - '), `${atom ? 'Atom' : 'RSS'} feed, ${items.length} item${items.length === 1 ? '' : 's'}:`];
+  const heading = [`# ${title ? capText(title, 300) : 'Feed'}`, [link ? absolute(link, url) : undefined, description ? capText(description, 600) : undefined].filter(Boolean).join(' - '), items.length === 0 ? `${atom ? 'Atom' : 'RSS'} feed, no items.` : `${atom ? 'Atom' : 'RSS'} feed, ${items.length} item${items.length === 1 ? '' : 's'}:`];
   return {
-    markdown: `${heading.filter(Boolean).join('\n\n')}\n\n${items.join('\n')}`,
+    markdown: [...heading.filter(Boolean), ...(items.length > 0 ? [items.join('\n')] : [])].join('\n\n'),
     metadata: { ...(title ? { title: capText(title, 300) } : {}), ...(description ? { description: capText(description, 600) } : {}), url },
   };
 }

@@ -19,6 +19,7 @@ type Result = {
 
 /** The body cap of this file's server: 2 MiB, so a larger image is cut rather than read. */
 const CAP = 2 * 1024 * 1024;
+const APP_SHELL = '<html><head><title>App</title><script src="/app.js"></script></head><body><div id="root"></div><noscript>Enable JavaScript</noscript></body></html>';
 const BIG_PNG = Buffer.concat([png(4000, 3000), Buffer.alloc(CAP + 1000)]);
 
 let site: LocalSite;
@@ -29,6 +30,11 @@ beforeAll(async () => {
   site = await startSite({
     ...nonHtmlRoutes(),
     '/big.png': (_req, res) => res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(BIG_PNG.length) }).end(BIG_PNG),
+    '/empty.txt': (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(),
+    '/spaces.json': (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(' \n '),
+    '/no-content': (_req, res) => res.writeHead(204).end(),
+    '/app-shell': (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(APP_SHELL),
+    '/quiet.rss': (_req, res) => res.writeHead(200, { 'content-type': 'application/rss+xml' }).end('<rss><channel><title>Quiet</title></channel></rss>'),
     // No Content-Length: read until the cap.
     '/big-chunked.png': (_req, res) => {
       res.writeHead(200, { 'content-type': 'image/png', 'transfer-encoding': 'chunked' });
@@ -159,4 +165,17 @@ it("names a Problem Details answer's title and detail in an HTTP error", async (
   expect(result.isError).toBe(true);
   expect(errorCodeOf(result as never)).toBe('UPSTREAM_ERROR');
   expect(textOf(result)).toBe(`UPSTREAM_ERROR: HTTP 404 from ${site.origin}/api/problem-404: Out of stock: Item 42 is no longer available.`);
+});
+
+it.each([
+  ['/empty.txt', '[No content: HTTP 200 with an empty body, text/plain.]'],
+  ['/spaces.json', '[No content: HTTP 200, a body of only whitespace (3 characters, application/json).]'],
+  ['/no-content', '[No content: HTTP 204 with an empty body, no Content-Type.]'],
+  // A script-rendered page's shell: its Markdown was empty, an answer of metadata alone.
+  ['/app-shell', `[No text: the page's HTML (${APP_SHELL.length} characters) holds none outside scripts, styles, forms and navigation. Its content may be filled in by JavaScript, which this tool does not run.]`],
+  ['/quiet.rss', '# Quiet\n\nRSS feed, no items.'],
+])('says so when %s has nothing to read, rather than answer an empty window', async (route, content) => {
+  const result = await fetchPage(route);
+  expect(result.isError).toBeFalsy();
+  expect(result.structuredContent?.content).toBe(content);
 });

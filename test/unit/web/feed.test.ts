@@ -16,9 +16,10 @@ describe('feedToMarkdown', () => {
     expect(markdown).toMatch(/^# F\n\nAtom feed, 1 item:\n\n1\. \[E\]\(https:\/\/x\.example\/e\)\n {3}(word ){99}word…$/);
   });
 
-  it('is not a feed for other XML, and lists nothing for a feed with no whole item', () => {
+  it('is not a feed for other XML; a feed with no item says so, one with no whole item is left as XML', () => {
     expect(isFeed('<?xml version="1.0"?><catalog/>')).toBe(false);
-    expect(feedToMarkdown('<rss><channel><title>T</title></channel></rss>', 'https://x.example/')).toBeUndefined();
+    expect(feedToMarkdown('<rss><channel><title>T</title></channel></rss>', 'https://x.example/')?.markdown).toBe('# T\n\nRSS feed, no items.');
+    expect(feedToMarkdown('<rss><channel><title>T</title><item><title>open</title></channel></rss>', 'https://x.example/')).toBeUndefined();
   });
 
   it('reads hostile feeds in one pass: 300,000 unclosed items, titles and CDATA sections', () => {
