@@ -5,11 +5,13 @@ import type { BinaryBody } from './http-fetch';
  * first bytes tell cheaply (an image's pixel size, a PDF's version, pages and title, an archive's
  * files). Decision (spec 001 is silent): a summary, as the content of a successful fetch, since
  * the resource was there; its bytes as text were mojibake, and the refusal it replaced named
- * neither size nor what the file held. PDF text is not extracted (no parser is shipped).
+ * neither size nor what the file held. A PDF's text is added by content.ts (pdf-text.ts).
  */
 export interface BinarySummary {
   /** One paragraph of Markdown for the reader. */
   text: string;
+  /** The facts of `text` alone, for a caller that says more (pdf-text). */
+  facts: string;
   /** The type the bytes are (by their signature), else the one the site gave, else octet-stream. */
   contentType: string;
   /** A PDF's `/Title`, when it is a plain string. */
@@ -35,8 +37,8 @@ export function summariseBinary(binary: BinaryBody, contentType: string, bytes: 
   const file = filenameOf(binary.disposition);
   const download = binary.disposition && /^\s*attachment/i.test(binary.disposition) ? `sent as a download${file ? ` (${file})` : ''}` : file ? `file name ${file}` : undefined;
   const facts = [sniffed?.what ?? 'binary data', size, label, download].filter(Boolean).join(', ');
-  const why = type === 'application/pdf' ? 'Its text is not extracted (this tool reads HTML, text, JSON, XML and feeds): only this summary is returned' : 'Not text: only this summary is returned';
-  return { text: `[${type}: ${facts}. ${why}.]`, contentType: type, ...(sniffed?.title ? { title: sniffed.title } : {}) };
+  const why = type === 'application/pdf' ? 'Its text is not extracted: only this summary is returned' : 'Not text: only this summary is returned';
+  return { text: `[${type}: ${facts}. ${why}.]`, facts: `${type}: ${facts}`, contentType: type, ...(sniffed?.title ? { title: sniffed.title } : {}) };
 }
 
 /** "2,126 bytes", "1.4 MB" (decimal megabytes, one decimal). */

@@ -2,6 +2,7 @@ import { FetchError, httpFetch, type FetchErrorCode, type HttpFetchOptions } fro
 import { summariseBinary } from './binary-summary';
 import { feedToMarkdown, isFeed } from './feed';
 import { htmlToMarkdown } from './html-to-markdown';
+import { PDF_MAX_CHARS, pdfText } from './pdf-text';
 import type { PageMetadata } from './metadata';
 
 /** Spec 001 WebContent. */
@@ -37,7 +38,8 @@ export async function fetchWebContent(url: string, options: HttpFetchOptions = {
     const response = await httpFetch(url, options);
     if (response.binary) {
       const summary = summariseBinary(response.binary, response.contentType, response.bytes);
-      return { success: true, data: { content: summary.text, metadata: { ...(summary.title ? { title: summary.title } : {}), url: response.url, contentType: summary.contentType } } };
+      const content = summary.contentType === 'application/pdf' && !response.binary.cut ? await withPdfText(summary.facts, response.binary.body, options.signal) : summary.text;
+      return { success: true, data: { content, metadata: { ...(summary.title ? { title: summary.title } : {}), url: response.url, contentType: summary.contentType } } };
     }
     const type = mediaType(response.contentType);
     const kind = bodyKind(type, response.text);
@@ -79,6 +81,15 @@ function emptyNote(status: number, type: string, text: string): string {
 /** An HTML page whose conversion holds no text: a script-rendered application's shell, most often. */
 function noTextNote(chars: number): string {
   return `[No text: the page's HTML (${chars} characters) holds none outside scripts, styles, forms and navigation. Its content may be filled in by JavaScript, which this tool does not run.]`;
+}
+
+/** A PDF's summary line, then its text (pdf-text.ts), or why there is none. */
+async function withPdfText(facts: string, body: Buffer, signal: AbortSignal | undefined): Promise<string> {
+  const read = await pdfText(body, signal);
+  if (!read.ok) return `[${facts}. Its text is not extracted (${read.reason}): only this summary is returned.]`;
+  if (read.text === '') return `[${facts}. It holds no text: its pages may be scanned images, and this tool does no OCR.]`;
+  const cut = read.cut ? ` (pages 1-${read.pagesRead} of ${read.pages}${read.text.length >= PDF_MAX_CHARS ? `, the first ${PDF_MAX_CHARS.toLocaleString('en-US')} characters` : ''})` : '';
+  return `[${facts}. Its text follows${cut}, as pdf.js reads it: without layout, images or tables.]\n\n${read.text}`;
 }
 
 /** `text/html` of `Text/HTML; charset=utf-8`; '' for none. */

@@ -20,6 +20,7 @@ export const FETCH_TOOL: ToolDescriptor = {
   title: 'Fetch web content',
   description:
     'Fetch a web page and return its main content as Markdown, with metadata (title, description, URL, author, publish date). ' +
+    'Other URLs: JSON comes indented, RSS/Atom feeds as a list of items, text as it is, a PDF as its text, images and other binary files as a summary (type, size, pixel size). ' +
     'Long content is truncated to 10,000 characters; call again with start_index to read further.',
   inputSchema: {
     type: 'object',

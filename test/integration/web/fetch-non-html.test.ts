@@ -25,6 +25,8 @@ const BIG_PNG = Buffer.concat([png(4000, 3000), Buffer.alloc(CAP + 1000)]);
 let site: LocalSite;
 let server: StdioConnection;
 let client: Client;
+/** What the client could not read from the server's stdout. */
+const clientErrors: string[] = [];
 
 beforeAll(async () => {
   site = await startSite({
@@ -45,6 +47,7 @@ beforeAll(async () => {
   const config = writeConfig({ web: { fetch: { allowPrivateNetwork: true, rateLimit: 1000, rateLimitIntervalMs: 1000, maxBodyBytes: CAP } } });
   server = await connectStdio('web-search-mcp', ['--config', config]);
   client = server.client;
+  client.onerror = (error) => clientErrors.push(error.message);
 });
 
 afterAll(async () => {
@@ -149,15 +152,29 @@ it.each([
   expect(textOf(result)).toContain(`\nType: ${contentType}\n`);
 });
 
-it('summarises a PDF with its version, pages and title, under its own type or application/octet-stream', async () => {
+it('returns the text of a PDF after its summary, under its own type or application/octet-stream', async () => {
   for (const [route, label] of [['/report.pdf', ''], ['/mislabelled/pdf-as-octet', ', served as application/octet-stream']]) {
     const result = await fetchPage(route);
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({
-      content: `[application/pdf: PDF document, version 1.4, 1 page, titled "Quarterly report", 687 bytes${label}. Its text is not extracted (this tool reads HTML, text, JSON, XML and feeds): only this summary is returned.]`,
+      content: `[application/pdf: PDF document, version 1.4, 1 page, titled "Quarterly report", 687 bytes${label}. Its text follows, as pdf.js reads it: without layout, images or tables.]\n\nRevenue grew by 12 percent.`,
       metadata: { title: 'Quarterly report', contentType: 'application/pdf' },
     });
   }
+});
+
+it('reads the first 500 pages of a 600-page PDF, paged like any text, and says so', async () => {
+  const first = await fetchPage('/long.pdf', { max_length: 400 });
+  expect(first.structuredContent?.content).toMatch(/^\[application\/pdf: PDF document, version 1\.4, 600 pages, [\d,]+ bytes\. Its text follows \(pages 1-500 of 600\), as pdf\.js reads it: without layout, images or tables\.\]\n\nPage 1 of the long report\.\n\nPage 2 of/);
+  const last = await fetchPage('/long.pdf', { start_index: first.structuredContent!.totalLength - 30 });
+  expect(last.structuredContent?.content).toMatch(/Page 500 of the long report\.$/);
+});
+
+it('answers for a PDF nested 200,000 arrays deep and for one pdf.js cannot read, and the stdio stream stays clean', async () => {
+  expect((await fetchPage('/deep.pdf')).structuredContent?.content).toMatch(/^\[application\/pdf: PDF document, version 1\.4, 1 page, titled "Quarterly report", [\d,]+ bytes\. /);
+  expect((await fetchPage('/broken.pdf')).structuredContent?.content).toBe('[application/pdf: PDF document, version 1.7, 5,009 bytes. Its text is not extracted (pdf.js could not read it: Invalid PDF structure): only this summary is returned.]');
+  // pdf.js prints its warnings with console.log, on the stdout that carries JSON-RPC.
+  expect(clientErrors).toEqual([]);
 });
 
 it("names a Problem Details answer's title and detail in an HTTP error", async () => {

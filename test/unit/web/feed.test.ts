@@ -34,7 +34,7 @@ describe('feedToMarkdown', () => {
 describe('summariseBinary', () => {
   it('bounds its look for a PDF page count in a file of 400,000 unclosed page-tree nodes', () => {
     const body = Buffer.from(`%PDF-1.7\n${'<< /Type /Pages /Count 7 '.repeat(400_000)}`, 'latin1');
-    expect(summariseBinary({ body, cut: false }, 'application/pdf', body.length).text).toBe('[application/pdf: PDF document, version 1.7, 7 pages, 10.0 MB. Its text is not extracted (this tool reads HTML, text, JSON, XML and feeds): only this summary is returned.]');
+    expect(summariseBinary({ body, cut: false }, 'application/pdf', body.length).text).toBe('[application/pdf: PDF document, version 1.7, 7 pages, 10.0 MB. Its text is not extracted: only this summary is returned.]');
   });
 
   it('counts the pages of the root page-tree node, whose /Count may follow a long /Kids array', () => {

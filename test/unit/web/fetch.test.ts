@@ -135,10 +135,11 @@ describe('fetchWebContent', () => {
   it.each([
     ['a binary type', '/image', 'image/png', '[image/png: binary data, 8 bytes. Not text: only this summary is returned.]'],
     ['binary bytes without a Content-Type', '/untyped-image', 'image/png', '[image/png: PNG image, 72 bytes, no Content-Type. Not text: only this summary is returned.]'],
-    ['a PDF without a Content-Type', '/untyped-pdf', 'application/pdf', '[application/pdf: PDF document, version 1.7, 45 bytes, no Content-Type. Its text is not extracted (this tool reads HTML, text, JSON, XML and feeds): only this summary is returned.]'],
+    // Whether pdf.js is installed or not (ts-jest cannot import it), this is no PDF it can read.
+    ['a PDF without a Content-Type', '/untyped-pdf', 'application/pdf', /^\[application\/pdf: PDF document, version 1\.7, 45 bytes, no Content-Type\. Its text is not extracted \([^)]+\): only this summary is returned\.\]$/],
   ])('summarises %s, naming its type and size', async (_name, target, contentType, summary) => {
     const result = await fetchWebContent(`${site.origin}${target}`, open);
-    expect(result).toMatchObject({ success: true, data: { content: summary, metadata: { contentType } } });
+    expect(result).toMatchObject({ success: true, data: { content: typeof summary === 'string' ? summary : expect.stringMatching(summary), metadata: { contentType } } });
   });
 
   it('returns an untyped body that is text, UTF-16 with a BOM included', async () => {
