@@ -142,6 +142,11 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
   // must not end calls before the supervisor has drained them. It stops us with `shutdown`.
   process.on('SIGINT', () => undefined);
   process.on('SIGTERM', () => undefined);
+  // Our stdout and stderr are the supervisor's stderr. Once its reader is gone (pm2 or a terminal
+  // gone, `2> >(head)`), a `console.log` of the module, or a warning of Node's, raised EPIPE as an
+  // uncaught exception: every worker crashed at its next line, a crash loop. Output is best effort.
+  process.stdout.on('error', () => undefined);
+  process.stderr.on('error', () => undefined);
 
   const reportHealth = (health: WorkerHealth) => ch.send({ type: 'health', health });
   const start = (config: unknown) => init(config, log, reportHealth).then(

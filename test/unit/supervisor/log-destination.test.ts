@@ -1,0 +1,40 @@
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { LogDestination } from '../../../supervisor/log-destination';
+import { tempDir } from '../../helpers/temp';
+
+const flushed = (destination: LogDestination) => new Promise<void>((resolve) => destination.flush(() => resolve()));
+
+describe('LogDestination', () => {
+  it('drops the lines a full disk refuses without throwing, and its exit flush returns at once', async () => {
+    // /dev/full refuses every write with ENOSPC; pino's destination made that an uncaught
+    // exception, then retried it forever in its exit handler.
+    const fd = openSync('/dev/full', 'w');
+    try {
+      const destination = new LogDestination(fd);
+      for (let i = 0; i < 5; i += 1) expect(destination.write(`{"msg":"line ${i}"}\n`)).toBe(true);
+      await flushed(destination);
+      destination.write('{"msg":"last"}\n');
+      destination.flushSync();
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('writes the lines it holds past the reader’s pace up to its bound, and counts the rest in one line first', async () => {
+    const file = path.join(tempDir('mcpvisor-log-'), 'log');
+    const fd = openSync(file, 'w');
+    try {
+      const destination = new LogDestination(fd, { maxBufferedBytes: 40 });
+      // Written at once: the first line is in flight, the second waits, the last three pass the bound.
+      for (const n of [1, 2, 3, 4, 5]) destination.write(`{"msg":"line ${n} ....."}\n`);
+      await flushed(destination);
+      destination.write('{"msg":"after"}\n');
+      await flushed(destination);
+      const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { msg: string }).msg);
+      expect(lines).toEqual(['line 1 .....', 'line 2 .....', '3 log line(s) dropped: the log reader is not keeping up', 'after']);
+    } finally {
+      closeSync(fd);
+    }
+  });
+});
