@@ -242,12 +242,10 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
     setTimeout(() => process.exit(1), 10_000).unref();
     starting.abort();
   };
-  const onTermDuringStart = () => stopStart('SIGTERM');
-  const onIntDuringStart = () => stopStart('SIGINT');
+  const duringStart = STOP_SIGNALS.map(({ signal }) => ({ signal, handler: () => stopStart(signal) }));
   // `on`, not `once`: a second signal found no handler and killed the process by its default
   // action, its calls unanswered and its exit a signal's.
-  process.on('SIGTERM', onTermDuringStart);
-  process.on('SIGINT', onIntDuringStart);
+  for (const { signal, handler } of duringStart) process.on(signal, handler);
   // Started with an IPC channel (pm2's fork mode), which closes when that parent dies (kill -9 of
   // the pm2 daemon). An orphan went on serving with nobody reading its logs or able to stop it,
   // and held its port: the daemon's next `pm2 resurrect` or `pm2 start` found the port taken and
@@ -265,8 +263,7 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
     logger.flush();
     process.exit(0);
   } finally {
-    process.off('SIGTERM', onTermDuringStart);
-    process.off('SIGINT', onIntDuringStart);
+    for (const { signal, handler } of duringStart) process.off(signal, handler);
   }
   let stopRequested = false;
   const stop = async (why: string, graceMs = config.http.shutdownGraceMs) => {
@@ -285,8 +282,7 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
     logger.flush();
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  for (const { signal, drain } of STOP_SIGNALS) process.on(signal, () => void stop(signal, drain ? config.http.shutdownGraceMs : 0));
   onParentGone = () => void stop('parent process gone (IPC channel closed)', 0);
   // In stdio mode, stdout closed under us: the one client is gone and can read no answer, so
   // running calls are cancelled at once rather than given the grace. HTTP clients still get theirs.
@@ -298,6 +294,23 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
   // client, which closes stdin as it leaves, would send SIGTERM after 2 s and SIGKILL 2 s later.
   await stop('stdin closed', Math.min(STDIN_END_GRACE_MS, config.http.shutdownGraceMs));
 }
+
+/**
+ * The signals that stop the server, and whether running calls get `http.shutdownGraceMs` to
+ * finish. Each one's default action ended the process at once, without a log line, its calls
+ * unanswered and no drain: SIGHUP (the terminal or ssh session the server ran in closed; `nohup`
+ * still ignores it), SIGUSR2 (nodemon's restart signal; nothing here reopens logs, stderr is not
+ * ours to reopen) and SIGQUIT (Ctrl-\: quit now, so no drain, also in the middle of one; no core
+ * dump). SIGPIPE is ignored (Node's default: a write to a closed pipe fails with EPIPE instead)
+ * and SIGUSR1 left to Node (it opens the inspector on 127.0.0.1). Exit 0 after each.
+ */
+const STOP_SIGNALS: ReadonlyArray<{ signal: NodeJS.Signals; drain: boolean }> = [
+  { signal: 'SIGTERM', drain: true },
+  { signal: 'SIGINT', drain: true },
+  { signal: 'SIGHUP', drain: true },
+  { signal: 'SIGUSR2', drain: true },
+  { signal: 'SIGQUIT', drain: false },
+];
 
 /** How long calls still running may finish once stdin has ended: below the SDK client's 2 s wait for the exit before SIGTERM. */
 const STDIN_END_GRACE_MS = 1_500;
