@@ -16,7 +16,7 @@ import { killGroup, killTree } from '../../workers/common/kill-tree';
 import { RestartPolicy } from '../restart-policy';
 import { LivenessCheck } from './liveness';
 import { readBulk } from './bulk-reader';
-import { adoptSpare, forkWorker } from './spare-worker';
+import { adoptSpare, forkWorker, isForkFailure } from './spare-worker';
 import { WaitQueue } from './wait-queue';
 
 export interface ProcessPoolOptions {
@@ -253,7 +253,7 @@ export class ProcessPool implements Pool {
   }
 
   /** Forks one worker and resolves when it says `ready`; rejects with its `fatal` reason. */
-  #spawn(): Promise<void> {
+  async #spawn(): Promise<void> {
     const id = this.#nextWorkerId++;
     const { module, env, execArgv } = this.#options;
     const spare = adoptSpare(module, env, execArgv);
@@ -378,6 +378,7 @@ export class ProcessPool implements Pool {
         if (this.#liveWorkers() === 0) {
           this.#queue.rejectAll(this.#unavailable((error as Error).message));
         }
+        if (isForkFailure(error)) this.#scheduleRestart(); // no process, so no exit to retry after
       });
     }, decision.delayMs);
     this.#pendingRestarts.add(timer);
@@ -399,6 +400,4 @@ export class ProcessPool implements Pool {
   }
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());

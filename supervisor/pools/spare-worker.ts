@@ -1,6 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { BULK_FD, BULK_FD_ENV } from '../../protocol/bulk-text';
 import { moveExtraCaCerts } from '../../protocol/extra-ca-certs';
+import { fdExhaustedError, hasFreeFds, spawnFds } from '../../protocol/fd-limit';
+import path from 'node:path';
 
 /**
  * A worker process forked before the supervisor has loaded anything, so that Node's own start
@@ -20,8 +22,14 @@ export function workerEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([name]) => !SECRET_ENV.test(name)));
 }
 
-/** The fork options every pool worker gets (process-pool.ts), with the defaults for env and execArgv. */
+/**
+ * The fork options every pool worker gets (process-pool.ts), with the defaults for env and execArgv.
+ * Throws `BUSY` (protocol/fd-limit.ts) when the supervisor is out of file descriptors: Node then
+ * makes neither the IPC channel nor the pipes, and the 'error' it emits a tick later, found by no
+ * listener yet, ended the supervisor with a stack trace.
+ */
 export function forkWorker(module: string, env: NodeJS.ProcessEnv = process.env, execArgv: string[] = []): ChildProcess {
+  if (!hasFreeFds(spawnFds(2))) throw forkFailed(module); // the IPC channel and the bulk pipe
   const child = fork(module, [], {
     // Worker stdout goes to our stderr: in stdio mode our stdout carries only JSON-RPC. Its fd
     // BULK_FD is the pipe of its large tool list (protocol/bulk-text.ts).
@@ -32,16 +40,36 @@ export function forkWorker(module: string, env: NodeJS.ProcessEnv = process.env,
     env: { ...moveExtraCaCerts(env, execArgv), [BULK_FD_ENV]: String(BULK_FD) },
     execArgv,
   });
+  if (child.stdio === undefined) {
+    child.on('error', () => undefined);
+    throw forkFailed(module);
+  }
   // Read when the worker announces a list on it; never what keeps the supervisor alive.
   (child.stdio[BULK_FD] as { unref?: () => void } | null)?.unref?.();
   return child;
+}
+
+const FORK_FAILED = Symbol('fork failed');
+
+function forkFailed(module: string): Error {
+  return Object.assign(fdExhaustedError(`cannot start a worker (${path.basename(module)})`), { [FORK_FAILED]: true });
+}
+
+/** True for forkWorker's error: no process was made, so no exit will come to schedule a retry. */
+export function isForkFailure(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && FORK_FAILED in error;
 }
 
 /** Forks a spare worker of `module` now (with workerEnv() and no execArgv). */
 export function forkSpare(module: string): void {
   if (spares.has(module)) return;
   const env = workerEnv();
-  const child = forkWorker(module, env);
+  let child: ChildProcess;
+  try {
+    child = forkWorker(module, env);
+  } catch {
+    return; // the pool forks its own and says why it cannot
+  }
   // Unreferenced until adopted: a CLI that exits early (--help, a bad flag) is not kept alive.
   child.unref();
   (child.channel as { unref?: () => void } | undefined)?.unref?.();

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { McpvisorError } from '../../protocol/errors';
+import { fdExhaustedError, isFdExhaustion } from '../../protocol/fd-limit';
 import { killCgroup, oomKills, pidsMaxEvents, readPids, removeCgroups, tryRmdir, writeOptional } from './cgroup-files';
 import { ownCgroupLayout, processStartTime, type CgroupHierarchy, type CgroupLayout } from './cgroup-layout';
 
@@ -273,7 +274,9 @@ export class CommandCgroups {
       this.#writeLimits(dirs);
     } catch (error) {
       for (const dir of made) tryRmdir(dir);
-      throw new McpvisorError('INTERNAL', `cannot create the command's cgroup ${dirs[0]}: ${(error as Error).message}; nothing was run`);
+      const what = `cannot create the command's cgroup ${dirs[0]}`;
+      if (isFdExhaustion(error)) throw fdExhaustedError(`${what}; nothing was run`, error, { retry: true });
+      throw new McpvisorError('INTERNAL', `${what}: ${(error as Error).message}; nothing was run`);
     }
     this.#live.add(dirs);
     return { dirs, oomKills: 0, pidsMaxEvents: 0 };

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { McpvisorError } from '../../protocol/errors';
+import { fdExhaustedError, hasFreeFds, isFdExhaustion, spawnFds } from '../../protocol/fd-limit';
 import { killTree } from '../common/kill-tree';
 import type { CommandCgroup } from './command-cgroups';
 import { captureOutput } from './output-capture';
@@ -170,7 +171,7 @@ export async function runCommand(options: RunOptions): Promise<RunResult> {
       const processLimitReached = cgroup?.processLimitReached() ?? false;
       cgroup?.release();
       if (spawnError) {
-        reject(new McpvisorError('INTERNAL', `cannot start ${options.file}: ${spawnError.message}`));
+        reject(isFdExhaustion(spawnError) ? fdExhaustedError(`cannot start ${options.file}`, spawnError, { retry: true }) : new McpvisorError('INTERNAL', `cannot start ${options.file}: ${spawnError.message}`));
         return;
       }
       // A command we stopped reports the SIGKILL we sent, in both modes: killing a tree takes a
@@ -243,8 +244,9 @@ const PREPARED = new WeakMap<ChildProcess, Running>();
 
 /**
  * Starts `file args` ahead of its command with a pipe for stdin, as `runCommand` would start it;
- * hand it to `runCommand` as `prepared` with the command as `input`. Never throws: a process that
- * fails to start is simply not waiting when it is wanted, and a cold one is started instead.
+ * hand it to `runCommand` as `prepared` with the command as `input`. A process that fails to start
+ * is simply not waiting when it is wanted, and a cold one is started instead; throws only `BUSY`
+ * when the worker is out of file descriptors (nothing was started).
  * With `cgroup`, the process moves itself into it first (`CommandCgroup.wrap`); the cgroup is the
  * command's from then on (runCommand or discardPrepared removes it).
  */
@@ -267,7 +269,15 @@ export function prepareCommand(file: string, args: string[], cwd: string, env: N
 function startProcess(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, stdin: 'ignore' | 'pipe', pipes: OutputPipes | undefined): { child: ChildProcess; output: [Readable, Readable] } {
   let child: ChildProcess;
   try {
+    if (!hasFreeFds(spawnFds((stdin === 'pipe' ? 1 : 0) + (pipes ? 0 : 2)))) throw fdExhaustedError(`cannot start ${file}`, undefined, { retry: true });
     child = spawn(file, args, { cwd, env, detached: true, stdio: [stdin, pipes?.fds[0] ?? 'pipe', pipes?.fds[1] ?? 'pipe'] });
+    // Out of file descriptors, Node gives up before making the child's pipes (no `stdio` at all)
+    // and says so only on the next tick: its stdin and stdout were then read as null, a
+    // TypeError, and the 'error' that followed, with no listener yet, ended the worker.
+    if (child.stdio === undefined) {
+      child.on('error', () => undefined);
+      throw fdExhaustedError(`cannot start ${file}`, undefined, { retry: true });
+    }
   } catch (error) {
     for (const stream of pipes?.streams ?? []) stream.destroy();
     throw error;

@@ -131,7 +131,13 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
       releasePipes(pipes);
       return undefined;
     }
-    return prepareCommand(warmArgv.file, warmArgv.args, workspace, warmEnvironment, pipes, cgroup);
+    try {
+      return prepareCommand(warmArgv.file, warmArgv.args, workspace, warmEnvironment, pipes, cgroup);
+    } catch {
+      // Out of file descriptors: the next command starts cold, and says so if it cannot either.
+      cgroup?.release();
+      return undefined;
+    }
   };
   const takeWarm = (): PreparedCommand | undefined => {
     const taken = warm;
