@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import type { MessagePort } from 'node:worker_threads';
+import { outOfMemoryNote } from './exit-reason';
 
 /**
  * The one thing the RPC needs from a transport: send, receive, and learn that it closed. Adapters
@@ -83,7 +84,7 @@ export function childProcessChannel<Out, In>(child: ChildProcess): Channel<Out, 
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
         if (done) return;
         done = true;
-        handler(signal ? `worker exited on signal ${signal}` : `worker exited with code ${code}`);
+        handler(signal ? `worker exited on signal ${signal}${outOfMemoryNote(child, signal)}` : `worker exited with code ${code}`);
       };
       const onDisconnect = () => {
         // Exit usually follows at once and gives the better reason; wait for it briefly.

@@ -17,6 +17,7 @@ import { RestartPolicy } from '../restart-policy';
 import { LivenessCheck } from './liveness';
 import { readBulk } from './bulk-reader';
 import { adoptSpare, forkWorker, isForkFailure } from './spare-worker';
+import { exitReason } from '../../protocol/exit-reason';
 import { WaitQueue } from './wait-queue';
 
 export interface ProcessPoolOptions {
@@ -337,7 +338,7 @@ export class ProcessPool implements Pool {
         fail(new McpvisorError('POOL_UNAVAILABLE', `cannot start worker of ${this.name}: ${error.message}`));
       });
       child.on('exit', (code, signal) => {
-        const reason = signal ? `signal ${signal}` : `exit code ${code}`;
+        const reason = exitReason(child, code, signal);
         worker.rpc.close(`worker exited with ${reason}`);
         this.#workers.delete(id);
         exitedResolve();
@@ -349,7 +350,7 @@ export class ProcessPool implements Pool {
         if (this.#state !== 'ready') return;
         if (worker.ready) this.#lastError = worker.killedFor ?? `worker ${id} exited with ${reason}`;
         // A crash-looping start wrote four lines per attempt, the same error twice among them.
-        log[worker.failedStart ? 'debug' : 'warn']({ code, signal }, 'worker exited; restarting');
+        log[worker.failedStart ? 'debug' : 'warn']({ code, signal, reason }, 'worker exited; restarting');
         this.#scheduleRestart();
       });
       child.send({ type: 'init', config: this.#options.workerConfig } satisfies SupervisorMessage);

@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { BULK_FD, BULK_FD_ENV } from '../../protocol/bulk-text';
 import { moveExtraCaCerts } from '../../protocol/extra-ca-certs';
+import { watchOomKills } from '../../protocol/exit-reason';
 import { fdExhaustedError, hasFreeFds, spawnFds } from '../../protocol/fd-limit';
 import path from 'node:path';
 
@@ -44,6 +45,7 @@ export function forkWorker(module: string, env: NodeJS.ProcessEnv = process.env,
     child.on('error', () => undefined);
     throw forkFailed(module);
   }
+  watchOomKills(child);
   // Read when the worker announces a list on it; never what keeps the supervisor alive.
   (child.stdio[BULK_FD] as { unref?: () => void } | null)?.unref?.();
   return child;
