@@ -31,16 +31,18 @@ export function isFdExhaustion(error: unknown): boolean {
  * ENFILE) counts as EMFILE, by far the likelier.
  */
 export function fdExhaustedError(what: string, error?: unknown, options: { retry?: boolean } = {}): McpvisorError {
+  return new McpvisorError('BUSY', `${what}: ${fdExhaustedReason(error, options)}`);
+}
+
+/** The text of fdExhaustedError after its `what`: which limit, and where it is raised. */
+export function fdExhaustedReason(error?: unknown, options: { retry?: boolean } = {}): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const retry = options.retry ? '; try again when other calls have finished' : '';
-  if (code === 'ENFILE') {
-    return new McpvisorError('BUSY', `${what}: the system's table of open files is full (ENFILE; sysctl fs.file-max)${retry}`);
-  }
+  if (code === 'ENFILE') return `the system's table of open files is full (ENFILE; sysctl fs.file-max)${retry}`;
   const limit = NOFILE_LIMIT === undefined ? 'its limit of' : `its limit of ${NOFILE_LIMIT}`;
-  return new McpvisorError(
-    'BUSY',
-    `${what}: too many open files (EMFILE): process ${process.pid} reached ${limit} open file descriptors ` +
-      `(RLIMIT_NOFILE: raise it with ulimit -n, or LimitNOFILE= in a systemd unit)${retry}`,
+  return (
+    `too many open files (EMFILE): process ${process.pid} reached ${limit} open file descriptors ` +
+    `(RLIMIT_NOFILE: raise it with ulimit -n, or LimitNOFILE= in a systemd unit)${retry}`
   );
 }
 

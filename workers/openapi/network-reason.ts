@@ -1,3 +1,5 @@
+import { fdExhaustedReason, isFdExhaustion } from '../../protocol/fd-limit';
+
 /**
  * What went wrong in a failed undici request, for messages: its code and its own words
  * (`UND_ERR_SOCKET: bad response`, `ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9`). Why both:
@@ -9,5 +11,7 @@ export function networkReason(error: unknown): string {
   const code = err?.code ?? err?.cause?.code;
   const message = (err?.cause?.code === code && err?.cause?.message) || err?.message || String(error);
   if (code === undefined) return message;
+  // undici says only `EMFILE`: name the limit the worker reached, and where it is raised.
+  if (isFdExhaustion({ code })) return fdExhaustedReason({ code }, { retry: true });
   return message.includes(code) || message === '' ? code : `${code}: ${message}`;
 }
