@@ -14,8 +14,12 @@ describe('LogDestination', () => {
       const destination = new LogDestination(fd);
       for (let i = 0; i < 5; i += 1) expect(destination.write(`{"msg":"line ${i}"}\n`)).toBe(true);
       await flushed(destination);
+      // The first goes out at once, the second waits: flushSync writes that one, and fails at once.
+      destination.write('{"msg":"in flight"}\n');
       destination.write('{"msg":"last"}\n');
       destination.flushSync();
+      // The write in flight ends before the descriptor is closed: its number is the next test's file.
+      await flushed(destination);
     } finally {
       closeSync(fd);
     }
