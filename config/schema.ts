@@ -44,6 +44,13 @@ const poolsSchema = z.strictObject({
    * times what converting a 10 MB page needs, and 2 fetch threads stay under pm2's 1 GB restart.
    */
   threadMaxOldGenerationSizeMb: z.number().int().min(16).default(512),
+  /**
+   * The largest tool result passed on, as UTF-8 JSON, of every toolset; a larger one is answered
+   * as an OUTPUT_TRUNCATED error naming the tool, its size and this cap (catalogue.ts). The MCP
+   * SDK's stdio client drops the whole connection on a message over 10 MiB: raise it past 8 MiB
+   * for HTTP clients only.
+   */
+  maxResultBytes: z.number().int().min(1024).default(8 * 1024 * 1024),
   restart: restartSchema.prefault({}),
 });
 

@@ -16,7 +16,7 @@ export const ERROR_CODES = [
   'NETWORK_ERROR', // the remote service could not be reached
   'BLOCKED', // refused by a safety rule (blocked pattern, SSRF guard, sandbox)
   'NOT_FOUND', // a named file, path or resource does not exist
-  'OUTPUT_TRUNCATED', // informational: a result was cut at its cap
+  'OUTPUT_TRUNCATED', // a result was cut at its cap (informational), or refused whole over pools.maxResultBytes (isError)
   'BROWSER_LAUNCH_TIMEOUT', // the search browser did not start within its launch timeout; it was killed
   'BROWSER_PAGE_TIMEOUT', // the search browser opened no page in time, even once relaunched
   'BROWSER_LAUNCH_FAILED', // the search browser could not start: no executable, or it exited or failed while starting

@@ -2,9 +2,10 @@ import { setPriority } from 'node:os';
 import { receiveMessageOnPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { McpvisorError, toErrorInfo, type ErrorInfo } from './errors';
 import { jsonResult, unserialisableAt } from './json-safe';
+import { OUTPUT_WINDOW_MAX_CHARS, OutputLines, type OutputStream } from './output-lines';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
 import type { ToolTexts } from './tool-text';
-import type { WorkerLogger, WorkerService } from './worker-runtime';
+import type { WorkerInit, WorkerLogger, WorkerService } from './worker-runtime';
 
 /**
  * A task handed to a piscina thread. `cancel` is the thread's end of a channel: the thread posts
@@ -37,13 +38,17 @@ export type ThreadAnswer =
  * is cancelled cooperatively through its `cancel` port, and the pool terminates the thread only
  * when a task ignores that (CPU-bound work that never yields).
  */
-export function threadWorker(init: (config: unknown, log: WorkerLogger) => Promise<WorkerService>): (task: ThreadTask) => Promise<ThreadAnswer> {
+export function threadWorker(init: WorkerInit): (task: ThreadTask) => Promise<ThreadAnswer> {
   let service: Promise<WorkerService> | undefined;
-  const log = stderrLogger();
+  const data = workerData as { config?: unknown; pool?: string } | undefined;
+  const write = captureOutput(data?.pool);
+  const log = stderrLogger(write, data?.pool);
   lowerThreadPriority();
   return async (task) => {
     try {
-      service ??= init((workerData as { config?: unknown } | undefined)?.config, log);
+      // The same init a process worker takes (README): its health reports have no pool to go to
+      // here, so they become log lines. Typed as WorkerInit, a shared init did not compile.
+      service ??= init(data?.config, log, (health) => log[health.status === 'degraded' ? 'warn' : 'info'](`the service reports itself ${health.status}`, { ...health }));
       const ready = await service;
       if (task.op === 'describe') {
         // Checked here, as a process worker's is by its channel: a BigInt default failed the
@@ -105,9 +110,43 @@ function lowerThreadPriority(): void {
   }
 }
 
-/** Threads share the process's stderr; one JSON line per entry, like pino's. */
-function stderrLogger(): WorkerLogger {
-  const at = (level: string) => (msg: string, fields?: Record<string, unknown>) =>
-    process.stderr.write(`${JSON.stringify({ level, time: Date.now(), thread: true, msg, ...fields })}\n`);
+/** pino's numbers for the levels a thread logs at, so its lines read as the supervisor's do. */
+const PINO_LEVELS = { info: 30, warn: 40, error: 50 } as const;
+
+/** Threads share the process's stderr; one JSON line per entry, like pino's, naming the pool (the toolset). */
+function stderrLogger(write: (line: string) => void, pool: string | undefined): WorkerLogger {
+  const at = (level: keyof typeof PINO_LEVELS) => (msg: string, fields?: Record<string, unknown>) =>
+    write(`${JSON.stringify({ level: PINO_LEVELS[level], time: Date.now(), pool, thread: threadId, msg, ...fields })}\n`);
   return { debug: () => {}, info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/**
+ * Turns what the thread's code writes to process.stdout and process.stderr (console.log) into
+ * bounded log lines on the process's stderr (output-lines.ts), and returns the writer of stderr
+ * itself. A thread's stdout is the supervisor's, which carries JSON-RPC in stdio mode: a thread
+ * toolset's console.log there broke the session ("Unexpected token … is not valid JSON").
+ */
+function captureOutput(pool: string | undefined): (line: string) => void {
+  const stderr = process.stderr;
+  const write = stderr.write.bind(stderr) as (line: string, done?: () => void) => boolean;
+  const line = (level: keyof typeof PINO_LEVELS, msg: string, fields: Record<string, unknown>) =>
+    write(`${JSON.stringify({ level: PINO_LEVELS[level], time: Date.now(), pool, thread: threadId, ...fields, msg })}\n`);
+  const lines = new OutputLines({
+    line: (stream, text, cutChars) => line(stream === 'stderr' ? 'warn' : 'info', text, { stream, ...(cutChars > 0 ? { cutChars } : {}) }),
+    dropping: (windowMs) => line('warn', `the thread wrote over ${OUTPUT_WINDOW_MAX_CHARS} characters of output in ${windowMs} ms: dropping the rest until the ${windowMs} ms are over`, {}),
+    dropped: (chars) => line('warn', `dropped ${chars} characters of the thread's output`, { droppedChars: chars }),
+  });
+  for (const stream of ['stdout', 'stderr'] as const satisfies OutputStream[]) {
+    const target = process[stream] as NodeJS.WriteStream & { write: (...args: unknown[]) => boolean };
+    target.write = (chunk: unknown, encoding?: unknown, callback?: unknown) => {
+      lines.write(stream, typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8'));
+      const done = typeof encoding === 'function' ? encoding : callback;
+      // Called once stderr has passed it on: piscina waits so (`write('', resolve)`) before its
+      // thread sleeps in Atomics.wait, where a buffered stream is never flushed.
+      if (typeof done === 'function') write('', done as () => void);
+      return true;
+    };
+  }
+  process.once('exit', () => lines.end());
+  return write;
 }

@@ -12,6 +12,7 @@ import type { AroundCall, BeforeCall } from './toolsets/types';
 import type { AnnouncedTool } from '../protocol/tool-text';
 import { preserialized } from './preserialized';
 import { resultProblem } from './result-check';
+import { oversizeBytes, sizeText } from './result-size';
 
 /** MCP 2025-11-25's advice for tool names (server/tools#tool-names). */
 const PORTABLE_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -74,6 +75,12 @@ export class Catalogue {
    * the worker does), not cost the caller one round trip per mistake.
    */
   #ajvs = new Map<string, Ajv>();
+  #maxResultBytes: number;
+
+  /** `maxResultBytes`: the largest result passed on (`pools.maxResultBytes`, 8 MiB); a larger one is answered as an error. */
+  constructor(options: { maxResultBytes?: number } = {}) {
+    this.#maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+  }
 
   /** Adds a pool's tools; names are `<namespace>-<name>` when a namespace is given. */
   register(pool: Pool, options: { namespace?: string; callTimeoutMs: number; beforeCall?: BeforeCall; aroundCall?: AroundCall }): void {
@@ -204,8 +211,14 @@ export class Catalogue {
       ? await entry.aroundCall(call, { signal: options.signal, deadlineMs, session: options.session, callId: options.callId }, (routed, routedOptions) => entry.pool.call(routed, routedOptions))
       : await entry.pool.call(call, { signal: options.signal, deadlineMs, callId: options.callId });
     const problem = resultProblem(result) ?? this.#outputProblem(entry, result);
-    if (!problem) return result;
-    return errorResult(new McpvisorError('INTERNAL', `the tool returned a result MCP clients refuse: ${problem}`), name);
+    if (problem) return errorResult(new McpvisorError('INTERNAL', `the tool returned a result MCP clients refuse: ${problem}`), name);
+    const bytes = oversizeBytes(result, this.#maxResultBytes);
+    if (bytes === undefined) return result;
+    const cap = this.#maxResultBytes;
+    return errorResult(
+      new McpvisorError('OUTPUT_TRUNCATED', `the tool of toolset ${entry.pool.name} returned ${bytes} bytes (${sizeText(bytes)}), over the ${cap}-byte (${sizeText(cap)}) cap on one result (pools.maxResultBytes); nothing of it was sent: ask for less, or page the result`, { data: { bytes, maxResultBytes: cap } }),
+      name,
+    );
   }
 
   /**
@@ -316,6 +329,12 @@ export class Catalogue {
     return undefined;
   }
 }
+
+/**
+ * Decision: 8 MiB. The SDK's stdio client refuses a message over 10 MiB and drops the connection;
+ * 8 MiB leaves room for the envelope and JSON's escapes, and is the largest `apis[].maxResultBytes`.
+ */
+export const DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024;
 
 /**
  * Deeper arguments are refused before anything walks them recursively (serialising a call for a

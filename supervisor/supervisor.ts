@@ -50,7 +50,7 @@ export interface Health {
  * reports health, and drains on shutdown. Transports hold sessions and call `call`.
  */
 export class Supervisor {
-  readonly catalogue = new Catalogue();
+  readonly catalogue: Catalogue;
   readonly config: Config;
   #metrics: Metrics | undefined;
   #log: Logger;
@@ -65,6 +65,7 @@ export class Supervisor {
 
   constructor(config: Config, logger: Logger, plans: ToolsetPlan[]) {
     this.config = config;
+    this.catalogue = new Catalogue({ maxResultBytes: config.pools.maxResultBytes });
     this.#log = logger;
     this.#plans = plans;
   }

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { RestartConfig } from '../../config/schema';
 import { childProcessChannel } from '../../protocol/channel';
@@ -18,6 +19,7 @@ import { LivenessCheck } from './liveness';
 import { readBulk } from './bulk-reader';
 import { adoptSpare, forkWorker, isForkFailure } from './spare-worker';
 import { exitReason } from '../../protocol/exit-reason';
+import { captureOutput } from './worker-output';
 import { WaitQueue } from './wait-queue';
 
 export interface ProcessPoolOptions {
@@ -195,7 +197,7 @@ export class ProcessPool implements Pool {
     const shutdown: SupervisorMessage = { type: 'shutdown', graceMs: 0 };
     for (const worker of workers) if (worker.child.connected) worker.child.send(shutdown, () => undefined);
     // A polite shutdown first; whatever is still alive after a short grace is killed with its tree.
-    await Promise.race([Promise.all(workers.map((worker) => worker.exited)), delay(1000)]);
+    await Promise.race([Promise.all(workers.map((worker) => worker.exited)), sleep(1000, undefined, { ref: false })]);
     await this.#killAll();
     this.#state = 'stopped';
   }
@@ -261,6 +263,7 @@ export class ProcessPool implements Pool {
     const child = spare ?? forkWorker(module, env, execArgv);
     const log = this.#log.child({ workerId: id, pid: child.pid });
     log.debug({ forkedEarly: spare !== undefined }, 'worker started');
+    captureOutput(child, log);
     let exitedResolve: () => void = () => undefined;
     const exited = new Promise<void>((resolve) => (exitedResolve = resolve));
     const worker: Worker = { id, child, ready: false, exited, rpc: undefined as unknown as RpcClient };
@@ -397,8 +400,6 @@ export class ProcessPool implements Pool {
 
   async #killAll(): Promise<void> {
     await Promise.all([...this.#workers.values()].map((worker) => killTree(worker.child.pid)));
-    await Promise.race([Promise.all([...this.#workers.values()].map((worker) => worker.exited)), delay(2000)]);
+    await Promise.race([Promise.all([...this.#workers.values()].map((worker) => worker.exited)), sleep(2000, undefined, { ref: false })]);
   }
 }
-
-const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());

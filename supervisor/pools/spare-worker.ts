@@ -30,11 +30,12 @@ export function workerEnv(): NodeJS.ProcessEnv {
  * listener yet, ended the supervisor with a stack trace.
  */
 export function forkWorker(module: string, env: NodeJS.ProcessEnv = process.env, execArgv: string[] = []): ChildProcess {
-  if (!hasFreeFds(spawnFds(2))) throw forkFailed(module); // the IPC channel and the bulk pipe
+  if (!hasFreeFds(spawnFds(4))) throw forkFailed(module); // the IPC channel, the bulk pipe, stdout and stderr
   const child = fork(module, [], {
-    // Worker stdout goes to our stderr: in stdio mode our stdout carries only JSON-RPC. Its fd
-    // BULK_FD is the pipe of its large tool list (protocol/bulk-text.ts).
-    stdio: ['ignore', 2, 2, 'ipc', 'pipe'],
+    // Worker stdout and stderr are read into log lines (worker-output.ts): in stdio mode our
+    // stdout carries only JSON-RPC, and raw output reached our stderr unbounded, naming no
+    // toolset. Its fd BULK_FD is the pipe of its large tool list (protocol/bulk-text.ts).
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'],
     // Its own process group, so the whole group can be killed at once.
     detached: true,
     // NODE_EXTRA_CA_CERTS is moved aside: Node would read it at the worker's start (~50-90 ms).
@@ -62,6 +63,14 @@ export function isForkFailure(error: unknown): boolean {
   return typeof error === 'object' && error !== null && FORK_FAILED in error;
 }
 
+/** Output pipes keep the supervisor alive only once a pool holds the worker (adoptSpare). */
+function refOutput(child: ChildProcess, ref: boolean): void {
+  for (const pipe of [child.stdout, child.stderr] as Array<{ ref?: () => void; unref?: () => void } | null>) {
+    if (ref) pipe?.ref?.();
+    else pipe?.unref?.();
+  }
+}
+
 /** Forks a spare worker of `module` now (with workerEnv() and no execArgv). */
 export function forkSpare(module: string): void {
   if (spares.has(module)) return;
@@ -75,6 +84,7 @@ export function forkSpare(module: string): void {
   // Unreferenced until adopted: a CLI that exits early (--help, a bad flag) is not kept alive.
   child.unref();
   (child.channel as { unref?: () => void } | undefined)?.unref?.();
+  refOutput(child, false);
   spares.set(module, { child, env });
 }
 
@@ -94,6 +104,7 @@ export function adoptSpare(module: string, env: NodeJS.ProcessEnv | undefined, e
   }
   child.ref();
   (child.channel as { ref?: () => void } | undefined)?.ref?.();
+  refOutput(child, true);
   return child;
 }
 

@@ -98,7 +98,8 @@ export class ThreadPool implements Pool {
       idleTimeout: Number.POSITIVE_INFINITY,
       // The threads share the supervisor's process: without a limit each may grow to V8's default.
       resourceLimits: { maxOldGenerationSizeMb: this.#options.maxOldGenerationSizeMb },
-      workerData: { config: this.#options.workerConfig },
+      // `pool` names the toolset in the thread's log lines (thread-runtime.ts).
+      workerData: { config: this.#options.workerConfig, pool: this.name },
     });
     piscina.on('error', (error: Error) => this.#log.error({ err: error.message }, 'thread pool error'));
     this.#piscina = piscina;

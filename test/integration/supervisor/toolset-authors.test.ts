@@ -1,0 +1,103 @@
+/**
+ * An engineer's own toolsets, written from the README in a project of their own (`mcpvisor`
+ * installed as a link to this checkout) and served by the built `mcpvisor` over stdio, the
+ * transport where a toolset's mistakes cost the most: stdout carries JSON-RPC, and the SDK's
+ * stdio client drops the connection on a message over 10 MiB.
+ */
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { errorCodeOf } from '../../../protocol/results';
+import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
+import { eventually, ROOT } from '../../helpers/processes';
+import { tempDir } from '../../helpers/temp';
+
+/** One module, served as a process toolset (`runWorker`) or a thread toolset (`threadWorker`). */
+const TOOLS = `
+const { runWorker, threadWorker, textResult } = require('mcpvisor');
+const init = async () => ({
+  tools: [
+    { name: 'ok', inputSchema: { type: 'object' } },
+    { name: 'chatty', inputSchema: { type: 'object', properties: { lines: { type: 'number' } } } },
+    { name: 'big', inputSchema: { type: 'object', properties: { mb: { type: 'number' } } } },
+  ],
+  async handle(call) {
+    if (call.tool === 'ok') return textResult('ok');
+    if (call.tool === 'chatty') {
+      console.log('hello from ' + process.env.KIND);
+      const line = 'x'.repeat(1023) + '\\n';
+      for (let i = 0; i < call.arguments.lines; i++) process.stdout.write(line);
+      console.error('a warning from ' + process.env.KIND);
+      return textResult('chatted');
+    }
+    return textResult('y'.repeat(call.arguments.mb * 1024 * 1024));
+  },
+});
+if (process.env.KIND === 'thread') module.exports = threadWorker(init); else runWorker(init);
+`;
+
+let server: StdioConnection;
+
+beforeAll(async () => {
+  const project = tempDir('toolset-author-');
+  mkdirSync(path.join(project, 'node_modules'));
+  symlinkSync(ROOT, path.join(project, 'node_modules', 'mcpvisor'));
+  writeFileSync(path.join(project, 'tools.cjs'), TOOLS);
+  writeFileSync(path.join(project, 'thread.cjs'), "process.env.KIND = 'thread';\nmodule.exports = require('./tools.cjs');\n");
+  writeFileSync(path.join(project, 'process.cjs'), "process.env.KIND = 'process';\nrequire('./tools.cjs');\n");
+  writeFileSync(
+    path.join(project, 'config.yaml'),
+    [
+      'shell: { enabled: false }',
+      'web: { enabled: false }',
+      'customToolsets:',
+      '  - { name: mine-proc, module: ./process.cjs, kind: process, namespace: p }',
+      '  - { name: mine-thread, module: ./thread.cjs, kind: thread, namespace: t }',
+      '',
+    ].join('\n'),
+  );
+  server = await connectStdio('mcpvisor', ['--config', path.join(project, 'config.yaml')]);
+}, 30_000);
+afterAll(async () => {
+  await server?.close();
+});
+
+const call = (name: string, args: Record<string, unknown> = {}) => server.client.callTool({ name, arguments: args }, undefined, { timeout: 20_000 });
+
+/** The server's stderr as JSON log lines. */
+const logLines = () =>
+  server
+    .stderr()
+    .split('\n')
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+
+describe.each([
+  ['process', 'p', 'mine-proc'],
+  ['thread', 't', 'mine-thread'],
+])('a %s toolset', (kind, prefix, pool) => {
+  it('writing megabytes to stdout keeps the session, and its output becomes bounded log lines naming the toolset', async () => {
+    // 4 MB: a thread's stdout was the supervisor's (the client read "xxx…" as JSON-RPC), a process's went to stderr raw.
+    expect(textOf(await call(`${prefix}-chatty`, { lines: 4096 }))).toBe('chatted');
+    expect(textOf(await call(`${prefix}-ok`))).toBe('ok');
+    expect(await eventually(() => logLines().some((line) => line.pool === pool && /^the \w+ wrote over 65536 characters of output in 10000 ms: dropping the rest/.test(String(line.msg))))).toBe(true);
+    const lines = logLines();
+    expect(lines).toContainEqual(expect.objectContaining({ pool, stream: 'stdout', msg: `hello from ${kind}` }));
+    // Nothing of it raw: every line of the server's stderr is a log line, and the 4 MB are cut to the bound.
+    expect(server.stderr().split('\n').filter((line) => line !== '' && !line.startsWith('{'))).toEqual([]);
+    expect(lines.filter((line) => line.pool === pool && line.stream === 'stdout').length).toBeLessThanOrEqual(64);
+  });
+
+  it('a result over the 8 MiB cap answers OUTPUT_TRUNCATED naming the tool, its size and the cap, and the session goes on', async () => {
+    const result = await call(`${prefix}-big`, { mb: 11 });
+    expect(result.isError).toBe(true);
+    expect(errorCodeOf(result)).toBe('OUTPUT_TRUNCATED');
+    expect(textOf(result)).toMatch(new RegExp(`^OUTPUT_TRUNCATED \\(tool ${prefix}-big\\): the tool of toolset ${pool} returned 11534\\d{3} bytes \\(11 MiB\\), over the 8388608-byte \\(8 MiB\\) cap on one result \\(pools\\.maxResultBytes\\)`));
+    expect(textOf(await call(`${prefix}-big`, { mb: 7 }))).toHaveLength(7 * 1024 * 1024);
+    expect(textOf(await call(`${prefix}-ok`))).toBe('ok');
+  }, 30_000);
+});
