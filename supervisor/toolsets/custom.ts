@@ -15,9 +15,17 @@ export const customToolsets: ToolsetFactory = (config, _logger, context) =>
       name: entry.name,
       namespace: entry.namespace,
       pools: [
-        entry.kind === 'process'
-          ? { kind: 'process', name: entry.name, module: entry.module, size: entry.workers, concurrency: entry.concurrency, workerConfig: entry.config, callTimeoutMs: entry.callTimeoutMs }
-          : { kind: 'thread', name: entry.name, module: entry.module, threads: entry.workers, concurrency: entry.concurrency, workerConfig: entry.config, callTimeoutMs: entry.callTimeoutMs },
+        {
+          name: entry.name,
+          module: entry.module,
+          workerConfig: entry.config,
+          callTimeoutMs: entry.callTimeoutMs,
+          // A failed start named nothing but the module's own error ("failed to start: no API key configured").
+          label: `toolset ${entry.name} (customToolsets.${index})`,
+          ...(entry.kind === 'process'
+            ? { kind: 'process' as const, size: entry.workers, concurrency: entry.concurrency }
+            : { kind: 'thread' as const, threads: entry.workers, concurrency: entry.concurrency }),
+        },
       ],
     };
   });

@@ -9,7 +9,7 @@ import ts from 'typescript';
 import { ROOT } from '../helpers/processes';
 import { tempDir } from '../helpers/temp';
 
-const CONSUMER = `import { runWorker, textResult, validateConfig } from 'mcpvisor';
+const CONSUMER = `import { runWorker, textResult, threadWorker, validateConfig } from 'mcpvisor';
 import type { CallContext, ToolCall, WorkerInit, WorkerLogger } from 'mcpvisor';
 import { WebContentFetcher, RateLimiter } from 'mcpvisor/web';
 import { runCommand } from 'mcpvisor/shell';
@@ -19,6 +19,8 @@ export const limiter: RateLimiter = new RateLimiter(0.5, 1000);
 // A custom toolset in TypeScript names the types of its init, logger and handler (README).
 const handle = async (call: ToolCall, context: CallContext) => textResult(call.tool + context.deadlineMs);
 export const init: WorkerInit = async (_config, log: WorkerLogger) => (log.info('ready'), { tools: [], handle });
+// "A kind: thread module exports threadWorker(init) instead, with the same init" (README).
+export default threadWorker(init);
 `;
 
 describe('the package for TypeScript consumers', () => {
