@@ -55,6 +55,18 @@ export class McpvisorError extends Error {
   }
 }
 
+/** `value` as JSON, cut at 200 characters; its tag when JSON cannot hold it. */
+function shortJson(value: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    // A cycle or a BigInt: fall through to the tag.
+  }
+  text ??= Object.prototype.toString.call(value);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && (ERROR_CODES as readonly string[]).includes(value);
 }
@@ -67,7 +79,11 @@ export function toErrorInfo(error: unknown): ErrorInfo {
       const { code, message } = error as { code?: unknown; message?: unknown };
       if (isErrorCode(code) && typeof message === 'string') return { code, message };
       if (typeof message === 'string') return { code: 'INTERNAL', message };
+      // A custom tool's `throw { reason: … }` said "[object Object]".
+      if (!(error instanceof Error)) return { code: 'INTERNAL', message: `an object was thrown, not an Error: ${shortJson(error)}` };
     }
+    // `throw undefined` (a rejection without a reason) said "undefined", as if that were the message.
+    if (error === undefined || error === null) return { code: 'INTERNAL', message: `${String(error)} was thrown (a rejection without a reason?), not an Error with a message` };
     return { code: 'INTERNAL', message: String(error) };
   } catch {
     // Nothing readable was thrown (Object.create(null), a getter that throws): reading it threw

@@ -1,6 +1,8 @@
 import { statSync } from 'node:fs';
 import { ConfigError } from '../../config/validate';
-import type { ToolsetFactory } from './types';
+import { ERROR_META_KEY } from '../../protocol/results';
+import type { ToolResult } from '../../protocol/tool';
+import type { AroundCall, ToolsetFactory } from './types';
 
 /**
  * `customToolsets` of the config: worker modules of the user's own (and the test fixtures). A
@@ -22,6 +24,7 @@ export const customToolsets: ToolsetFactory = (config, _logger, context) =>
           callTimeoutMs: entry.callTimeoutMs,
           // A failed start named nothing but the module's own error ("failed to start: no API key configured").
           label: `toolset ${entry.name} (customToolsets.${index})`,
+          aroundCall: namingErrors(entry.name, entry.namespace),
           ...(entry.kind === 'process'
             ? { kind: 'process' as const, size: entry.workers, concurrency: entry.concurrency }
             : { kind: 'thread' as const, threads: entry.workers, concurrency: entry.concurrency }),
@@ -29,6 +32,23 @@ export const customToolsets: ToolsetFactory = (config, _logger, context) =>
       ],
     };
   });
+
+/**
+ * A custom toolset's error results name the tool and the toolset, as the supervisor's own do
+ * (`BAD_INPUT (tool x): …`): what its handler threw, a crash, a timeout of its worker came as
+ * `INTERNAL: plain error`, and a user with several toolsets could not tell whose it was.
+ */
+function namingErrors(toolset: string, namespace: string | undefined): AroundCall {
+  return async (call, options, next) => {
+    const result = await next(call, options);
+    const code = (result?._meta?.[ERROR_META_KEY] as { code?: unknown } | undefined)?.code;
+    const first = result?.isError === true && Array.isArray(result.content) ? result.content[0] : undefined;
+    if (typeof code !== 'string' || first?.type !== 'text' || typeof first.text !== 'string' || !first.text.startsWith(`${code}: `)) return result;
+    const tool = namespace === undefined ? call.tool : `${namespace}-${call.tool}`;
+    const text = `${code} (tool ${tool}, toolset ${toolset}): ${first.text.slice(code.length + 2)}`;
+    return { ...result, content: [{ ...first, text }, ...result.content.slice(1)] } satisfies ToolResult;
+  };
+}
 
 /**
  * A missing module was found by the worker: Node's stack trace for MODULE_NOT_FOUND, then "worker

@@ -205,7 +205,7 @@ describe('pool supervision', () => {
     const result = await call(client, 'fail', { code: 'UPSTREAM_ERROR' });
     expect(result.isError).toBe(true);
     expect(errorCodeOf(result)).toBe('UPSTREAM_ERROR');
-    expect(textOf(result)).toBe('UPSTREAM_ERROR: failed on purpose with UPSTREAM_ERROR');
+    expect(textOf(result)).toBe('UPSTREAM_ERROR (tool fail, toolset test): failed on purpose with UPSTREAM_ERROR');
   });
 
   it('answers arguments that fail the input schema with BAD_INPUT naming the argument', async () => {

@@ -27,12 +27,12 @@ const testPool = async () => {
 };
 
 it.each([
-  ['a BigInt', 'bigint', /^INTERNAL: the tool's result cannot be written as JSON: structuredContent\.n is a BigInt$/],
-  ['a cycle', 'cycle', /^INTERNAL: the tool's result cannot be written as JSON: structuredContent\.\w+ is an object that contains itself$/],
+  ['a BigInt', 'bigint', /^INTERNAL \(tool return, toolset test\): the tool's result cannot be written as JSON: structuredContent\.n is a BigInt$/],
+  ['a cycle', 'cycle', /^INTERNAL \(tool return, toolset test\): the tool's result cannot be written as JSON: structuredContent\.\w+ is an object that contains itself$/],
   ['a number', 'number', /^INTERNAL \(tool return\): the tool returned a result MCP clients refuse: a result must be an object with 'content', not a number$/],
   ['nothing', 'nothing', /^INTERNAL \(tool return\): the tool returned a result MCP clients refuse: a result must be an object with 'content', not missing$/],
   ['content that is no array', 'no-content', /^INTERNAL \(tool return\): the tool returned a result MCP clients refuse: 'content' must be an array of content items, not "text"$/],
-  ['a thrown object without a message', 'null-proto', /^INTERNAL: a value without a readable message was thrown/],
+  ['a thrown object without a message', 'null-proto', /^INTERNAL \(tool return, toolset test\): an object was thrown, not an Error: \{\}$/],
 ])('answers %s with INTERNAL, and the worker and its other call go on', async (_what, kind, message) => {
   const other = call(client, 'sleep', { ms: 300 });
   const result = await call(client, 'return', { kind });

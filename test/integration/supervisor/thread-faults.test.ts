@@ -35,7 +35,7 @@ describe('a custom thread tool that returns or throws what is no tool result', (
     ['a number', 'number', /the tool returned a result MCP clients refuse: a result must be an object with 'content', not a number$/],
     ['nothing', 'nothing', /the tool returned a result MCP clients refuse: a result must be an object with 'content', not missing$/],
     ['content that is no array', 'no-content', /the tool returned a result MCP clients refuse: 'content' must be an array of content items, not "text"$/],
-    ['a thrown object without a message', 'null-proto', /a value without a readable message was thrown \(\[object Object\]\)/],
+    ['a thrown object without a message', 'null-proto', /^INTERNAL \(tool th-return, toolset threads\): an object was thrown, not an Error: \{\}$/],
   ])('answers %s with INTERNAL naming the tool, and its thread goes on', async (_what, kind, message) => {
     const other = call(client, 'th-wait', { ms: 300 });
     const result = await call(client, 'th-return', { kind });

@@ -19,9 +19,20 @@ const init = async () => ({
     { name: 'ok', inputSchema: { type: 'object' } },
     { name: 'chatty', inputSchema: { type: 'object', properties: { lines: { type: 'number' } } } },
     { name: 'big', inputSchema: { type: 'object', properties: { mb: { type: 'number' } } } },
+    { name: 'throw', inputSchema: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'] } },
   ],
   async handle(call) {
     if (call.tool === 'ok') return textResult('ok');
+    if (call.tool === 'throw') {
+      const thrown = {
+        error: new Error('no widget 42'),
+        coded: Object.assign(new Error('widget 42 is not yours'), { code: 'BLOCKED' }),
+        string: 'widgets are down',
+        undefined: undefined,
+        object: { reason: 'quota', left: 0 },
+      };
+      throw thrown[call.arguments.what];
+    }
     if (call.tool === 'chatty') {
       console.log('hello from ' + process.env.KIND);
       const line = 'x'.repeat(1023) + '\\n';
@@ -90,6 +101,20 @@ describe.each([
     // Nothing of it raw: every line of the server's stderr is a log line, and the 4 MB are cut to the bound.
     expect(server.stderr().split('\n').filter((line) => line !== '' && !line.startsWith('{'))).toEqual([]);
     expect(lines.filter((line) => line.pool === pool && line.stream === 'stdout').length).toBeLessThanOrEqual(64);
+  });
+
+  it.each([
+    ['an Error', 'error', 'INTERNAL', 'no widget 42'],
+    ['an Error with a code of ours', 'coded', 'BLOCKED', 'widget 42 is not yours'],
+    ['a string', 'string', 'INTERNAL', 'widgets are down'],
+    // They said "INTERNAL: undefined" and "INTERNAL: [object Object]", naming neither tool nor toolset.
+    ['undefined', 'undefined', 'INTERNAL', 'undefined was thrown (a rejection without a reason?), not an Error with a message'],
+    ['an object', 'object', 'INTERNAL', 'an object was thrown, not an Error: {"reason":"quota","left":0}'],
+  ])('what its handler throws (%s) is an error result naming the tool and the toolset', async (_what, what, code, message) => {
+    const result = await call(`${prefix}-throw`, { what });
+    expect(result.isError).toBe(true);
+    expect(errorCodeOf(result)).toBe(code);
+    expect(textOf(result)).toBe(`${code} (tool ${prefix}-throw, toolset ${pool}): ${message}`);
   });
 
   it('a result over the 8 MiB cap answers OUTPUT_TRUNCATED naming the tool, its size and the cap, and the session goes on', async () => {
