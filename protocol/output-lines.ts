@@ -12,6 +12,9 @@ export const OUTPUT_LINE_MAX_CHARS = 4096;
 export const OUTPUT_WINDOW_MAX_CHARS = 64 * 1024;
 export const OUTPUT_WINDOW_MS = 10_000;
 
+/** Lines of stderr kept for a worker that dies before it is ready. */
+const STDERR_TAIL_LINES = 50;
+
 export type OutputStream = 'stdout' | 'stderr';
 
 export interface OutputSink {
@@ -80,7 +83,8 @@ export class OutputLines {
     this.#cut[stream] = 0;
     if (stream === 'stderr') {
       this.#tail.push(text);
-      if (this.#tail.length > 20) this.#tail.shift();
+      // Node's report of an uncaught error: its message may have 20 lines of stack after it.
+      if (this.#tail.length > STDERR_TAIL_LINES) this.#tail.shift();
     }
     const now = performance.now();
     if (now - this.#windowStart >= OUTPUT_WINDOW_MS) {

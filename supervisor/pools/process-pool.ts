@@ -19,7 +19,7 @@ import { LivenessCheck } from './liveness';
 import { readBulk } from './bulk-reader';
 import { adoptSpare, forkWorker, isForkFailure } from './spare-worker';
 import { exitReason } from '../../protocol/exit-reason';
-import { captureOutput } from './worker-output';
+import { captureOutput, exitedBeforeReady } from './worker-output';
 import { WaitQueue } from './wait-queue';
 
 export interface ProcessPoolOptions {
@@ -263,7 +263,7 @@ export class ProcessPool implements Pool {
     const child = spare ?? forkWorker(module, env, execArgv);
     const log = this.#log.child({ workerId: id, pid: child.pid });
     log.debug({ forkedEarly: spare !== undefined }, 'worker started');
-    captureOutput(child, log);
+    const output = captureOutput(child, log);
     let exitedResolve: () => void = () => undefined;
     const exited = new Promise<void>((resolve) => (exitedResolve = resolve));
     const worker: Worker = { id, child, ready: false, exited, rpc: undefined as unknown as RpcClient };
@@ -346,7 +346,7 @@ export class ProcessPool implements Pool {
         this.#workers.delete(id);
         exitedResolve();
         // Exit 0 before ready: nothing held the process, so the module never ran runWorker's IPC loop.
-        fail(new McpvisorError('POOL_UNAVAILABLE', this.#lastError ?? `worker of ${this.name} exited with ${reason} before it was ready${code === 0 ? `: ${this.#options.module} ended without calling runWorker(init) from 'mcpvisor'` : ''}`));
+        void output.closed.then(() => fail(new McpvisorError('POOL_UNAVAILABLE', this.#lastError ?? exitedBeforeReady(this.name, this.#options.module, reason, code, output))));
         // Leftover children of the dead worker (its group) go with it, before we might exit.
         killGroup(child.pid);
         // During start() a failure fails the start; nothing is restarted.

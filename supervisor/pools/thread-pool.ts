@@ -109,7 +109,8 @@ export class ThreadPool implements Pool {
         ok: false,
         // An answer that cannot leave its thread (a function in it) ends the thread with an error
         // that arrives here as `{}`: the start said "failed to start: undefined".
-        error: { code: 'POOL_UNAVAILABLE', message: `the ${this.name} threads failed to start: ${error?.message ?? `its thread ended with an error that has no message (an answer it could not send, such as a function?); ${EXPORT_RULE(module)}`}` },
+        // A module that does not load (a syntax error, a package not found) named neither itself nor the kind of error.
+        error: { code: 'POOL_UNAVAILABLE', message: `the ${this.name} threads failed to start: ${error?.message === undefined ? `its thread ended with an error that has no message (an answer it could not send, such as a function?); ${EXPORT_RULE(module)}` : `${error.name && error.name !== 'Error' ? `${error.name}: ` : ''}${error.message} (loading ${module})`}` },
       })),
       this.name,
       module,

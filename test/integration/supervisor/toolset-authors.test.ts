@@ -8,7 +8,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { errorCodeOf } from '../../../protocol/results';
 import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
-import { eventually, ROOT } from '../../helpers/processes';
+import { eventually, ROOT, spawnBin } from '../../helpers/processes';
 import { tempDir } from '../../helpers/temp';
 
 /** One module, served as a process toolset (`runWorker`) or a thread toolset (`threadWorker`). */
@@ -125,4 +125,20 @@ describe.each([
     expect(textOf(await call(`${prefix}-big`, { mb: 7 }))).toHaveLength(7 * 1024 * 1024);
     expect(textOf(await call(`${prefix}-ok`))).toBe('ok');
   }, 30_000);
+});
+
+describe('a toolset module that does not load', () => {
+  it.each([
+    ['process', 'a syntax error', 'const widgets = ;\n', /worker of broken exited with exit code 1 before it was ready: SyntaxError: Unexpected token ';' \(at \S+broken\.cjs:1\)\n/],
+    ['process', 'a package not installed', "require('no-such-widget-package');\n", /worker of broken exited with exit code 1 before it was ready: Error: Cannot find module 'no-such-widget-package'/],
+    ['thread', 'a syntax error', 'const widgets = ;\n', /the broken threads failed to start: SyntaxError: Unexpected token ';' \(loading \S+broken\.cjs\)\n/],
+  ])('stops the start naming the toolset and Node\'s error (%s toolset, %s; it said only "exited with exit code 1")', async (kind, _what, source, message) => {
+    const project = tempDir('toolset-author-broken-');
+    writeFileSync(path.join(project, 'broken.cjs'), source);
+    writeFileSync(path.join(project, 'config.json'), JSON.stringify({ shell: { enabled: false }, web: { enabled: false }, customToolsets: [{ name: 'broken', module: './broken.cjs', kind }] }));
+    const server = spawnBin('mcpvisor', ['--config', path.join(project, 'config.json')]);
+    expect(await server.exited).toBe(1);
+    expect(server.stderr()).toContain('mcpvisor: failed to start: toolset broken (customToolsets.0): ');
+    expect(server.stderr()).toMatch(message);
+  });
 });
