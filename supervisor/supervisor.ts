@@ -317,6 +317,7 @@ export class Supervisor {
         workerConfig: plan.workerConfig,
         maxQueue: pools.maxQueue,
         cancelGraceMs: pools.cancelGraceMs,
+        startTimeoutMs: pools.startTimeoutMs,
         maxOldGenerationSizeMb: pools.threadMaxOldGenerationSizeMb,
         restart: pools.restart,
         logger: this.#log,

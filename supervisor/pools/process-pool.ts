@@ -271,7 +271,7 @@ export class ProcessPool implements Pool {
 
     return new Promise<void>((resolve, reject) => {
       const startTimer = setTimeout(() => {
-        fail(new McpvisorError('POOL_UNAVAILABLE', `worker of ${this.name} did not become ready within ${this.#options.startTimeoutMs} ms`));
+        fail(new McpvisorError('POOL_UNAVAILABLE', `worker of ${this.name} did not become ready within ${this.#options.startTimeoutMs} ms (pools.startTimeoutMs): its init has not finished`));
         void killTree(child.pid);
       }, this.#options.startTimeoutMs);
       let settled = false;

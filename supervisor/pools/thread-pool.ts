@@ -21,6 +21,8 @@ export interface ThreadPoolOptions {
   /** How long a cancelled call may run on before its thread (and its other calls) is terminated. */
   cancelGraceMs: number;
   maxQueue: number;
+  /** How long the threads may take to load the module and initialise (`pools.startTimeoutMs`); default 60 s. */
+  startTimeoutMs?: number;
   /** V8 old-generation heap of each thread in MB (config `pools.threadMaxOldGenerationSizeMb`). */
   maxOldGenerationSizeMb: number;
   restart: RestartConfig;
@@ -104,17 +106,24 @@ export class ThreadPool implements Pool {
     piscina.on('error', (error: Error) => this.#log.error({ err: error.message }, 'thread pool error'));
     this.#piscina = piscina;
     const { module } = this.#options;
-    const answer = describeAnswer(
-      await piscina.run({ op: 'describe' } satisfies ThreadTask).catch((error: Error | undefined) => ({
+    // A thread whose init never ends held the whole start: a process pool's start gives up at
+    // startTimeoutMs, a thread pool's waited without end.
+    const startTimeoutMs = this.#options.startTimeoutMs ?? 60_000;
+    let startTimer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<ThreadAnswer>((resolve) => {
+      startTimer = setTimeout(
+        () => resolve({ ok: false, error: { code: 'POOL_UNAVAILABLE', message: `the ${this.name} threads did not become ready within ${startTimeoutMs} ms (pools.startTimeoutMs): its init has not finished` } }),
+        startTimeoutMs,
+      );
+    });
+    const described = piscina.run({ op: 'describe' } satisfies ThreadTask).catch((error: Error | undefined) => ({
         ok: false,
         // An answer that cannot leave its thread (a function in it) ends the thread with an error
         // that arrives here as `{}`: the start said "failed to start: undefined".
         // A module that does not load (a syntax error, a package not found) named neither itself nor the kind of error.
         error: { code: 'POOL_UNAVAILABLE', message: `the ${this.name} threads failed to start: ${error?.message === undefined ? `its thread ended with an error that has no message (an answer it could not send, such as a function?); ${EXPORT_RULE(module)}` : `${error.name && error.name !== 'Error' ? `${error.name}: ` : ''}${error.message} (loading ${module})`}` },
-      })),
-      this.name,
-      module,
-    );
+      }));
+    const answer = describeAnswer(await Promise.race([described, timedOut]).finally(() => clearTimeout(startTimer)), this.name, module);
     if (!answer.ok) {
       this.#state = 'failed';
       this.#lastError = answer.error.message;

@@ -142,3 +142,21 @@ describe('a toolset module that does not load', () => {
     expect(server.stderr()).toMatch(message);
   });
 });
+
+describe('a toolset whose init never finishes', () => {
+  it.each([
+    ['process', 'runWorker(() => new Promise(() => {}));', 'worker of slow did not become ready within 1500 ms (pools.startTimeoutMs): its init has not finished'],
+    // It held the whole start without end.
+    ['thread', 'module.exports = threadWorker(() => new Promise(() => {}));', 'the slow threads did not become ready within 1500 ms (pools.startTimeoutMs): its init has not finished'],
+  ])('stops the start at pools.startTimeoutMs, naming the toolset (%s toolset)', async (kind, source, message) => {
+    const project = tempDir('toolset-author-slow-');
+    mkdirSync(path.join(project, 'node_modules'));
+    symlinkSync(ROOT, path.join(project, 'node_modules', 'mcpvisor'));
+    writeFileSync(path.join(project, 'slow.cjs'), `const { runWorker, threadWorker } = require('mcpvisor');\n${source}\n`);
+    const config = { shell: { enabled: false }, web: { enabled: false }, pools: { startTimeoutMs: 1500 }, customToolsets: [{ name: 'slow', module: './slow.cjs', kind }] };
+    writeFileSync(path.join(project, 'config.json'), JSON.stringify(config));
+    const server = spawnBin('mcpvisor', ['--config', path.join(project, 'config.json')]);
+    expect(await server.exited).toBe(1);
+    expect(server.stderr()).toContain(`mcpvisor: failed to start: toolset slow (customToolsets.0): ${message}\n`);
+  }, 15_000);
+});
