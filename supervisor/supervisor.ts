@@ -131,9 +131,11 @@ export class Supervisor {
     if (this.catalogue.size === 0) this.#log.warn('no tools are enabled: every toolset is disabled or empty');
     const unportable = this.catalogue.unportableNames;
     if (unportable.length > 0) {
+      // Which toolsets: with several of an author's own, the names alone did not say where to rename.
+      const toolsets = [...new Set(unportable.map((name) => this.catalogue.poolOf(name)))];
       this.#log.warn(
-        { tools: unportable.slice(0, 10), count: unportable.length },
-        `${unportable.length} tool name(s) use characters or a length MCP advises against (1-128 of A-Z a-z 0-9 _ - .): some clients and model APIs refuse such tools; rename them in their toolset`,
+        { tools: unportable.slice(0, 10), count: unportable.length, toolsets },
+        `${unportable.length} tool name(s) use characters or a length MCP advises against (1-128 of A-Z a-z 0-9 _ - .): some clients and model APIs refuse such tools; rename them in their toolset (${toolsets.join(', ')})`,
       );
     }
     const pages = this.catalogue.pageCount;

@@ -389,7 +389,7 @@ describe('pool limits and restart intensity', () => {
       const { client } = await connectHttp(server.mcpUrl);
       expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('has space');
       await client.close();
-      expect(server.server.stderr()).toMatch(/"tools":\["has space"\],"count":1,"msg":"1 tool name\(s\) use characters or a length MCP advises against/);
+      expect(server.server.stderr()).toMatch(/"tools":\["has space"\],"count":1,"toolsets":\["test"\],"msg":"1 tool name\(s\) use characters or a length MCP advises against .*; rename them in their toolset \(test\)"/);
     } finally {
       await server.stop();
     }
