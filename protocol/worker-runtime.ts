@@ -136,6 +136,19 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
     ch.send({ type: 'warmed', id });
   };
 
+  // A throw from a timer or a rejection nobody handled ends the process, as Node would; its
+  // calls are answered first, naming the error: they said "worker exited with code 1", the
+  // error only in Node's report on stderr.
+  process.on('uncaughtException', (error, origin) => {
+    const what = origin === 'unhandledRejection' ? 'a promise rejection nobody handled' : 'an exception thrown outside a call (a timer, an event)';
+    const { message } = toErrorInfo(error);
+    log.error(`${what} ended the worker: ${message}`, { stack: error instanceof Error ? error.stack : undefined });
+    for (const id of running.keys()) ch.send({ type: 'error', id, error: { code: 'WORKER_CRASHED', message: `${what} ended the worker running this call: ${message}` } });
+    running.clear();
+    ch.flush();
+    setTimeout(() => process.exit(1), 50);
+  });
+
   // The supervisor is gone (even killed with -9): stop everything we started and leave.
   ch.onClose(() => void exit(0, 0));
   // The supervisor owns our lifecycle: a signal sent to the whole tree (Ctrl-C, pm2's tree kill)

@@ -19,10 +19,16 @@ const init = async () => ({
     { name: 'ok', inputSchema: { type: 'object' } },
     { name: 'chatty', inputSchema: { type: 'object', properties: { lines: { type: 'number' } } } },
     { name: 'big', inputSchema: { type: 'object', properties: { mb: { type: 'number' } } } },
+    { name: 'crash', inputSchema: { type: 'object', properties: { how: { type: 'string' } }, required: ['how'] } },
     { name: 'throw', inputSchema: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'] } },
   ],
   async handle(call) {
     if (call.tool === 'ok') return textResult('ok');
+    if (call.tool === 'crash') {
+      if (call.arguments.how === 'timer') setTimeout(() => { throw new Error('thrown from a timer'); }, 10);
+      else Promise.reject(new Error('nobody handles me'));
+      return new Promise(() => {});
+    }
     if (call.tool === 'throw') {
       const thrown = {
         error: new Error('no widget 42'),
@@ -125,6 +131,18 @@ describe.each([
     expect(textOf(await call(`${prefix}-big`, { mb: 7 }))).toHaveLength(7 * 1024 * 1024);
     expect(textOf(await call(`${prefix}-ok`))).toBe('ok');
   }, 30_000);
+});
+
+describe('a process toolset whose code throws outside a call', () => {
+  it.each([
+    ['timer', 'an exception thrown outside a call (a timer, an event) ended the worker running this call: thrown from a timer'],
+    ['rejection', 'a promise rejection nobody handled ended the worker running this call: nobody handles me'],
+  ])('answers WORKER_CRASHED naming the error (%s; it said "worker exited with code 1"), and a new worker serves the next call', async (how, message) => {
+    const result = await call('p-crash', { how });
+    expect(errorCodeOf(result)).toBe('WORKER_CRASHED');
+    expect(textOf(result)).toBe(`WORKER_CRASHED (tool p-crash, toolset mine-proc): ${message}`);
+    expect(textOf(await call('p-ok'))).toBe('ok');
+  });
 });
 
 describe('a toolset module that does not load', () => {
