@@ -134,6 +134,13 @@ const httpSchema = z.strictObject({
   /** An SSE stream whose client stopped reading is closed once this much output is waiting. */
   maxStreamBufferBytes: z.number().int().positive().default(4 * 1024 * 1024),
   /**
+   * ... and every SSE stream's together: past it the streams with the most waiting are closed
+   * first. Decision: 256 MiB (64 streams at maxStreamBufferBytes): 1,000 clients that stopped
+   * reading held up to 4 GB under the per-stream bound alone, while streams of clients that read
+   * hold next to nothing.
+   */
+  maxTotalStreamBufferBytes: z.number().int().positive().default(256 * 1024 * 1024),
+  /**
    * Streamable HTTP resumability (MCP "Resumability and Redelivery"): the events of a call's SSE
    * response carry ids, and a client whose stream was cut resumes it with a GET carrying
    * `Last-Event-ID`. Each session keeps its recent SSE events, bounded by count, bytes and age;

@@ -23,6 +23,8 @@ export class Metrics {
   #latency: Histogram<'pool'>;
   #upstream: Counter<'pool' | 'status'>;
   #refused: Counter<'status'>;
+  #streamsCut: Counter<'reason'>;
+  #streamWaiting: () => number = () => 0;
 
   constructor(supervisor: Supervisor) {
     const registry = this.registry;
@@ -45,6 +47,21 @@ export class Metrics {
       help: 'HTTP requests answered 4xx or 503 (bad token, Origin or Host, rate limited, malformed or oversized body, unknown session…), by status',
       labelNames: ['status'],
       registers: [registry],
+    });
+    this.#streamsCut = new Counter({
+      name: 'mcpvisor_http_streams_cut_total',
+      help: 'SSE streams closed because their client was not reading: reason stream (http.maxStreamBufferBytes) or total (http.maxTotalStreamBufferBytes)',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+    const waiting = () => this.#streamWaiting();
+    new Gauge({
+      name: 'mcpvisor_http_stream_waiting_bytes',
+      help: 'Output waiting to be sent on every SSE stream, as last counted',
+      registers: [registry],
+      collect() {
+        this.set(waiting());
+      },
     });
     new Gauge({
       name: 'mcpvisor_sessions',
@@ -94,6 +111,16 @@ export class Metrics {
   /** Counts one refused HTTP request; `status` is 400-599, so the label has at most 200 values. */
   refused(status: number): void {
     this.#refused.inc({ status: String(status) });
+  }
+
+  /** Counts one SSE stream closed for its client not reading (`stream-budget.ts`). */
+  streamCut(reason: 'stream' | 'total'): void {
+    this.#streamsCut.inc({ reason });
+  }
+
+  /** Where `mcpvisor_http_stream_waiting_bytes` is read from (the HTTP server's stream budget). */
+  watchStreamWaiting(read: () => number): void {
+    this.#streamWaiting = read;
   }
 
   /** Records one finished call. */

@@ -14,6 +14,8 @@ import { LegacySseSessions } from './legacy-sse';
 import { StreamableSessions } from './streamable';
 import { listenErrorHint } from './listen-error';
 import { refusalRecorder } from './refusals';
+import { StreamBudget, type StreamCut } from './stream-budget';
+import { RepeatSummary, windowWords } from '../../protocol/repeat-summary';
 
 export interface RunningHttp {
   /** The Streamable HTTP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
@@ -32,8 +34,9 @@ export interface RunningHttp {
 export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Logger): Promise<RunningHttp> {
   const log = logger.child({ component: 'http' });
   void supervisor.metrics; // count calls from the first one on
-  const streamable = new StreamableSessions(supervisor, config, logger);
-  const legacy = new LegacySseSessions(supervisor, config, logger);
+  const streamBudget = streamBudgetOf(supervisor, config, log);
+  const streamable = new StreamableSessions(supervisor, config, logger, streamBudget);
+  const legacy = new LegacySseSessions(supervisor, config, logger, streamBudget);
   supervisor.addSessionCounter(() => streamable.size + legacy.size);
 
   const app = express();
@@ -196,6 +199,27 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
       });
     });
   });
+}
+
+/**
+ * The bound on output waiting on SSE streams (stream-budget.ts), counted in `/metrics`, and a
+ * warning per reason and minute naming the bound: a stream closed this way is otherwise only a
+ * client's reconnect.
+ */
+function streamBudgetOf(supervisor: Supervisor, config: HttpConfig, log: Logger): StreamBudget {
+  const summary = new RepeatSummary((cut, more, windowMs) => log.warn({ more }, `SSE streams closed: ${more} more ${cutWords(cut as StreamCut)} ${windowWords(windowMs)}`));
+  const budget = new StreamBudget({ maxStreamBytes: config.maxStreamBufferBytes, maxTotalBytes: config.maxTotalStreamBufferBytes }, (cut, waitingBytes) => {
+    supervisor.metrics.streamCut(cut);
+    if (summary.first(cut)) log.warn({ waitingBytes, streams: budget.size }, `SSE stream closed ${cutWords(cut)}`);
+  });
+  supervisor.metrics.watchStreamWaiting(() => budget.waitingBytes);
+  return budget;
+}
+
+function cutWords(cut: StreamCut): string {
+  return cut === 'stream'
+    ? 'for a client not reading (its output waiting over http.maxStreamBufferBytes)'
+    : 'for clients not reading (the output waiting on every stream together over http.maxTotalStreamBufferBytes; the fullest close first)';
 }
 
 function sessionKey(req: IncomingMessage): string | undefined {

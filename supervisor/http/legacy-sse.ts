@@ -7,6 +7,7 @@ import type { Supervisor } from '../supervisor';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
+import type { StreamBudget } from './stream-budget';
 import { paramsRefusal, toJsonRpcMessage } from '../wire';
 import { sweepIntervalMs } from './streamable';
 
@@ -28,10 +29,13 @@ export class LegacySseSessions {
   #config: HttpConfig;
   #log: Logger;
   #sweeper: NodeJS.Timeout | undefined;
+  /** The output waiting on every SSE stream (shared with Streamable HTTP). */
+  #streamBudget: StreamBudget;
 
-  constructor(supervisor: Supervisor, config: HttpConfig, logger: Logger) {
+  constructor(supervisor: Supervisor, config: HttpConfig, logger: Logger, streamBudget: StreamBudget) {
     this.#supervisor = supervisor;
     this.#config = config;
+    this.#streamBudget = streamBudget;
     this.#log = logger.child({ transport: 'sse' });
     if (config.connectedSessionIdleTimeoutMs > 0) {
       this.#sweeper = setInterval(() => this.#expireIdle(), sweepIntervalMs(config));
@@ -55,6 +59,12 @@ export class LegacySseSessions {
     }
     const transport = new SSEServerTransport('/message', res);
     const id = transport.sessionId;
+    // The SDK's transport writes each message on the stream: count what waits there after each.
+    const sdkSend = transport.send.bind(transport);
+    transport.send = async (message) => {
+      await sdkSend(message);
+      this.#streamBudget.wrote(res);
+    };
     let entry: Entry | undefined;
     const session = createSession({
       supervisor: this.#supervisor,
@@ -73,7 +83,7 @@ export class LegacySseSessions {
     };
     res.on('close', () => void transport.close());
     await session.connect(transport);
-    startHeartbeat(res, this.#config.heartbeatIntervalMs, this.#config.maxStreamBufferBytes);
+    startHeartbeat(res, this.#config.heartbeatIntervalMs, this.#streamBudget);
     this.#log.debug({ sessionId: id }, 'session started');
   }
 

@@ -13,6 +13,7 @@ import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
 import type { SharedBudget } from './event-store';
+import type { StreamBudget } from './stream-budget';
 import { ResumableStreams, type NumberedStream } from './resumable-streams';
 import { sseEvent } from './sse-frames';
 import { serializeMessage } from '../preserialized';
@@ -26,7 +27,8 @@ export interface SessionTransportOptions {
   onsessioninitialized: (sessionId: string) => void;
   /** An SSE stream silent this long gets heartbeat events (proxies cut silent streams). */
   heartbeatIntervalMs: number;
-  maxStreamBufferBytes: number;
+  /** Bounds the output waiting on the session's SSE streams (shared by every session). */
+  streamBudget: StreamBudget;
   /** The session's GET stream, if open: where messages unrelated to a request go. */
   standaloneStream: () => ServerResponse | undefined;
   /**
@@ -175,12 +177,12 @@ export class SessionTransport implements Transport {
     for (const id of stream.open) this.#streams.set(id, stream);
     if (answer === 'sse') {
       this.#flush(stream);
-      startHeartbeat(res, this.#options.heartbeatIntervalMs, this.#options.maxStreamBufferBytes);
+      startHeartbeat(res, this.#options.heartbeatIntervalMs, this.#options.streamBudget);
     } else if (answer === 'either') {
       // A call that runs long: send the headers and heartbeats so the client and proxies see life.
       stream.timer = setTimeout(() => {
         this.#flush(stream);
-        startHeartbeat(res, this.#options.heartbeatIntervalMs, this.#options.maxStreamBufferBytes);
+        startHeartbeat(res, this.#options.heartbeatIntervalMs, this.#options.streamBudget);
       }, this.#options.heartbeatIntervalMs);
       stream.timer.unref();
     }
@@ -194,7 +196,7 @@ export class SessionTransport implements Transport {
     const requestId = isResponse ? message.id : options?.relatedRequestId;
     if (requestId === undefined) {
       const standalone = this.#options.standaloneStream();
-      if (standalone && !standalone.writableEnded) standalone.write(sseEvent(message));
+      if (standalone && !standalone.writableEnded) this.#write(standalone, sseEvent(message));
       return;
     }
     const stream = this.#streams.get(requestId);
@@ -205,7 +207,7 @@ export class SessionTransport implements Transport {
       if (stream.answer === 'json') return;
       this.#flush(stream);
       const frame = this.#frame(stream, message);
-      if (!stream.detached) stream.res.write(frame);
+      if (!stream.detached) this.#write(stream.res, frame);
       return;
     }
     this.#streams.delete(requestId);
@@ -214,7 +216,7 @@ export class SessionTransport implements Transport {
       if (!stream.res.headersSent) stream.held.push(message);
       else {
         const frame = this.#frame(stream, message);
-        if (!stream.detached) stream.res.write(frame);
+        if (!stream.detached) this.#write(stream.res, frame);
       }
       return;
     }
@@ -223,7 +225,10 @@ export class SessionTransport implements Transport {
       const frame = this.#frame(stream, message);
       this.#ended(stream);
       // Written out whole, the stream's events go after a short grace rather than eventTtlMs.
-      if (!stream.detached) stream.res.end(frame, () => this.#resumable?.delivered(stream));
+      if (!stream.detached) {
+        stream.res.end(frame, () => this.#resumable?.delivered(stream));
+        this.#options.streamBudget.wrote(stream.res);
+      }
       return;
     }
     // Nothing streamed: the answer as plain JSON, which costs both ends less than SSE framing.
@@ -276,6 +281,7 @@ export class SessionTransport implements Transport {
     const stream = resumption.stream;
     if (!stream) {
       res.end(resumption.frames);
+      this.#options.streamBudget.wrote(res);
       return;
     }
     const previous = stream.res;
@@ -284,9 +290,9 @@ export class SessionTransport implements Transport {
     clearTimeout(stream.windowTimer);
     if (previous !== res && !previous.writableEnded) previous.end();
     res.flushHeaders();
-    if (resumption.frames) res.write(resumption.frames);
+    if (resumption.frames) this.#write(res, resumption.frames);
     this.#watch(stream, res);
-    startHeartbeat(res, this.#options.heartbeatIntervalMs, this.#options.maxStreamBufferBytes);
+    startHeartbeat(res, this.#options.heartbeatIntervalMs, this.#options.streamBudget);
   }
 
   /**
@@ -336,10 +342,16 @@ export class SessionTransport implements Transport {
     stream.res.flushHeaders();
     if (this.#options.resumability.enabled && this.sessionId !== undefined) {
       const priming = (this.#resumable ??= new ResumableStreams(this.#options.resumability, this.sessionId, this.#options.resumeBudget)).open(stream, this.#protocolVersion);
-      if (priming) stream.res.write(priming);
+      if (priming) this.#write(stream.res, priming);
     }
-    if (stream.held.length > 0) stream.res.write(stream.held.map((message) => this.#frame(stream, message)).join(''));
+    if (stream.held.length > 0) this.#write(stream.res, stream.held.map((message) => this.#frame(stream, message)).join(''));
     stream.held = [];
+  }
+
+  /** Writes `chunk` on an SSE stream and counts what waits there (stream-budget.ts). */
+  #write(res: ServerResponse, chunk: string): void {
+    res.write(chunk);
+    this.#options.streamBudget.wrote(res);
   }
 
   /** The SSE event of `message` on `stream`: numbered and kept when the stream is resumable. */

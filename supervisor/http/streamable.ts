@@ -11,6 +11,7 @@ import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
 import { checkProtocolVersion, SessionTransport } from './session-transport';
+import type { StreamBudget } from './stream-budget';
 
 interface Entry {
   transport: SessionTransport;
@@ -35,10 +36,13 @@ export class StreamableSessions {
   #sweeper: NodeJS.Timeout;
   /** What every session keeps for resumes, together (`resumability.maxTotalBytes`). */
   #resumeBudget: SharedBudget;
+  /** The output waiting on every SSE stream (shared with the legacy transport). */
+  #streamBudget: StreamBudget;
 
-  constructor(supervisor: Supervisor, config: HttpConfig, logger: Logger) {
+  constructor(supervisor: Supervisor, config: HttpConfig, logger: Logger, streamBudget: StreamBudget) {
     this.#supervisor = supervisor;
     this.#config = config;
+    this.#streamBudget = streamBudget;
     this.#resumeBudget = { bytes: 0, maxTotalBytes: config.resumability.maxTotalBytes };
     this.#log = logger.child({ transport: 'streamable-http' });
     this.#sweeper = setInterval(() => this.#expireIdle(), sweepIntervalMs(config));
@@ -125,7 +129,7 @@ export class StreamableSessions {
     res.on('close', () => {
       if (entry.stream === res) entry.stream = undefined;
     });
-    startHeartbeat(res, this.#config.heartbeatIntervalMs, this.#config.maxStreamBufferBytes);
+    startHeartbeat(res, this.#config.heartbeatIntervalMs, this.#streamBudget);
   }
 
   /** Ends every session (shutdown): their streams close and clients see the session end. */
@@ -148,7 +152,7 @@ export class StreamableSessions {
         this.#log.debug({ sessionId: id }, 'session started');
       },
       heartbeatIntervalMs: this.#config.heartbeatIntervalMs,
-      maxStreamBufferBytes: this.#config.maxStreamBufferBytes,
+      streamBudget: this.#streamBudget,
       standaloneStream: () => entry?.stream,
       // A client that drops the request it was waiting on, and does not resume it, cancels those calls in the workers.
       onDropped: (requestId) => entry?.session.abortCall(requestId),

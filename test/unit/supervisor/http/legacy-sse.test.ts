@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import pino from 'pino';
 import { configSchema } from '../../../../config/schema';
 import { LegacySseSessions } from '../../../../supervisor/http/legacy-sse';
+import { StreamBudget } from '../../../../supervisor/http/stream-budget';
 import type { Supervisor } from '../../../../supervisor/supervisor';
 
 const IDLE_MS = 1000;
@@ -25,7 +26,7 @@ describe('LegacySseSessions idle expiry', () => {
     // setSystemTime moves Date.now() only; performance.now() moves with the fake timers. Sockets stay real.
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
     const supervisor = { config: { name: 'test', pools: { progressIntervalMs: 0 } }, health: () => ({ version: '0.0.0' }), draining: false, sessions: 0, toolsMayChange: false, onToolsChanged: () => () => undefined } as unknown as Supervisor;
-    sessions = new LegacySseSessions(supervisor, configSchema.parse({ http: { connectedSessionIdleTimeoutMs: IDLE_MS } }).http, pino({ level: 'silent' }));
+    sessions = new LegacySseSessions(supervisor, configSchema.parse({ http: { connectedSessionIdleTimeoutMs: IDLE_MS } }).http, pino({ level: 'silent' }), new StreamBudget({ maxStreamBytes: 4 << 20, maxTotalBytes: 256 << 20 }));
     server = createServer((req, res) => void sessions.open(req as Request, res as unknown as Response));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/sse`;

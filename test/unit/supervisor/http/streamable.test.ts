@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { configSchema } from '../../../../config/schema';
 import { StreamableSessions } from '../../../../supervisor/http/streamable';
+import { StreamBudget } from '../../../../supervisor/http/stream-budget';
 import type { Supervisor } from '../../../../supervisor/supervisor';
 import type { ToolResult } from '../../../../protocol/tool';
 
@@ -73,7 +74,7 @@ describe('StreamableSessions idle expiry', () => {
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
     const stub = stubSupervisor();
     const config = configSchema.parse({ http: { sessionIdleTimeoutMs: IDLE_MS } }).http;
-    sessions = new StreamableSessions(stub.supervisor, config, pino({ level: 'silent' }));
+    sessions = new StreamableSessions(stub.supervisor, config, pino({ level: 'silent' }), new StreamBudget({ maxStreamBytes: 4 << 20, maxTotalBytes: 256 << 20 }));
     const url = await serve();
 
     const init = await post(url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
@@ -101,7 +102,7 @@ describe('StreamableSessions idle expiry', () => {
   it('keeps a session active a moment ago when the wall clock jumps an hour ahead (NTP after a VM resumes, `date -s`)', async () => {
     // setSystemTime moves Date.now() only; performance.now() moves with the fake timers.
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
-    sessions = new StreamableSessions(stubSupervisor().supervisor, configSchema.parse({ http: { sessionIdleTimeoutMs: IDLE_MS } }).http, pino({ level: 'silent' }));
+    sessions = new StreamableSessions(stubSupervisor().supervisor, configSchema.parse({ http: { sessionIdleTimeoutMs: IDLE_MS } }).http, pino({ level: 'silent' }), new StreamBudget({ maxStreamBytes: 4 << 20, maxTotalBytes: 256 << 20 }));
     const url = await serve();
     const init = await post(url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
     const id = init.sessionId!;
