@@ -9,7 +9,7 @@ import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
 import type { StreamBudget } from './stream-budget';
 import { paramsRefusal, toJsonRpcMessage } from '../wire';
-import { sweepIntervalMs } from './streamable';
+import { inTurns, sweepIntervalMs } from './streamable';
 
 interface Entry {
   transport: SSEServerTransport;
@@ -118,12 +118,16 @@ export class LegacySseSessions {
 
   /** Ends the streams of sessions with no request and no call for `connectedSessionIdleTimeoutMs`. */
   #expireIdle(): void {
+    const idle = (entry: Entry, now: number) => now - entry.lastActiveAt > this.#config.connectedSessionIdleTimeoutMs && entry.session.inFlight === 0;
     const now = performance.now();
-    for (const [id, entry] of this.#sessions) {
-      if (now - entry.lastActiveAt <= this.#config.connectedSessionIdleTimeoutMs || entry.session.inFlight > 0) continue;
+    const due = [...this.#sessions].filter(([, entry]) => idle(entry, now)).map(([id]) => id);
+    // In turns, as on Streamable HTTP (streamable.ts, SESSIONS_CLOSED_PER_TURN).
+    inTurns(due, (id) => {
+      const entry = this.#sessions.get(id);
+      if (!entry || !idle(entry, performance.now())) return;
       this.#log.debug({ sessionId: id }, 'closing idle session');
       this.#sessions.delete(id);
       void entry.transport.close().catch(() => undefined);
-    }
+    });
   }
 }

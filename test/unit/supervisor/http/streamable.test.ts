@@ -115,4 +115,22 @@ describe('StreamableSessions idle expiry', () => {
     jest.advanceTimersByTime(2 * IDLE_MS);
     expect(sessions.size).toBe(0);
   });
+
+  it('closes sessions that time out together a few hundred per turn of the event loop, so I/O goes on between', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    sessions = new StreamableSessions(stubSupervisor().supervisor, configSchema.parse({ http: { sessionIdleTimeoutMs: IDLE_MS } }).http, pino({ level: 'silent' }), new StreamBudget({ maxStreamBytes: 4 << 20, maxTotalBytes: 256 << 20 }));
+    const url = await serve();
+    const count = 500;
+    const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    for (let i = 0; i < count; i += 50) await Promise.all(Array.from({ length: 50 }, () => post(url, initialize)));
+    expect(sessions.size).toBe(count);
+
+    // Two sweeps find them idle (at 1.5 and 2 timeouts); each closes one turn's worth and leaves
+    // the rest to the next turns, which have not run yet (no I/O was polled).
+    jest.advanceTimersByTime(2 * IDLE_MS);
+    expect(sessions.size).toBeGreaterThan(0);
+    expect(sessions.size).toBeLessThan(count);
+    for (let turn = 0; turn < 10 && sessions.size > 0; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(sessions.size).toBe(0);
+  });
 });
