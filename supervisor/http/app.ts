@@ -13,6 +13,7 @@ import { clientKey, KeyedRateLimiter, rateLimit } from './rate-limit';
 import { LegacySseSessions } from './legacy-sse';
 import { StreamableSessions } from './streamable';
 import { listenErrorHint } from './listen-error';
+import { openFilesWarning } from './open-files';
 import { refusalRecorder } from './refusals';
 import { StreamBudget, type StreamCut } from './stream-budget';
 import { RepeatSummary, windowWords } from '../../protocol/repeat-summary';
@@ -186,6 +187,8 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       const url = `http://${host}:${address.port}${config.endpointPath}`;
       log.info({ url }, 'listening');
+      const filesWarning = openFilesWarning(config.maxSessions);
+      if (filesWarning) log.warn(filesWarning);
       // pm2 (`wait_ready`) counts the process online only from here, so a reload waits for it.
       if (process.send && process.connected) process.send('ready', undefined, undefined, () => undefined);
       resolve({

@@ -15,6 +15,16 @@ import { call, initialize } from '../../helpers/raw-sessions';
 const LIMIT = 128;
 const hasPrlimit = spawnSync('prlimit', ['--version']).status === 0;
 
+/** `mcpvisor` on a free loopback port under `prlimit --nofile=limit`; its stderr, port and process. */
+async function startLimited(limit: number, config: Record<string, unknown>): Promise<{ server: ChildProcess; stderr: () => string; port: number }> {
+  const server = spawn('prlimit', [`--nofile=${limit}:${limit}`, process.execPath, bin('mcpvisor'), '--config', writeConfig(config), '--transport', 'http', '--host', '127.0.0.1', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  server.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const listening = await eventually(() => /"msg":"listening"/.test(stderr), 20_000);
+  if (!listening) throw new Error(`no listening line; stderr:\n${stderr}`);
+  return { server, stderr: () => stderr, port: Number(/127\.0\.0\.1:(\d+)/.exec(stderr)![1]) };
+}
+
 function textOf(body: string): string {
   const message = JSON.parse(body.slice(body.indexOf('{'))) as { result?: { content?: Array<{ text?: string }> } };
   return message.result?.content?.[0]?.text ?? body;
@@ -40,12 +50,9 @@ describe('a supervisor at its open-files limit', () => {
         pools: { cancelGraceMs: 300, restart: { maxRestarts: 3, windowMs: 60_000, backoffBaseMs: 50, backoffMaxMs: 500 } },
       },
     });
-    const server = spawn('prlimit', [`--nofile=${LIMIT}:${LIMIT}`, process.execPath, bin('mcpvisor'), '--config', writeConfig(config), '--transport', 'http', '--host', '127.0.0.1', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const started = await startLimited(LIMIT, config);
+    const { server, port } = started;
     child = server;
-    let stderr = '';
-    server.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    expect(await eventually(() => /"msg":"listening"/.test(stderr), 20_000)).toBe(true);
-    const port = Number(/127\.0\.0\.1:(\d+)/.exec(stderr)![1]);
     const baseUrl = `http://127.0.0.1:${port}`;
     const mcpUrl = `${baseUrl}/mcp`;
 
@@ -78,6 +85,22 @@ describe('a supervisor at its open-files limit', () => {
     expect(textOf((await call(mcpUrl, fresh, 1, 'echo', { text: 'back' })).body)).toBe('back');
     expect(server.exitCode).toBeNull();
     // One error line per failed fork, not two.
-    expect(stderr.split('\n').filter((line) => line.includes('worker process error'))).toHaveLength(0);
+    expect(started.stderr().split('\n').filter((line) => line.includes('worker process error'))).toHaveLength(0);
+  });
+
+  it('says at the start when the limit is below what http.maxSessions may need, and not when it is not', async () => {
+    const warned = await startLimited(LIMIT, fixtureConfig({ thread: false }));
+    child = warned.server;
+    await eventually(() => warned.stderr().includes('open-files limit'), 2000);
+    const line = warned.stderr().split('\n').find((entry) => entry.includes('open-files limit'));
+    expect(line).toBeDefined();
+    expect(JSON.parse(line!)).toMatchObject({ level: 40 });
+    expect(line).toContain(`open-files limit (${LIMIT}, ulimit -n`);
+    expect(line).toContain('http.maxSessions (10000)');
+    warned.server.kill('SIGKILL');
+
+    const fits = await startLimited(1024, fixtureConfig({ thread: false, root: { http: { maxSessions: 500 } } }));
+    child = fits.server;
+    expect(fits.stderr()).not.toContain('open-files limit');
   });
 });
