@@ -35,7 +35,7 @@ export interface RunningHttp {
 export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Logger): Promise<RunningHttp> {
   const log = logger.child({ component: 'http' });
   void supervisor.metrics; // count calls from the first one on
-  const streamBudget = streamBudgetOf(supervisor, config, log);
+  const { budget: streamBudget, flush: flushStreamCuts } = streamBudgetOf(supervisor, config, log);
   const streamable = new StreamableSessions(supervisor, config, logger, streamBudget);
   const legacy = new LegacySseSessions(supervisor, config, logger, streamBudget);
   supervisor.addSessionCounter(() => streamable.size + legacy.size);
@@ -198,6 +198,7 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
           await Promise.all([streamable.closeAll(), legacy.closeAll()]);
           server.closeAllConnections();
           refusals.flush();
+          flushStreamCuts();
         },
       });
     });
@@ -209,14 +210,14 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
  * warning per reason and minute naming the bound: a stream closed this way is otherwise only a
  * client's reconnect.
  */
-function streamBudgetOf(supervisor: Supervisor, config: HttpConfig, log: Logger): StreamBudget {
+function streamBudgetOf(supervisor: Supervisor, config: HttpConfig, log: Logger): { budget: StreamBudget; flush: () => void } {
   const summary = new RepeatSummary((cut, more, windowMs) => log.warn({ more }, `SSE streams closed: ${more} more ${cutWords(cut as StreamCut)} ${windowWords(windowMs)}`));
   const budget = new StreamBudget({ maxStreamBytes: config.maxStreamBufferBytes, maxTotalBytes: config.maxTotalStreamBufferBytes }, (cut, waitingBytes) => {
     supervisor.metrics.streamCut(cut);
     if (summary.first(cut)) log.warn({ waitingBytes, streams: budget.size }, `SSE stream closed ${cutWords(cut)}`);
   });
   supervisor.metrics.watchStreamWaiting(() => budget.waitingBytes);
-  return budget;
+  return { budget, flush: () => summary.flush() };
 }
 
 function cutWords(cut: StreamCut): string {
