@@ -16,7 +16,8 @@ const LOAD_HTTP = { rateLimit: { perIpRequestsPerSecond: 0, perSessionRequestsPe
 
 async function serverWith(http: Record<string, unknown>): Promise<HttpServer> {
   // Heartbeats once a minute: the bounds must hold between two of them.
-  const config = fixtureConfig({ thread: false, process: { concurrency: 8 }, root: { http: { ...LOAD_HTTP, heartbeatIntervalMs: 60_000, ...http } } });
+  // Answers of 8 MiB and more: over pools.maxResultBytes' default (8 MiB), raised here.
+  const config = fixtureConfig({ thread: false, process: { concurrency: 8 }, root: { http: { ...LOAD_HTTP, heartbeatIntervalMs: 60_000, ...http }, pools: { cancelGraceMs: 300, maxResultBytes: 16 * 1024 * KIB } } });
   return startHttp('mcpvisor', ['--config', writeConfig(config)]);
 }
 
