@@ -1,5 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
-import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { RestartConfig } from '../../config/schema';
@@ -10,13 +8,12 @@ import type { DegradedReason, Pool, PoolCallOptions, PoolState, PoolStats } from
 import { errorResult } from '../../protocol/results';
 import { isDeadlineError, RpcClient } from '../../protocol/rpc';
 import type { ToolCall, ToolDescriptor, ToolResult } from '../../protocol/tool';
-import { BULK_FD, isBulkToolTexts } from '../../protocol/bulk-text';
 import type { AnnouncedTool, ToolTexts } from '../../protocol/tool-text';
 import { AnnouncedList } from './announced-list';
 import { killGroup, killTree } from '../../workers/common/kill-tree';
 import { RestartPolicy } from '../restart-policy';
 import { LivenessCheck } from './liveness';
-import { readBulk } from './bulk-reader';
+import { isReportedStartFailure, type PoolWorker, workerMessages } from './pool-worker';
 import { adoptSpare, forkWorker, isForkFailure } from './spare-worker';
 import { exitReason } from '../../protocol/exit-reason';
 import { captureOutput, exitedBeforeReady } from './worker-output';
@@ -42,23 +39,6 @@ export interface ProcessPoolOptions {
   logger: Logger;
 }
 
-interface Worker {
-  id: number;
-  child: ChildProcess;
-  rpc: RpcClient;
-  ready: boolean;
-  exited: Promise<void>;
-  /** Why the pool killed it, when it did (a failed liveness check). */
-  killedFor?: string;
-  /** Set while it reports itself degraded (a `health` message): alive, but it cannot do its work. */
-  degradedBy?: DegradedReason;
-  /** It said why it cannot start (`fatal`), which is logged then: its exit and the failed restart are that one error. */
-  failedStart?: boolean;
-}
-
-/** Start failures already logged where the worker reported them (its `fatal`). */
-const reportedStartFailures = new WeakSet<object>();
-
 /**
  * A supervised pool of forked worker processes. Each worker runs up to `concurrency` calls; more
  * wait in a bounded queue. A call past its deadline is cancelled in the worker, and a worker that
@@ -69,7 +49,7 @@ export class ProcessPool implements Pool {
   readonly name: string;
   #options: ProcessPoolOptions;
   #log: Logger;
-  #workers = new Map<number, Worker>();
+  #workers = new Map<number, PoolWorker>();
   #nextWorkerId = 1;
   #queue: WaitQueue;
   #policy: RestartPolicy;
@@ -218,8 +198,8 @@ export class ProcessPool implements Pool {
     return alive;
   }
 
-  #freeWorker(): Worker | undefined {
-    let best: Worker | undefined;
+  #freeWorker(): PoolWorker | undefined {
+    let best: PoolWorker | undefined;
     for (const worker of this.#workers.values()) {
       if (!worker.ready || worker.rpc.closed || worker.rpc.inFlight >= this.#options.concurrency) continue;
       if (!best || worker.rpc.inFlight < best.rpc.inFlight) best = worker;
@@ -227,7 +207,7 @@ export class ProcessPool implements Pool {
     return best;
   }
 
-  async #run(worker: Worker, call: ToolCall, signal: AbortSignal | undefined, deadlineAt: number, budgetMs: number, callId: string | undefined): Promise<ToolResult> {
+  async #run(worker: PoolWorker, call: ToolCall, signal: AbortSignal | undefined, deadlineAt: number, budgetMs: number, callId: string | undefined): Promise<ToolResult> {
     try {
       return await worker.rpc.call(call, {
         signal,
@@ -266,7 +246,7 @@ export class ProcessPool implements Pool {
     const output = captureOutput(child, log);
     let exitedResolve: () => void = () => undefined;
     const exited = new Promise<void>((resolve) => (exitedResolve = resolve));
-    const worker: Worker = { id, child, ready: false, exited, rpc: undefined as unknown as RpcClient };
+    const worker: PoolWorker = { id, child, ready: false, exited, rpc: undefined as unknown as RpcClient };
     this.#workers.set(id, worker);
 
     return new Promise<void>((resolve, reject) => {
@@ -300,42 +280,7 @@ export class ProcessPool implements Pool {
         resolve();
         this.#queue.release(this.#options.concurrency);
       };
-      worker.rpc = new RpcClient(childProcessChannel<SupervisorMessage, WorkerMessage>(child), (message) => {
-        switch (message.type) {
-          case 'ready': {
-            if (settled) return;
-            if (!isBulkToolTexts(message.tools)) return void onReady(message.tools);
-            // A large list: its text comes on the worker's bulk pipe (protocol/bulk-text.ts).
-            const { bulk, names, spans } = message.tools;
-            void readBulk(child.stdio[BULK_FD] as Readable | null, bulk).then(
-              (text) => onReady({ text, names, spans }),
-              (error: McpvisorError) => {
-                fail(error);
-                void killTree(child.pid);
-              },
-            );
-            return;
-          }
-          case 'fatal': {
-            log.error({ code: message.error.code }, `worker failed to start: ${message.error.message}`);
-            worker.failedStart = true;
-            const error = McpvisorError.fromInfo(message.error);
-            reportedStartFailures.add(error);
-            fail(error);
-            return;
-          }
-          case 'log':
-            log[message.level]({ ...message.fields }, message.msg);
-            return;
-          case 'health':
-            worker.degradedBy = message.health.status === 'degraded' ? message.health.reason : undefined;
-            if (worker.degradedBy) log.error({ ...worker.degradedBy }, 'worker reports itself degraded');
-            else log.info('worker reports itself ok again');
-            return;
-          default:
-            return;
-        }
-      });
+      worker.rpc = new RpcClient(childProcessChannel<SupervisorMessage, WorkerMessage>(child), workerMessages(worker, log, { starting: () => !settled, onReady, fail }));
       child.on('error', (error) => {
         log.error({ err: toErrorInfo(error) }, 'worker process error');
         fail(new McpvisorError('POOL_UNAVAILABLE', `cannot start worker of ${this.name}: ${error.message}`));
@@ -373,7 +318,7 @@ export class ProcessPool implements Pool {
       if (this.#state === 'stopping' || this.#state === 'stopped') return;
       this.#restarts++;
       this.#spawn().catch((error: unknown) => {
-        if (!reportedStartFailures.has(error as object)) {
+        if (!isReportedStartFailure(error)) {
           const info = toErrorInfo(error);
           this.#log.error({ code: info.code }, `replacement worker failed to start: ${info.message}`);
         }

@@ -82,6 +82,6 @@ describe('openapi-mcp-server with IPv6 literals', () => {
   it('says so for a search engine URL too (web-search, before any browser starts)', async () => {
     const cli = spawnBin('web-search', ['search', 'anything'], { WEB_SEARCH_ENGINE_URL: 'http://::1:8080/html/' });
     expect(await cli.exited).toBe(2);
-    expect(cli.stderr()).toContain('web.search.engineUrl: Invalid URL: an IPv6 address goes in brackets');
+    expect(cli.stderr()).toContain('WEB_SEARCH_ENGINE_URL (web.search.engineUrl): Invalid URL: an IPv6 address goes in brackets');
   });
 });

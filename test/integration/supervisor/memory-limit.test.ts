@@ -48,7 +48,10 @@ describe('the server in a memory cgroup', () => {
         const result = await call('hog', { mb: (2 * LIMIT_BYTES) / (1024 * 1024), ms: 100 });
         expect(errorCodeOf(result)).toBe('WORKER_CRASHED');
         expect(textOf(result)).toContain('signal SIGKILL: killed by the kernel, out of memory');
-        const logged = connection.stderr().split('\n').find((line) => line.includes('"msg":"worker exited; restarting"'));
+        // The answer can come before the log line: both follow the worker's exit, the line written asynchronously.
+        const exitLine = () => connection.stderr().split('\n').find((line) => line.includes('"msg":"worker exited; restarting"'));
+        expect(await eventually(() => exitLine() !== undefined, 5_000)).toBe(true);
+        const logged = exitLine();
         expect(logged).toMatch(/"pool":"test".*"reason":"signal SIGKILL: killed by the kernel, out of memory/);
       } else {
         // No memory cgroup here: a SIGKILL from a person is not taken for the kernel's.
