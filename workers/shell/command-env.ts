@@ -28,6 +28,16 @@ const NO_TERMINAL: NodeJS.ProcessEnv = { TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 
 const NO_NETWORK: NodeJS.ProcessEnv = { npm_config_fetch_retries: '0', PIP_RETRIES: '0' };
 
 /**
+ * Caches a sandboxed command's tools would write under HOME, which is the workspace: npm's
+ * `.npm/` (its logs and update-notifier stamp even for a failed `npm install`), pip's and other
+ * XDG tools' `.cache/`. They showed in `git status`, and an assistant's `git add -A` committed
+ * them. They go to the command's private /tmp, gone after it: a cache that outlives one command
+ * is of little use without a network, and a project is no place for one. npm's update check, a
+ * network request each run, is off.
+ */
+const CACHES_IN_TMP: NodeJS.ProcessEnv = { XDG_CACHE_HOME: '/tmp/.cache', npm_config_cache: '/tmp/.npm', npm_config_update_notifier: 'false' };
+
+/**
  * The environment of an unconfined command: the worker's less the supervisor's secrets and the
  * user's editors; PWD set to the workspace; no terminal (`TERM=dumb`, pagers that print, git's
  * editor refusing): a client's `TERM` made `git commit` without `-m` start vim, which drew escapes
@@ -42,8 +52,8 @@ export function hostCommandEnv(workspace: string, environment: NodeJS.ProcessEnv
 /**
  * The whole environment of a sandboxed command: nothing of the host's leaks in. `USER` and
  * `LOGNAME` name the server's user, whom the command runs as (`id` says so anyway): scripts that
- * build paths or git identities from `$USER` found it empty. Without `network`, package managers
- * fail at once instead of retrying (NO_NETWORK).
+ * build paths or git identities from `$USER` found it empty. Caches go to the command's /tmp
+ * (CACHES_IN_TMP). Without `network`, package managers fail at once instead of retrying (NO_NETWORK).
  */
 export function sandboxCommandEnv(workspace: string, pathInside: string, network = false): NodeJS.ProcessEnv {
   const user = currentUser();
@@ -54,6 +64,7 @@ export function sandboxCommandEnv(workspace: string, pathInside: string, network
     TMPDIR: '/tmp',
     LANG: 'C.UTF-8',
     SHELL: '/bin/sh',
+    ...CACHES_IN_TMP,
     ...NO_TERMINAL,
     ...(network ? {} : NO_NETWORK),
   };

@@ -106,6 +106,10 @@ describe('everyday work in the sandbox without network', () => {
     expect(result.structuredContent).toMatchObject({ timedOut: false, exitCode: expect.any(Number) });
     expect(result.structuredContent!.exitCode).not.toBe(0);
     expect(result.structuredContent!.stderr).toMatch(/(EAI_AGAIN|ENOTFOUND) registry\.npmjs\.org/);
+    // HOME is the workspace: npm's cache (its logs of this run) and XDG caches went there, for `git add -A` to commit.
+    const left = await call(server, 'exec', { command: 'ls -A; echo "cache=$XDG_CACHE_HOME npm=$npm_config_cache"' });
+    expect(left.structuredContent!.stdout).not.toMatch(/^\.(npm|cache)$/m);
+    expect(left.structuredContent!.stdout).toContain('cache=/tmp/.cache npm=/tmp/.npm');
   });
 
   test('USER and LOGNAME name the user commands run as', async () => {

@@ -89,7 +89,7 @@ describe('sandboxArgv', () => {
 
   test('gives the command a fixed environment with nothing of the host; without network, package managers do not retry', () => {
     const user = os.userInfo().username;
-    const fixed = { PATH: expect.stringContaining('/usr/bin'), HOME: '/tmp/project', USER: user, LOGNAME: user, TMPDIR: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', SHELL: '/bin/sh', PAGER: 'cat', GIT_PAGER: 'cat', GIT_EDITOR: GIT_NO_EDITOR, GIT_SEQUENCE_EDITOR: GIT_NO_EDITOR };
+    const fixed = { PATH: expect.stringContaining('/usr/bin'), HOME: '/tmp/project', USER: user, LOGNAME: user, TMPDIR: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', SHELL: '/bin/sh', PAGER: 'cat', GIT_PAGER: 'cat', GIT_EDITOR: GIT_NO_EDITOR, GIT_SEQUENCE_EDITOR: GIT_NO_EDITOR, XDG_CACHE_HOME: '/tmp/.cache', npm_config_cache: '/tmp/.npm', npm_config_update_notifier: 'false' };
     expect(sandboxEnv('/tmp/project')).toEqual({ ...fixed, npm_config_fetch_retries: '0', PIP_RETRIES: '0' });
     expect(sandboxEnv('/tmp/project', true)).toEqual(fixed);
   });
