@@ -49,7 +49,7 @@ describe('the server in a memory cgroup', () => {
         expect(errorCodeOf(result)).toBe('WORKER_CRASHED');
         expect(textOf(result)).toContain('signal SIGKILL: killed by the kernel, out of memory');
         // The answer can come before the log line: both follow the worker's exit, the line written asynchronously.
-        const exitLine = () => connection.stderr().split('\n').find((line) => line.includes('"msg":"worker exited; restarting"'));
+        const exitLine = () => connection!.stderr().split('\n').find((line) => line.includes('"msg":"worker exited; restarting"'));
         expect(await eventually(() => exitLine() !== undefined, 5_000)).toBe(true);
         const logged = exitLine();
         expect(logged).toMatch(/"pool":"test".*"reason":"signal SIGKILL: killed by the kernel, out of memory/);
