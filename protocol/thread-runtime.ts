@@ -3,6 +3,7 @@ import { receiveMessageOnPort, threadId, workerData, type MessagePort } from 'no
 import { McpvisorError, toErrorInfo, type ErrorInfo } from './errors';
 import { jsonResult, unserialisableAt } from './json-safe';
 import { OUTPUT_WINDOW_MAX_CHARS, OutputLines, type OutputStream } from './output-lines';
+import { ThreadCrash } from './thread-crash';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
 import type { ToolTexts } from './tool-text';
 import type { WorkerInit, WorkerLogger, WorkerService } from './worker-runtime';
@@ -13,7 +14,8 @@ import type { WorkerInit, WorkerLogger, WorkerService } from './worker-runtime';
  * up (cancellation or deadline).
  */
 /** A call's `deadlineMs` is its whole budget; `deadlineAt` (`threadClockMs()`) is when it ends, queueing included. */
-export type ThreadTask = { op: 'describe' } | { op: 'call'; call: ToolCall; deadlineMs: number; deadlineAt?: number; cancel?: MessagePort };
+/** `callId` is the supervisor's, carried by the call's log lines. */
+export type ThreadTask = { op: 'describe' } | { op: 'call'; call: ToolCall; deadlineMs: number; deadlineAt?: number; cancel?: MessagePort; callId?: string };
 
 /**
  * Milliseconds on CLOCK_MONOTONIC, which every thread of the process reads alike: a time sent to a
@@ -29,7 +31,9 @@ export function threadClockMs(): number {
 export type ThreadAnswer =
   | { ok: true; tools: ToolDescriptor[] | ToolTexts }
   | { ok: true; result: ToolResult }
-  | { ok: false; error: ErrorInfo };
+  | { ok: false; error: ErrorInfo }
+  /** The thread crashed before this call started on it (thread-crash.ts): run it on another. */
+  | { ok: false; retry: true; threadId: number; error: ErrorInfo };
 
 /**
  * Turns a worker service into a piscina task handler: export the returned function as the
@@ -40,17 +44,20 @@ export type ThreadAnswer =
  */
 export function threadWorker(init: WorkerInit): (task: ThreadTask) => Promise<ThreadAnswer> {
   let service: Promise<WorkerService> | undefined;
-  const data = workerData as { config?: unknown; pool?: string } | undefined;
+  const data = workerData as { config?: unknown; pool?: string; debug?: boolean } | undefined;
   const write = captureOutput(data?.pool);
-  const log = stderrLogger(write, data?.pool);
+  const log = stderrLogger(write, data?.pool, data?.debug === true);
+  const crash = new ThreadCrash(log, data?.pool);
   lowerThreadPriority();
   return async (task) => {
+    if (crash.crashed !== undefined) return { ok: false, retry: true, threadId, error: { code: 'WORKER_CRASHED', message: crash.crashed } };
     try {
       // The same init a process worker takes (README): its health reports have no pool to go to
       // here, so they become log lines. Typed as WorkerInit, a shared init did not compile.
       service ??= init(data?.config, log, (health) => log[health.status === 'degraded' ? 'warn' : 'info'](`the service reports itself ${health.status}`, { ...health }));
       const ready = await service;
       if (task.op === 'describe') {
+        crash.describing();
         // Checked here, as a process worker's is by its channel: a BigInt default failed the
         // start later with JSON.stringify's bare "Do not know how to serialize a BigInt".
         const unwritable = unserialisableAt(ready.tools);
@@ -69,8 +76,13 @@ export function threadWorker(init: WorkerInit): (task: ThreadTask) => Promise<Th
       const timer = setTimeout(() => controller.abort(new McpvisorError('TIMEOUT', `the call ran past its ${task.deadlineMs} ms deadline`)), left);
       task.cancel?.once('message', () => controller.abort(new McpvisorError('CANCELLED', 'the call was cancelled')));
       task.cancel?.postMessage({ threadId });
+      const callLog = task.callId === undefined ? log : callLogger(log, task.callId);
       try {
-        return { ok: true, result: jsonResult(task.call.tool, await ready.handle(task.call, { signal: controller.signal, deadlineMs: left, log })) };
+        return await crash.run<ThreadAnswer>(
+          { tool: task.call.tool, ...(task.callId === undefined ? {} : { callId: task.callId }) },
+          async () => ({ ok: true, result: jsonResult(task.call.tool, await ready.handle(task.call, { signal: controller.signal, deadlineMs: left, log: callLog })) }),
+          (error) => ({ ok: false, error }),
+        );
       } finally {
         clearTimeout(timer);
         task.cancel?.close();
@@ -111,13 +123,23 @@ function lowerThreadPriority(): void {
 }
 
 /** pino's numbers for the levels a thread logs at, so its lines read as the supervisor's do. */
-const PINO_LEVELS = { info: 30, warn: 40, error: 50 } as const;
+const PINO_LEVELS = { debug: 20, info: 30, warn: 40, error: 50 } as const;
 
-/** Threads share the process's stderr; one JSON line per entry, like pino's, naming the pool (the toolset). */
-function stderrLogger(write: (line: string) => void, pool: string | undefined): WorkerLogger {
+/**
+ * Threads share the process's stderr; one JSON line per entry, like pino's, naming the pool (the
+ * toolset). `debug` lines are written when the supervisor logs at debug (workerData.debug): they
+ * were dropped at every level, a process worker's being written.
+ */
+function stderrLogger(write: (line: string) => void, pool: string | undefined, debug: boolean): WorkerLogger {
   const at = (level: keyof typeof PINO_LEVELS) => (msg: string, fields?: Record<string, unknown>) =>
     write(`${JSON.stringify({ level: PINO_LEVELS[level], time: Date.now(), pool, thread: threadId, msg, ...fields })}\n`);
-  return { debug: () => {}, info: at('info'), warn: at('warn'), error: at('error') };
+  return { debug: debug ? at('debug') : () => {}, info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** A call's logger: its lines carry the supervisor's `callId`, as a process worker's do (worker-runtime.ts). */
+function callLogger(log: WorkerLogger, callId: string): WorkerLogger {
+  const at = (write: WorkerLogger['info']) => (msg: string, fields?: Record<string, unknown>) => write(msg, { ...fields, callId });
+  return { debug: at(log.debug), info: at(log.info), warn: at(log.warn), error: at(log.error) };
 }
 
 /**

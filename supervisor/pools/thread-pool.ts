@@ -1,10 +1,11 @@
-import { MessageChannel } from 'node:worker_threads';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import type { RestartConfig } from '../../config/schema';
 import { McpvisorError } from '../../protocol/errors';
 import type { Pool, PoolCallOptions, PoolState, PoolStats } from '../../protocol/pool';
 import { errorResult } from '../../protocol/results';
+import type { ThreadRetiring } from '../../protocol/thread-crash';
 import { threadClockMs, type ThreadAnswer, type ThreadTask } from '../../protocol/thread-runtime';
 import type { ToolCall, ToolResult } from '../../protocol/tool';
 import { announcedTools, type AnnouncedTool } from '../../protocol/tool-text';
@@ -28,6 +29,9 @@ export interface ThreadPoolOptions {
   restart: RestartConfig;
   logger: Logger;
 }
+
+/** Times a call is handed to a thread: more than once only when its thread was being replaced after a crash. */
+const MAX_TRIES = 3;
 
 const EXPORT_RULE = (module: string) => `${module} must export threadWorker(init) from 'mcpvisor', as module.exports or the default export`;
 
@@ -75,6 +79,8 @@ export class ThreadPool implements Pool {
    * fail in its 'exit' handler): those calls did nothing wrong and are not counted as crashes.
    */
   #terminating = false;
+  /** Threads being replaced after a crash (#retire): a call piscina fails as one ends never ran there. */
+  #retiring = new Set<number>();
 
   constructor(options: ThreadPoolOptions) {
     this.name = options.name;
@@ -98,12 +104,18 @@ export class ThreadPool implements Pool {
       concurrentTasksPerWorker: this.#options.concurrency,
       maxQueue: this.#options.maxQueue,
       idleTimeout: Number.POSITIVE_INFINITY,
+      // Idle threads run their event loop: asleep in Atomics.wait, a rejection from an earlier
+      // call's timer came when the next call woke the thread, and that call took the blame.
+      atomics: 'disabled',
       // The threads share the supervisor's process: without a limit each may grow to V8's default.
       resourceLimits: { maxOldGenerationSizeMb: this.#options.maxOldGenerationSizeMb },
       // `pool` names the toolset in the thread's log lines (thread-runtime.ts).
-      workerData: { config: this.#options.workerConfig, pool: this.name },
+      workerData: { config: this.#options.workerConfig, pool: this.name, debug: this.#log.isLevelEnabled('debug') },
     });
     piscina.on('error', (error: Error) => this.#log.error({ err: error.message }, 'thread pool error'));
+    piscina.on('message', (message: Partial<ThreadRetiring>) => {
+      if (message?.mcpvisorThreadRetiring) void this.#retire(message.mcpvisorThreadRetiring.threadId, message.mcpvisorThreadRetiring.message);
+    });
     this.#piscina = piscina;
     const { module } = this.#options;
     // A thread whose init never ends held the whole start: a process pool's start gives up at
@@ -141,32 +153,46 @@ export class ThreadPool implements Pool {
       return Promise.resolve(errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down')));
     }
     // No piscina signal: piscina runs an abortable task alone on its thread. The thread names
-    // itself on the channel when the task starts, so a runaway can still be terminated.
-    const { port1: channel, port2: channelInThread } = new MessageChannel();
+    // itself on the channel when the task starts, so a runaway can still be terminated. A call
+    // handed to a thread being replaced after a crash never ran there: it runs again on another
+    // (a new channel each time: the old one went to that thread).
+    let channel: MessagePort;
     let thread: number | undefined;
-    channel.on('message', (message: { threadId?: number }) => (thread ??= message.threadId));
     let runaway = false;
     let ended = false;
     let grace: NodeJS.Timeout | undefined;
     this.#inFlight++;
-    const task = { op: 'call', call, deadlineMs: options.deadlineMs, deadlineAt: threadClockMs() + options.deadlineMs, cancel: channelInThread } satisfies ThreadTask;
-    const finished = piscina
-      .run(task, { transferList: [channelInThread] })
-      .then(
+    const deadlineAt = threadClockMs() + options.deadlineMs;
+    const attempt = (tries: number): Promise<ToolResult> => {
+      const { port1, port2: channelInThread } = new MessageChannel();
+      channel = port1;
+      port1.on('message', (message: { threadId?: number }) => (thread ??= message.threadId));
+      const task = { op: 'call', call, deadlineMs: options.deadlineMs, deadlineAt, cancel: channelInThread, ...(options.callId === undefined ? {} : { callId: options.callId }) } satisfies ThreadTask;
+      const again = () => {
+        port1.close();
+        return attempt(tries + 1);
+      };
+      const canRetry = () => tries < MAX_TRIES && !settledEarly();
+      return piscina.run(task, { transferList: [channelInThread] }).then(
         (answer: ThreadAnswer) => {
+          // Run again once the crashed thread is gone: piscina would hand it to that thread again.
+          if (!answer.ok && 'retry' in answer && canRetry()) return this.#gone(answer.threadId).then(again);
           if (!answer.ok) return errorResult(answer.error);
           return 'result' in answer ? answer.result : errorResult(new McpvisorError('INTERNAL', 'the thread answered without a result'));
         },
-        (error: Error) => this.#failed(error, runaway),
-      )
-      .finally(() => {
-        ended = true;
-        this.#inFlight--;
-        clearTimeout(grace);
-        channel.close();
-      });
+        (error: Error) => (thread === undefined && this.#retiring.size > 0 && !runaway && canRetry() ? again() : this.#failed(error, runaway)),
+      );
+    };
+    let settledEarly = () => false;
+    const finished = attempt(1).finally(() => {
+      ended = true;
+      this.#inFlight--;
+      clearTimeout(grace);
+      channel.close();
+    });
     return new Promise<ToolResult>((resolve) => {
       let settled = false;
+      settledEarly = () => settled;
       const settle = (result: ToolResult) => {
         if (settled) return;
         settled = true;
@@ -196,6 +222,25 @@ export class ThreadPool implements Pool {
       else options.signal?.addEventListener('abort', onAbort, { once: true });
       void finished.then(settle);
     });
+  }
+
+  /**
+   * Replaces a thread that crashed outside what a call awaited (thread-crash.ts), its running calls
+   * answered by the thread itself: counted once, however many calls it ran.
+   */
+  #retire(threadId: number, message: string): void {
+    const worker = this.#piscina?.threads.find((candidate) => candidate.threadId === threadId);
+    if (!worker || this.#retiring.has(threadId)) return;
+    this.#retiring.add(threadId);
+    this.#crashed(message);
+    void this.#gone(threadId).then(() => this.#retiring.delete(threadId));
+    void worker.terminate();
+  }
+
+  /** Resolves once a thread has ended (at once if it has). */
+  #gone(threadId: number): Promise<void> {
+    const worker = this.#piscina?.threads.find((candidate) => candidate.threadId === threadId);
+    return worker ? new Promise<void>((resolve) => worker.once('exit', () => setImmediate(resolve))) : Promise.resolve();
   }
 
   /** Terminates the thread of a call that ignored its cancel; piscina replaces it. */

@@ -14,18 +14,40 @@ import { tempDir } from '../../helpers/temp';
 /** One module, served as a process toolset (`runWorker`) or a thread toolset (`threadWorker`). */
 const TOOLS = `
 const { runWorker, threadWorker, textResult } = require('mcpvisor');
-const init = async () => ({
+// Jobs run by a timer of init's, outside any call's async context: what a call's code loses in some libraries (a connection pool's callbacks).
+const detached = [];
+const init = async () => {
+  if (process.env.KIND === 'thread') setInterval(() => { for (const job of detached.splice(0)) job(); }, 20);
+  return {
   tools: [
     { name: 'ok', inputSchema: { type: 'object' } },
     { name: 'chatty', inputSchema: { type: 'object', properties: { lines: { type: 'number' } } } },
     { name: 'big', inputSchema: { type: 'object', properties: { mb: { type: 'number' } } } },
     { name: 'crash', inputSchema: { type: 'object', properties: { how: { type: 'string' } }, required: ['how'] } },
     { name: 'throw', inputSchema: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'] } },
+    { name: 'later', inputSchema: { type: 'object', properties: { ms: { type: 'number' } }, required: ['ms'] } },
+    { name: 'wait', inputSchema: { type: 'object', properties: { ms: { type: 'number' } }, required: ['ms'] } },
+    { name: 'logs', inputSchema: { type: 'object' } },
   ],
-  async handle(call) {
+  async handle(call, { log }) {
     if (call.tool === 'ok') return textResult('ok');
+    if (call.tool === 'logs') {
+      log.debug('a debug line from ' + process.env.KIND);
+      log.info('an info line from ' + process.env.KIND);
+      return textResult('logged');
+    }
+    if (call.tool === 'wait') {
+      await new Promise((resolve) => setTimeout(resolve, call.arguments.ms));
+      return textResult('waited');
+    }
+    // Answers at once; its timer rejects afterwards, with nobody to handle it.
+    if (call.tool === 'later') {
+      setTimeout(() => Promise.reject(new Error('rejected after its call was answered')), call.arguments.ms);
+      return textResult('answered');
+    }
     if (call.tool === 'crash') {
       if (call.arguments.how === 'timer') setTimeout(() => { throw new Error('thrown from a timer'); }, 10);
+      else if (call.arguments.how === 'detached') detached.push(() => Promise.reject(new Error('rejected where no call is known')));
       else Promise.reject(new Error('nobody handles me'));
       return new Promise(() => {});
     }
@@ -48,7 +70,8 @@ const init = async () => ({
     }
     return textResult('y'.repeat(call.arguments.mb * 1024 * 1024));
   },
-});
+  };
+};
 if (process.env.KIND === 'thread') module.exports = threadWorker(init); else runWorker(init);
 `;
 
@@ -66,9 +89,11 @@ beforeAll(async () => {
     [
       'shell: { enabled: false }',
       'web: { enabled: false }',
+      // Debug: the supervisor's line about each call, and the toolsets' debug lines.
+      'logLevel: debug',
       'customToolsets:',
       '  - { name: mine-proc, module: ./process.cjs, kind: process, namespace: p }',
-      '  - { name: mine-thread, module: ./thread.cjs, kind: thread, namespace: t }',
+      '  - { name: mine-thread, module: ./thread.cjs, kind: thread, namespace: t, concurrency: 4 }',
       '',
     ].join('\n'),
   );
@@ -123,6 +148,19 @@ describe.each([
     expect(textOf(result)).toBe(`${code} (tool ${prefix}-throw, toolset ${pool}): ${message}`);
   });
 
+  it('its log lines carry the callId of the call they were written in, debug ones included at logLevel debug', async () => {
+    // A thread's lines had no callId and its debug lines were dropped; a process worker's had both.
+    expect(textOf(await call(`${prefix}-logs`))).toBe('logged');
+    expect(await eventually(() => logLines().some((line) => line.msg === 'tool call' && line.tool === `${prefix}-logs`))).toBe(true);
+    const callId = logLines().find((line) => line.msg === 'tool call' && line.tool === `${prefix}-logs`)!.callId;
+    expect(callId).toEqual(expect.any(String));
+    // A thread writes its lines to stderr itself: they may follow the supervisor's.
+    expect(await eventually(() => logLines().some((line) => line.msg === `an info line from ${kind}`))).toBe(true);
+    const lines = logLines();
+    expect(lines).toContainEqual(expect.objectContaining({ pool, level: 20, msg: `a debug line from ${kind}`, callId }));
+    expect(lines).toContainEqual(expect.objectContaining({ pool, level: 30, msg: `an info line from ${kind}`, callId }));
+  });
+
   it('a result over the 8 MiB cap answers OUTPUT_TRUNCATED naming the tool, its size and the cap, and the session goes on', async () => {
     const result = await call(`${prefix}-big`, { mb: 11 });
     expect(result.isError).toBe(true);
@@ -142,6 +180,50 @@ describe('a process toolset whose code throws outside a call', () => {
     expect(errorCodeOf(result)).toBe('WORKER_CRASHED');
     expect(textOf(result)).toBe(`WORKER_CRASHED (tool p-crash, toolset mine-proc): ${message}`);
     expect(textOf(await call('p-ok'))).toBe('ok');
+  });
+});
+
+describe('a thread toolset whose code throws outside a call', () => {
+  const crashLines = () => logLines().filter((line) => line.pool === 'mine-thread' && line.level === 50);
+
+  it.each([
+    ['timer', 'an exception thrown outside a call (a timer, an event) ended the thread running this call: thrown from a timer'],
+    ['rejection', 'a promise rejection nobody handled ended the thread running this call: nobody handles me'],
+  ])('answers the call whose code it was WORKER_CRASHED naming the error (%s), and a new thread serves the next call', async (how, message) => {
+    // It said "the thread running this call crashed (…)", not what happened.
+    const result = await call('t-crash', { how });
+    expect(errorCodeOf(result)).toBe('WORKER_CRASHED');
+    expect(textOf(result)).toBe(`WORKER_CRASHED (tool t-crash, toolset mine-thread): ${message}`);
+    expect(textOf(await call('t-ok'))).toBe('ok');
+  });
+
+  it("does not blame the call running when an answered call's timer rejects: it ends, the log names the toolset and the call", async () => {
+    // The rejection comes 300 ms into the wait, on the same thread; the wait was answered WORKER_CRASHED.
+    expect(textOf(await call('t-later', { ms: 300 }))).toBe('answered');
+    expect(textOf(await call('t-wait', { ms: 1000 }))).toBe('waited');
+    expect(await eventually(() => crashLines().some((line) => /^a promise rejection nobody handled in toolset mine-thread, from the code of call \S+ \(tool later\), answered already, ended the thread; 0 call\(s\) answered WORKER_CRASHED; it is replaced once its 1 other call\(s\) end: rejected after its call was answered$/.test(String(line.msg))))).toBe(true);
+    expect(textOf(await call('t-ok'))).toBe('ok');
+  });
+
+  it('logs a rejection on an idle thread when it comes, naming the toolset, and the next call is not blamed', async () => {
+    const before = crashLines().length;
+    expect(textOf(await call('t-later', { ms: 200 }))).toBe('answered');
+    // Asleep in Atomics.wait, the thread saw it only when the next call woke it, and that call was answered WORKER_CRASHED.
+    expect(await eventually(() => crashLines().slice(before).some((line) => /^a promise rejection nobody handled in toolset mine-thread, from the code of call \S+ \(tool later\), answered already, on an idle thread, ended the thread; 0 call\(s\) answered WORKER_CRASHED; it is replaced: rejected after its call was answered$/.test(String(line.msg))))).toBe(true);
+    expect(textOf(await call('t-ok'))).toBe('ok');
+  });
+
+  it('answers every running call WORKER_CRASHED, saying which one it came from cannot be told, when it came from no call\'s code', async () => {
+    const waits = [call('t-wait', { ms: 10_000 }), call('t-wait', { ms: 10_000 })];
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const results = await Promise.all([call('t-crash', { how: 'detached' }), ...waits]);
+    for (const [index, result] of results.entries()) {
+      expect(errorCodeOf(result)).toBe('WORKER_CRASHED');
+      expect(textOf(result)).toBe(
+        `WORKER_CRASHED (tool ${index === 0 ? 't-crash' : 't-wait'}, toolset mine-thread): a promise rejection nobody handled ended the thread running this call and 2 other(s); which of them it came from cannot be told: rejected where no call is known`,
+      );
+    }
+    expect(textOf(await call('t-ok'))).toBe('ok');
   });
 });
 
