@@ -1,3 +1,4 @@
+import type { ProgressReport } from './call-progress';
 import type { ErrorInfo } from './errors';
 import type { WorkerHealth } from './pool';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
@@ -10,7 +11,8 @@ import type { ToolTexts } from './tool-text';
  */
 export type SupervisorMessage =
   | { type: 'init'; config: unknown }
-  | { type: 'call'; id: number; call: ToolCall; deadlineMs: number; callId?: string }
+  /** `progress`: the client wants progress of this call (it gave a progress token). */
+  | { type: 'call'; id: number; call: ToolCall; deadlineMs: number; callId?: string; progress?: boolean }
   | { type: 'cancel'; id: number; reason: 'timeout' | 'cancelled' }
   | { type: 'stats'; id: number }
   | { type: 'warm-up'; id: number }
@@ -22,6 +24,8 @@ export type WorkerMessage =
   | { type: 'ready'; tools: ToolDescriptor[] | ToolTexts | BulkToolTexts; info?: Record<string, unknown> }
   | { type: 'fatal'; error: ErrorInfo }
   | { type: 'result'; id: number; result: ToolResult }
+  /** A running call's own progress (CallContext.progress), coalesced and checked by the worker; only for a call sent with `progress: true`. */
+  | { type: 'progress'; id: number; report: ProgressReport }
   | { type: 'error'; id: number; error: ErrorInfo }
   | { type: 'log'; level: LogLevel; msg: string; fields?: Record<string, unknown> }
   | { type: 'stats'; id: number; stats: Record<string, unknown> }
@@ -29,7 +33,7 @@ export type WorkerMessage =
   | { type: 'health'; health: WorkerHealth };
 
 const SUPERVISOR_TYPES = new Set(['init', 'call', 'cancel', 'stats', 'warm-up', 'shutdown']);
-const WORKER_TYPES = new Set(['ready', 'fatal', 'result', 'error', 'log', 'stats', 'warmed', 'health']);
+const WORKER_TYPES = new Set(['ready', 'fatal', 'result', 'progress', 'error', 'log', 'stats', 'warmed', 'health']);
 
 function hasType(value: unknown, types: Set<string>): boolean {
   return (

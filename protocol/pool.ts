@@ -1,3 +1,4 @@
+import type { ProgressReport } from './call-progress';
 import type { ErrorCode } from './errors';
 import type { ToolCall, ToolResult } from './tool';
 import type { AnnouncedTool } from './tool-text';
@@ -49,6 +50,11 @@ export interface PoolCallOptions {
   deadlineMs: number;
   /** The supervisor's id of the call (`c17`), on every log line about it, the worker's too. */
   callId?: string;
+  /**
+   * Given when the client wants progress of the call (a progress token): the worker's own reports
+   * (CallContext.progress), already checked and coalesced; none come after the call settles.
+   */
+  onProgress?: (report: ProgressReport) => void;
 }
 
 /** The contract of DESIGN.md: the router knows nothing else about a pool. */

@@ -1,3 +1,4 @@
+import type { ProgressReport } from './call-progress';
 import type { Channel } from './channel';
 import { McpvisorError, type ErrorInfo } from './errors';
 import type { SupervisorMessage, WorkerMessage } from './messages';
@@ -27,11 +28,14 @@ export interface RpcCallOptions {
   onFreed?: () => void;
   /** The supervisor's id of the call, which the worker puts on the lines its call logs. */
   callId?: string;
+  /** The worker's progress reports of the call while it is pending (asked for in the `call` message). */
+  onProgress?: (report: ProgressReport) => void;
 }
 
 interface Pending {
   resolve(result: ToolResult): void;
   reject(error: McpvisorError): void;
+  progress?: (report: ProgressReport) => void;
 }
 
 /**
@@ -127,6 +131,7 @@ export class RpcClient {
           reject(error);
           freed();
         },
+        progress: options.onProgress,
       });
       timer = setTimeout(() => {
         const error = new McpvisorError('TIMEOUT', `the call ran past its ${deadlineMs} ms deadline and was stopped`);
@@ -134,7 +139,7 @@ export class RpcClient {
         stop('timeout', error);
       }, deadlineMs);
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#channel.send({ type: 'call', id, call, deadlineMs, ...(options.callId === undefined ? {} : { callId: options.callId }) });
+      this.#channel.send({ type: 'call', id, call, deadlineMs, ...(options.callId === undefined ? {} : { callId: options.callId }), ...(options.onProgress ? { progress: true } : {}) });
     });
   }
 
@@ -218,6 +223,10 @@ export class RpcClient {
         }
         return;
       }
+      case 'progress':
+        // Dropped once the call has settled (answered, cancelled, timed out): nothing after its result.
+        this.#pending.get(message.id)?.progress?.(message.report);
+        return;
       case 'stats':
         this.#statsWaiters.get(message.id)?.(message.stats);
         this.#statsWaiters.delete(message.id);

@@ -4,18 +4,20 @@ import { McpvisorError, toErrorInfo, type ErrorInfo } from './errors';
 import { jsonResult, unserialisableAt } from './json-safe';
 import { OUTPUT_WINDOW_MAX_CHARS, OutputLines, type OutputStream } from './output-lines';
 import { ThreadCrash } from './thread-crash';
+import { callProgress } from './call-progress';
 import type { ToolCall, ToolDescriptor, ToolResult } from './tool';
 import type { ToolTexts } from './tool-text';
 import type { WorkerInit, WorkerLogger, WorkerService } from './worker-runtime';
 
 /**
  * A task handed to a piscina thread. `cancel` is the thread's end of a channel: the thread posts
- * its `threadId` on it when the task starts, and the pool posts one message when the caller gives
- * up (cancellation or deadline).
+ * its `threadId` on it when the task starts, then `{ progress }` for each report of the call's own
+ * (when `progress` is set: the client gave a progress token), and the pool posts one message
+ * when the caller gives up (cancellation or deadline).
  */
 /** A call's `deadlineMs` is its whole budget; `deadlineAt` (`threadClockMs()`) is when it ends, queueing included. */
 /** `callId` is the supervisor's, carried by the call's log lines. */
-export type ThreadTask = { op: 'describe' } | { op: 'call'; call: ToolCall; deadlineMs: number; deadlineAt?: number; cancel?: MessagePort; callId?: string };
+export type ThreadTask = { op: 'describe' } | { op: 'call'; call: ToolCall; deadlineMs: number; deadlineAt?: number; cancel?: MessagePort; callId?: string; progress?: boolean };
 
 /**
  * Milliseconds on CLOCK_MONOTONIC, which every thread of the process reads alike: a time sent to a
@@ -77,13 +79,17 @@ export function threadWorker(init: WorkerInit): (task: ThreadTask) => Promise<Th
       task.cancel?.once('message', () => controller.abort(new McpvisorError('CANCELLED', 'the call was cancelled')));
       task.cancel?.postMessage({ threadId });
       const callLog = task.callId === undefined ? log : callLogger(log, task.callId);
+      const port = task.progress ? task.cancel : undefined;
+      // Posted before the answer, which the pool reads after draining this port (thread-pool.ts).
+      const progress = callProgress(port && ((report) => port.postMessage({ progress: report })), (msg) => callLog.warn(msg, { tool: task.call.tool }));
       try {
         return await crash.run<ThreadAnswer>(
           { tool: task.call.tool, ...(task.callId === undefined ? {} : { callId: task.callId }) },
-          async () => ({ ok: true, result: jsonResult(task.call.tool, await ready.handle(task.call, { signal: controller.signal, deadlineMs: left, log: callLog })) }),
+          async () => ({ ok: true, result: jsonResult(task.call.tool, await ready.handle(task.call, { signal: controller.signal, deadlineMs: left, log: callLog, progress: progress.report })) }),
           (error) => ({ ok: false, error }),
         );
       } finally {
+        progress.finish();
         clearTimeout(timer);
         task.cancel?.close();
       }

@@ -1,3 +1,4 @@
+import { callProgress } from './call-progress';
 import { parentProcessChannel, type Channel } from './channel';
 import { claimBulkPipe, viaBulkPipe } from './bulk-text';
 import { McpvisorError, toErrorInfo } from './errors';
@@ -16,6 +17,14 @@ export interface CallContext {
   /** The call's budget in ms, as the supervisor counts it. */
   deadlineMs: number;
   log: WorkerLogger;
+  /**
+   * Tells the client how far the call has got (MCP `notifications/progress`): `progress` rises
+   * with each report (a value not above the last is dropped), `total` if known, `message` for
+   * people (cut at 1,000 characters). A no-op when the client asked for no progress. Cheap to
+   * call in a loop: at most one report per 100 ms leaves the worker, the last one always.
+   * Unusable values (NaN, a string) are dropped with one warning in the log.
+   */
+  progress: (progress: number, total?: number, message?: string) => void;
 }
 
 /** What a toolset's worker provides once initialised. */
@@ -72,20 +81,24 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
     process.exit(code);
   };
 
-  const serve = async (id: number, call: ToolCall, deadlineMs: number, callId?: string) => {
+  const serve = async (id: number, call: ToolCall, deadlineMs: number, callId?: string, wantsProgress?: boolean) => {
     if (!service || exiting) {
       ch.send({ type: 'error', id, error: { code: 'SHUTTING_DOWN', message: 'the worker is stopping' } });
       return;
     }
     const controller = new AbortController();
     running.set(id, controller);
+    const callLog = callId === undefined ? log : callLogger(log, callId);
+    const progress = callProgress(wantsProgress ? (report) => ch.send({ type: 'progress', id, report }) : undefined, (msg) => callLog.warn(msg, { tool: call.tool }));
     try {
-      const result = await service.handle(call, { signal: controller.signal, deadlineMs, log: callId === undefined ? log : callLogger(log, callId) });
+      const result = await service.handle(call, { signal: controller.signal, deadlineMs, log: callLog, progress: progress.report });
+      progress.finish();
       ch.send({ type: 'result', id, result });
     } catch (error) {
       const info = controller.signal.aborted && !(error instanceof McpvisorError)
         ? { code: 'CANCELLED' as const, message: 'the call was cancelled' }
         : toErrorInfo(error);
+      progress.finish();
       ch.send({ type: 'error', id, error: info });
     } finally {
       running.delete(id);
@@ -105,7 +118,7 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
         }
         return;
       case 'call':
-        void serve(message.id, message.call, message.deadlineMs, message.callId);
+        void serve(message.id, message.call, message.deadlineMs, message.callId, message.progress);
         return;
       case 'cancel':
         running.get(message.id)?.abort(

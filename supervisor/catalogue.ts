@@ -2,7 +2,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { default as Ajv } from 'ajv/dist/2020';
 import { McpvisorError } from '../protocol/errors';
 import { lenientRegExp } from '../protocol/lenient-regexp';
-import type { Pool } from '../protocol/pool';
+import type { Pool, PoolCallOptions } from '../protocol/pool';
 import { errorResult } from '../protocol/results';
 import { closestErrors, joinProblems } from '../protocol/schema-errors';
 import { addSafeIntegerKeyword, SAFE_INTEGER_KEYWORD, typeText, unsafeIntegerText, withSafeIntegers } from '../protocol/argument-values';
@@ -54,6 +54,8 @@ export interface RouteOptions {
   session?: string;
   /** The call's id in log lines (PoolCallOptions). */
   callId?: string;
+  /** The worker's own progress reports (PoolCallOptions), when the client gave a progress token. */
+  onProgress?: PoolCallOptions['onProgress'];
 }
 
 /**
@@ -208,8 +210,8 @@ export class Catalogue {
     }
     const call = { tool: entry.workerName, arguments: input };
     const result = entry.aroundCall
-      ? await entry.aroundCall(call, { signal: options.signal, deadlineMs, session: options.session, callId: options.callId }, (routed, routedOptions) => entry.pool.call(routed, routedOptions))
-      : await entry.pool.call(call, { signal: options.signal, deadlineMs, callId: options.callId });
+      ? await entry.aroundCall(call, { signal: options.signal, deadlineMs, session: options.session, callId: options.callId, onProgress: options.onProgress }, (routed, routedOptions) => entry.pool.call(routed, routedOptions))
+      : await entry.pool.call(call, { signal: options.signal, deadlineMs, callId: options.callId, onProgress: options.onProgress });
     const problem = resultProblem(result) ?? this.#outputProblem(entry, result);
     if (problem) return errorResult(new McpvisorError('INTERNAL', `the tool returned a result MCP clients refuse: ${problem}`), name);
     const bytes = oversizeBytes(result, this.#maxResultBytes);

@@ -9,6 +9,7 @@ import type { ToolResult } from '../protocol/tool';
 import type { Logger } from './logger';
 import type { Supervisor } from './supervisor';
 import { isPlainMeta } from './wire';
+import { progressNotifier } from './progress-notifier';
 
 export interface SessionOptions {
   supervisor: Supervisor;
@@ -108,7 +109,8 @@ export function createSession(options: SessionOptions): Session {
   /**
    * One call; `controller` is registered under `requestId` while it runs. With `progress` (the
    * request's progress token, and how to send a notification about the request), the call says
-   * every `pools.progressIntervalMs` that it still runs.
+   * every `pools.progressIntervalMs` that it still runs, and passes on the tool's own reports
+   * (progress-notifier.ts).
    */
   async function callTool(
     name: string,
@@ -126,27 +128,23 @@ export function createSession(options: SessionOptions): Session {
     if (running.size >= options.maxConcurrentCalls) {
       return supervisor.refuse(name, new McpvisorError('BUSY', `this session already runs ${options.maxConcurrentCalls} calls; wait for one to finish`));
     }
-    const interval = supervisor.config.pools.progressIntervalMs;
     running.set(requestId, controller);
     const started = performance.now();
     const callId = `c${++callsTaken}`;
     let outcome = 'ok';
-    // MCP: "The progress value MUST increase with each notification". Whole seconds repeated
-    // under an interval below one second (0, 0, 1, 1, 1…): the seconds so far to the
-    // millisecond, on the monotonic clock, and always above the last value sent.
-    const since = performance.now();
-    let lastMs = 0;
-    const ticker =
-      progress && interval > 0
-        ? setInterval(() => {
-            lastMs = Math.max(lastMs + 1, Math.round(performance.now() - since));
-            const params = { progressToken: progress.token, progress: lastMs / 1000, message: `${name}: still running after ${Math.round(lastMs / 1000)} s` };
-            progress.notify({ method: 'notifications/progress', params }).catch(() => undefined);
-          }, interval)
-        : undefined;
+    const notifier = progress
+      ? progressNotifier({
+          name,
+          ...progress,
+          intervalMs: supervisor.config.pools.progressIntervalMs,
+          onBackwards: (value, lastSent) =>
+            logger.warn({ sessionId: options.sessionId?.(), callId, tool: name, progress: value, lastSent }, 'a progress report of the tool was not sent: MCP requires progress to rise, and the client has seen a value at least as high (the heartbeat counts seconds: report above them, or before the first heartbeat)'),
+        })
+      : undefined;
     try {
-      const result = await supervisor.call(name, args, controller.signal, sessionKey, callId);
+      const result = await supervisor.call(name, args, controller.signal, sessionKey, callId, notifier?.onProgress);
       if (result.isError) outcome = errorCodeOf(result) ?? 'error';
+      await notifier?.beforeResult();
       return result;
     } catch (error) {
       outcome = error instanceof McpvisorError ? error.code : 'error';
@@ -162,7 +160,7 @@ export function createSession(options: SessionOptions): Session {
         const shownId = typeof requestId === 'string' && requestId.length > 64 ? `${requestId.slice(0, 61)}...` : requestId;
         logger.debug({ sessionId: options.sessionId?.(), callId, requestId: shownId, tool: name.length > 128 ? `${name.slice(0, 125)}...` : name, ms: Math.round(performance.now() - started), outcome }, 'tool call');
       }
-      clearInterval(ticker);
+      notifier?.stop();
       if (running.get(requestId) === controller) running.delete(requestId);
       options.onCallEnded?.();
     }

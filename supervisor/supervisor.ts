@@ -4,7 +4,7 @@ import { McpvisorError, toErrorInfo } from '../protocol/errors';
 import type { Pool, PoolStats } from '../protocol/pool';
 import { errorResult } from '../protocol/results';
 import type { ToolResult } from '../protocol/tool';
-import { Catalogue } from './catalogue';
+import { Catalogue, type RouteOptions } from './catalogue';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { ProcessPool } from './pools/process-pool';
@@ -218,14 +218,15 @@ export class Supervisor {
 
   /**
    * Routes a call; throws only UNKNOWN_TOOL (a protocol error), everything else is a result.
-   * `session` identifies the caller's session to hooks that keep state per session.
+   * `session` identifies the caller's session to hooks that keep state per session; `onProgress`
+   * receives the worker's own progress reports (given when the client wants them).
    */
-  async call(name: string, args: Record<string, unknown> | undefined, signal: AbortSignal, session?: string, callId?: string): Promise<ToolResult> {
+  async call(name: string, args: Record<string, unknown> | undefined, signal: AbortSignal, session?: string, callId?: string, onProgress?: RouteOptions['onProgress']): Promise<ToolResult> {
     if (this.#state !== 'running') return this.refuse(name, new McpvisorError('SHUTTING_DOWN', 'the server is shutting down and takes no new calls'));
     this.#inFlight++;
     const started = performance.now();
     try {
-      const result = await this.catalogue.call(name, args, { signal, session, callId });
+      const result = await this.catalogue.call(name, args, { signal, session, callId, onProgress });
       this.#metrics?.observe(name, result, (performance.now() - started) / 1000);
       return result;
     } catch (error) {

@@ -110,7 +110,7 @@ export class ProcessPool implements Pool {
       return Promise.resolve(errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down')));
     }
     const worker = this.#freeWorker();
-    if (worker) return this.#run(worker, call, options.signal, deadlineAt, options.deadlineMs, options.callId);
+    if (worker) return this.#run(worker, call, options, deadlineAt);
     if (this.#liveWorkers() === 0 && ['failed', 'degraded'].includes(this.#currentState())) {
       return Promise.resolve(errorResult(this.#unavailable(this.#lastError ?? 'restarting')));
     }
@@ -121,8 +121,8 @@ export class ProcessPool implements Pool {
           const next = this.#freeWorker();
           // The queue only releases a waiter when a slot is free; re-check in case it was taken.
           return next
-            ? this.#run(next, call, options.signal, deadlineAt, options.deadlineMs, options.callId)
-            : this.call(call, { signal: options.signal, deadlineMs: Math.max(1, Math.floor(deadlineAt - performance.now())) });
+            ? this.#run(next, call, options, deadlineAt)
+            : this.call(call, { ...options, deadlineMs: Math.max(1, Math.floor(deadlineAt - performance.now())) });
         },
         (error: unknown) => errorResult(error),
       );
@@ -207,12 +207,14 @@ export class ProcessPool implements Pool {
     return best;
   }
 
-  async #run(worker: PoolWorker, call: ToolCall, signal: AbortSignal | undefined, deadlineAt: number, budgetMs: number, callId: string | undefined): Promise<ToolResult> {
+  async #run(worker: PoolWorker, call: ToolCall, options: PoolCallOptions, deadlineAt: number): Promise<ToolResult> {
+    const { signal, callId, onProgress, deadlineMs: budgetMs } = options;
     try {
       return await worker.rpc.call(call, {
         signal,
         deadlineMs: Math.max(1, Math.floor(deadlineAt - performance.now())),
         callId,
+        onProgress,
         cancelGraceMs: this.#options.cancelGraceMs,
         onUnresponsive: () => {
           // No new call may reach a worker we are about to kill.

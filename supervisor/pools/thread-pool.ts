@@ -1,7 +1,8 @@
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import type { RestartConfig } from '../../config/schema';
+import type { ProgressReport } from '../../protocol/call-progress';
 import { McpvisorError } from '../../protocol/errors';
 import type { Pool, PoolCallOptions, PoolState, PoolStats } from '../../protocol/pool';
 import { errorResult } from '../../protocol/results';
@@ -158,23 +159,40 @@ export class ThreadPool implements Pool {
     // (a new channel each time: the old one went to that thread).
     let channel: MessagePort;
     let thread: number | undefined;
-    let runaway = false;
     let ended = false;
+    /** The caller has its answer (the thread's, or TIMEOUT or CANCELLED while the thread runs on). */
+    let settled = false;
+    // The call's own progress reports come on the same port; none once the caller is answered.
+    const onMessage = (message: { threadId?: number; progress?: ProgressReport }) => {
+      thread ??= message.threadId;
+      if (message.progress && !settled) options.onProgress?.(message.progress);
+    };
+    let runaway = false;
     let grace: NodeJS.Timeout | undefined;
     this.#inFlight++;
     const deadlineAt = threadClockMs() + options.deadlineMs;
     const attempt = (tries: number): Promise<ToolResult> => {
       const { port1, port2: channelInThread } = new MessageChannel();
       channel = port1;
-      port1.on('message', (message: { threadId?: number }) => (thread ??= message.threadId));
-      const task = { op: 'call', call, deadlineMs: options.deadlineMs, deadlineAt, cancel: channelInThread, ...(options.callId === undefined ? {} : { callId: options.callId }) } satisfies ThreadTask;
+      port1.on('message', onMessage);
+      const task = {
+        op: 'call',
+        call,
+        deadlineMs: options.deadlineMs,
+        deadlineAt,
+        cancel: channelInThread,
+        progress: options.onProgress !== undefined,
+        ...(options.callId === undefined ? {} : { callId: options.callId }),
+      } satisfies ThreadTask;
       const again = () => {
         port1.close();
         return attempt(tries + 1);
       };
-      const canRetry = () => tries < MAX_TRIES && !settledEarly();
+      const canRetry = () => tries < MAX_TRIES && !settled;
       return piscina.run(task, { transferList: [channelInThread] }).then(
         (answer: ThreadAnswer) => {
+          // Reports the thread posted before its answer, which came by piscina's own port: the last one of the call first.
+          for (let queued = receiveMessageOnPort(port1); queued !== undefined; queued = receiveMessageOnPort(port1)) onMessage(queued.message as Parameters<typeof onMessage>[0]);
           // Run again once the crashed thread is gone: piscina would hand it to that thread again.
           if (!answer.ok && 'retry' in answer && canRetry()) return this.#gone(answer.threadId).then(again);
           if (!answer.ok) return errorResult(answer.error);
@@ -183,7 +201,6 @@ export class ThreadPool implements Pool {
         (error: Error) => (thread === undefined && this.#retiring.size > 0 && !runaway && canRetry() ? again() : this.#failed(error, runaway)),
       );
     };
-    let settledEarly = () => false;
     const finished = attempt(1).finally(() => {
       ended = true;
       this.#inFlight--;
@@ -191,8 +208,6 @@ export class ThreadPool implements Pool {
       channel.close();
     });
     return new Promise<ToolResult>((resolve) => {
-      let settled = false;
-      settledEarly = () => settled;
       const settle = (result: ToolResult) => {
         if (settled) return;
         settled = true;
