@@ -22,13 +22,20 @@ export interface ProgressNotifierOptions {
  */
 export const PROGRESS_BEFORE_RESULT_MS = 20;
 
+/** A heartbeat after the tool's report of `value`: as little above it as tells the client it rose. */
+function justAbove(value: number): number {
+  return value + Math.max(Math.abs(value), 1) * 1e-9;
+}
+
 /**
  * The `notifications/progress` of one call given a progress token: the supervisor's heartbeat
- * (every `intervalMs`, its progress the seconds so far) and the tool's own reports
- * (CallContext.progress), merged so that what the client sees always rises, as MCP requires.
- * Decision: once the tool has reported, the heartbeat stops (the tool says itself that it is
- * alive, in its own units, which seconds would only interleave with); a report at or below the
- * last value sent (a first report of 0.1 after a heartbeat of 15 s) is dropped, with one warning.
+ * (every `intervalMs`) and the tool's own reports (CallContext.progress), merged so that what
+ * the client sees always rises, as MCP requires. Decisions: until the tool reports, a heartbeat's
+ * progress is the seconds so far; once it has, a heartbeat comes only after a whole interval
+ * without a report (a slow item of a batch: a client that restarts its timeout on progress still
+ * waits), its progress a hair above the tool's last (3 → 3.000000003) with the tool's total, so a
+ * progress bar stays where the tool put it. A tool's report at or below the last value sent (a
+ * first report of 0.1 after a heartbeat of 15 s) is dropped, with one warning.
  * `beforeResult()` (await it before the result is written) and `stop()` end it: nothing is sent after the result.
  */
 export function progressNotifier(options: ProgressNotifierOptions): { onProgress: (report: ProgressReport) => void; beforeResult: () => Promise<void>; stop: () => void } {
@@ -38,20 +45,25 @@ export function progressNotifier(options: ProgressNotifierOptions): { onProgress
   let stopped = false;
   let warned = false;
   let sentAt = Number.NEGATIVE_INFINITY;
+  /** The tool's last report sent, once there is one. */
+  let reported: { total?: number } | undefined;
   const send = (params: { progress: number; total?: number; message?: string }) => {
     lastSent = params.progress;
     sentAt = performance.now();
     notify({ method: 'notifications/progress', params: { progressToken: token, ...params } }).catch(() => undefined);
   };
-  // Whole seconds repeat under an interval below one second (0, 0, 1, 1, 1…): the seconds so far
-  // to the millisecond, on the monotonic clock, and always above the last value sent.
-  const ticker =
-    intervalMs > 0
-      ? setInterval(() => {
-          const ms = Math.max(Math.round(lastSent * 1000) + 1, Math.round(performance.now() - since));
-          send({ progress: ms / 1000, message: `${name}: still running after ${Math.round(ms / 1000)} s` });
-        }, intervalMs)
-      : undefined;
+  const heartbeat = () => {
+    const now = performance.now();
+    const message = `${name}: still running after ${Math.round((now - since) / 1000)} s`;
+    if (!reported) {
+      // Whole seconds repeat under an interval below one second (0, 0, 1, 1, 1…): the seconds so
+      // far to the millisecond, on the monotonic clock, and always above the last value sent.
+      send({ progress: Math.max(Math.round(lastSent * 1000) + 1, Math.round(now - since)) / 1000, message });
+    } else if (now - sentAt >= intervalMs * 0.9) {
+      send({ progress: justAbove(lastSent), ...reported, message });
+    }
+  };
+  const ticker = intervalMs > 0 ? setInterval(heartbeat, intervalMs) : undefined;
   const stop = () => {
     stopped = true;
     clearInterval(ticker);
@@ -59,7 +71,6 @@ export function progressNotifier(options: ProgressNotifierOptions): { onProgress
   return {
     onProgress(report) {
       if (stopped) return;
-      clearInterval(ticker);
       // Checked by the worker's runtime; checked again, as the IPC channel is a boundary.
       if (typeof report.progress !== 'number' || !Number.isFinite(report.progress)) return;
       if (report.progress <= lastSent) {
@@ -69,7 +80,8 @@ export function progressNotifier(options: ProgressNotifierOptions): { onProgress
       }
       const total = typeof report.total === 'number' && Number.isFinite(report.total) ? report.total : undefined;
       const message = typeof report.message === 'string' ? report.message : undefined;
-      send({ progress: report.progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
+      reported = total === undefined ? {} : { total };
+      send({ progress: report.progress, ...reported, ...(message === undefined ? {} : { message }) });
     },
     async beforeResult() {
       stop();

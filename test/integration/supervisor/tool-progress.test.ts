@@ -80,14 +80,21 @@ describe.each([
     expect(progress[progress.length - 1]).toEqual({ progress: 100_000, total: 100_000, message: 'item 100000 of 100000' });
   });
 
-  test("the heartbeat stops once the tool reports, so what the client sees never goes back", async () => {
-    // Heartbeats (seconds so far) while the tool is silent, then its own reports, each above them.
+  test("the heartbeat follows the tool's reports, so what the client sees never goes back", async () => {
+    // Heartbeats (seconds so far) while the tool is silent, then its own reports, each above them,
+    // with heartbeats between them (300 ms apart, the interval is 200) a hair above the last report.
     const { result, progress } = await call({ count: 4, gapMs: 300, delayMs: 450 });
     expect(textOf(result)).toBe('reported 4');
     expectRising(progress);
-    const first = progress.findIndex((update) => update.total !== undefined);
-    expect(progress.slice(0, first).every((update) => HEARTBEAT.test(update.message ?? ''))).toBe(true);
-    expect(progress.slice(first)).toEqual([1, 2, 3, 4].map((i) => ({ progress: i, total: 4, message: `item ${i} of 4` })));
+    const first = progress.findIndex((update) => update.total !== undefined && !HEARTBEAT.test(update.message ?? ''));
+    expect(progress.slice(0, first).every((update) => HEARTBEAT.test(update.message ?? '') && update.total === undefined)).toBe(true);
+    const own = progress.slice(first).filter((update) => !HEARTBEAT.test(update.message ?? ''));
+    expect(own).toEqual([1, 2, 3, 4].map((i) => ({ progress: i, total: 4, message: `item ${i} of 4` })));
+    for (const update of progress.slice(first)) {
+      if (!HEARTBEAT.test(update.message ?? '')) continue;
+      expect(update.total).toBe(4);
+      expect(update.progress - Math.floor(update.progress)).toBeLessThan(1e-6);
+    }
   });
 
   test('is a no-op for a call without a progress token', async () => {

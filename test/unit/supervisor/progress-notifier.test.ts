@@ -13,7 +13,7 @@ describe('progressNotifier (heartbeat and a tool\'s reports merged for one call)
     return { sent, backwards, it };
   }
 
-  test('heartbeats while the tool is silent, then the tool\'s reports only, always rising', () => {
+  test("heartbeats while the tool is silent, then a hair above the tool's reports after a silent interval, always rising", () => {
     const { sent, backwards, it } = notifier();
     jest.advanceTimersByTime(400);
     expect(sent.map((params) => params.message)).toEqual(['crawl: still running after 0 s', 'crawl: still running after 0 s']);
@@ -22,11 +22,18 @@ describe('progressNotifier (heartbeat and a tool\'s reports merged for one call)
     it.onProgress({ progress: 0.1, total: 1 });
     it.onProgress({ progress: 0.2, total: 1 });
     expect(backwards).toEqual([[0.1, lastBeat]]);
+    jest.advanceTimersByTime(100);
     it.onProgress({ progress: 3, total: 10, message: 'page 3' });
-    jest.advanceTimersByTime(1000);
-    expect(sent.slice(2)).toEqual([{ progressToken: 't', progress: 3, total: 10, message: 'page 3' }]);
+    // The tick 100 ms after the report is skipped; the next comes after a silent interval.
+    jest.advanceTimersByTime(100);
+    expect(sent.slice(3)).toEqual([]);
+    expect(sent[2]).toEqual({ progressToken: 't', progress: 3, total: 10, message: 'page 3' });
+    jest.advanceTimersByTime(200);
+    expect(sent.slice(3)).toEqual([{ progressToken: 't', progress: 3 + 3e-9, total: 10, message: 'crawl: still running after 1 s' }]);
+    it.onProgress({ progress: 4, total: 10 });
     it.stop();
-    it.onProgress({ progress: 4 });
-    expect(sent).toHaveLength(3);
+    it.onProgress({ progress: 5 });
+    jest.advanceTimersByTime(1000);
+    expect(sent.map((params) => params.progress)).toEqual([sent[0].progress, lastBeat, 3, 3 + 3e-9, 4]);
   });
 });
