@@ -44,6 +44,19 @@ describe.each([
   async function call(args: Record<string, unknown>, meta: Record<string, unknown> = {}, client = stdio.client): Promise<{ result: Result; progress: Progress[] }> {
     const progress: Progress[] = [];
     const result = (await client.callTool({ name: tool, arguments: args, ...meta }, undefined, { onprogress: (update) => progress.push(update) })) as Result;
+    // The SDK client (1.32) handles a notification a microtask after a response read in the same
+    // chunk, and has forgotten the token by then: a last report written just before the result
+    // (the server waits 20 ms, but a client busy longer reads both at once) comes as an "unknown
+    // token" error, already recorded when callTool resolves. It reached the client: counted here.
+    // One sent after the result would come in a later read, after this, and fail afterEach.
+    for (const error of clientErrors.splice(0)) {
+      const late = /unknown token: (\{.*\})$/.exec(error);
+      const params = late ? (JSON.parse(late[1]) as { params: Progress & { progressToken?: unknown } }).params : undefined;
+      if (params && params.progress > (progress.at(-1)?.progress ?? -Infinity)) {
+        const { progressToken: _token, ...update } = params;
+        progress.push(update);
+      } else clientErrors.push(error);
+    }
     return { result, progress };
   }
 
