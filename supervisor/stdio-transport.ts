@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { serializeMessage } from './preserialized';
+import { serializeMessage, serializeMessageBytes } from './preserialized';
 import { batchesAllowed, hasUnsafeId, paramsRefusal, toJsonRpcMessage } from './wire';
 
 /** How much of an over-long line's end is kept, to find its id. */
@@ -56,12 +56,13 @@ export class LineStdioTransport implements Transport {
     if (this.#closed) return Promise.resolve();
     const id = (message as { id?: RequestId | null }).id;
     if (id !== undefined && id !== null && !('method' in message) && this.#collect(id, message)) return Promise.resolve();
-    return this.#write(serializeMessage(message));
+    return this.#write(serializeMessageBytes(message, '', '\n'));
   }
 
-  #write(text: string): Promise<void> {
+  /** Writes one line: `chunk` ends with its newline when it is bytes (serializeMessageBytes), not when text. */
+  #write(chunk: string | Buffer): Promise<void> {
     return new Promise((resolve) => {
-      if (this.#output.write(`${text}\n`)) resolve();
+      if (this.#output.write(typeof chunk === 'string' ? `${chunk}\n` : chunk)) resolve();
       else this.#output.once('drain', resolve);
     });
   }

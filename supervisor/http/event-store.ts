@@ -1,5 +1,8 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 
+/** An SSE event as written: bytes (sse-frames.ts), or text. */
+export type Frame = string | Buffer;
+
 /** The bounds of one session's store (config `http.resumability`). */
 export interface EventStoreLimits {
   maxEvents: number;
@@ -16,8 +19,8 @@ export interface SharedBudget {
 interface StoredEvent {
   stream: number;
   seq: number;
-  /** The whole SSE frame, id included, as it was (or would have been) written. */
-  frame: string;
+  /** The whole SSE frame, id included, as it was (or would have been) written: the same bytes the stream holds. */
+  frame: Frame;
   bytes: number;
   at: number;
   /** The request this event answers, if it is a response. */
@@ -36,7 +39,7 @@ interface Lost {
 
 /** What follows an event of a stream: the frames kept, and the answers the bounds dropped. */
 export interface Replay {
-  frames: string[];
+  frames: Frame[];
   lost?: { answers: RequestId[]; bound: string };
 }
 
@@ -70,7 +73,7 @@ export class EventStore {
   }
 
   /** Keeps an event of `stream`; `answers` names the request when it is a response. */
-  add(stream: number, seq: number, frame: string, answers: RequestId | undefined, now: number): void {
+  add(stream: number, seq: number, frame: Frame, answers: RequestId | undefined, now: number): void {
     this.expire(now);
     const bytes = Buffer.byteLength(frame);
     if (bytes > this.#limits.maxBytes) {

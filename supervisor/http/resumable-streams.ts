@@ -35,7 +35,7 @@ const DELIVERED_GRACE_MS = 10_000;
 export type Resumption<S> =
   | { status: 400 | 410; message: string }
   /** `frames` to write; `stream` when the stream still has requests open (it goes on there). */
-  | { status: 200; frames: string; stream?: S };
+  | { status: 200; frames: Buffer; stream?: S };
 
 /**
  * The resumable streams of one session: their numbers, the EventStore of their events, and what
@@ -69,7 +69,7 @@ export class ResumableStreams<S extends NumberedStream> {
   }
 
   /** The SSE event of `message` on the numbered `stream`, kept for a resume. */
-  frame(stream: NumberedStream & { key: number }, message: JSONRPCMessage): string {
+  frame(stream: NumberedStream & { key: number }, message: JSONRPCMessage): Buffer {
     const seq = ++stream.seq;
     const frame = sseEvent(message, eventId(this.#tag, stream.key, seq));
     const answers = 'id' in message && !('method' in message) ? message.id : undefined;
@@ -117,16 +117,16 @@ export class ResumableStreams<S extends NumberedStream> {
     const replay = this.#store.after(at.stream, at.seq, performance.now());
     const stream = 'open' in state && state.open.size > 0 ? state : undefined;
     if (replay.frames.length === 0 && !replay.lost && !stream) return gone;
-    let frames = replay.frames.join('');
+    const frames = replay.frames.map((frame) => (typeof frame === 'string' ? Buffer.from(frame) : frame));
     if (replay.lost) {
       this.#store.forgetLost(at.stream);
       const { bound } = replay.lost;
       const message = `the answer to this request was dropped before the client read it: over http.resumability.${bound} (${String(this.#limits[bound as keyof HttpConfig['resumability']])}); call again`;
       const numbered = { key: at.stream, seq: state.seq, open: new Set<RequestId>() };
-      for (const id of replay.lost.answers) frames += this.frame(numbered, lostAnswer(id, message));
+      for (const id of replay.lost.answers) frames.push(this.frame(numbered, lostAnswer(id, message)));
       state.seq = numbered.seq;
     }
-    return { status: 200, frames, stream };
+    return { status: 200, frames: frames.length === 1 ? frames[0] : Buffer.concat(frames), stream };
   }
 
   /**

@@ -16,7 +16,7 @@ import type { SharedBudget } from './event-store';
 import type { StreamBudget } from './stream-budget';
 import { ResumableStreams, type NumberedStream } from './resumable-streams';
 import { sseEvent } from './sse-frames';
-import { serializeMessage } from '../preserialized';
+import { serializeMessage, serializeMessageBytes } from '../preserialized';
 import { batchesAllowed, paramsRefusal, toJsonRpcMessage } from '../wire';
 
 /** The SDK's limit on a JSON-RPC batch. */
@@ -233,8 +233,9 @@ export class SessionTransport implements Transport {
     }
     // Nothing streamed: the answer as plain JSON, which costs both ends less than SSE framing.
     stream.held.push(message);
-    const payload = stream.batch ? `[${stream.held.map(serializeMessage).join(',')}]` : serializeMessage(message);
-    stream.res.writeHead(200, { ...this.#headers('application/json'), 'content-length': Buffer.byteLength(payload) });
+    // Bytes, not text: a string is joined to the headers and copied by the socket (serializeMessageBytes).
+    const payload = stream.batch ? Buffer.from(`[${stream.held.map(serializeMessage).join(',')}]`) : serializeMessageBytes(message);
+    stream.res.writeHead(200, { ...this.#headers('application/json'), 'content-length': payload.length });
     stream.res.end(payload);
   }
 
@@ -290,7 +291,7 @@ export class SessionTransport implements Transport {
     clearTimeout(stream.windowTimer);
     if (previous !== res && !previous.writableEnded) previous.end();
     res.flushHeaders();
-    if (resumption.frames) this.#write(res, resumption.frames);
+    if (resumption.frames.length > 0) this.#write(res, resumption.frames);
     this.#watch(stream, res);
     startHeartbeat(res, this.#options.heartbeatIntervalMs, this.#options.streamBudget);
   }
@@ -316,7 +317,7 @@ export class SessionTransport implements Transport {
       this.#forget(stream);
       if (stream.res.writableEnded || stream.detached) continue;
       if (stream.res.headersSent) {
-        stream.res.end(unanswered.map((message) => this.#frame(stream, message)).join(''));
+        stream.res.end(Buffer.concat(unanswered.map((message) => this.#frame(stream, message))));
         continue;
       }
       const all = [...stream.held, ...unanswered];
@@ -344,18 +345,18 @@ export class SessionTransport implements Transport {
       const priming = (this.#resumable ??= new ResumableStreams(this.#options.resumability, this.sessionId, this.#options.resumeBudget)).open(stream, this.#protocolVersion);
       if (priming) this.#write(stream.res, priming);
     }
-    if (stream.held.length > 0) this.#write(stream.res, stream.held.map((message) => this.#frame(stream, message)).join(''));
+    if (stream.held.length > 0) this.#write(stream.res, Buffer.concat(stream.held.map((message) => this.#frame(stream, message))));
     stream.held = [];
   }
 
   /** Writes `chunk` on an SSE stream and counts what waits there (stream-budget.ts). */
-  #write(res: ServerResponse, chunk: string): void {
+  #write(res: ServerResponse, chunk: string | Buffer): void {
     res.write(chunk);
     this.#options.streamBudget.wrote(res);
   }
 
   /** The SSE event of `message` on `stream`: numbered and kept when the stream is resumable. */
-  #frame(stream: PostStream, message: JSONRPCMessage): string {
+  #frame(stream: PostStream, message: JSONRPCMessage): Buffer {
     return stream.key === undefined || !this.#resumable ? sseEvent(message) : this.#resumable.frame(stream as PostStream & { key: number }, message);
   }
 

@@ -1,9 +1,13 @@
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { serializeMessage } from '../preserialized';
+import { serializeMessageBytes } from '../preserialized';
 
-/** An SSE `message` event, with an `id` line when the stream is resumable. */
-export function sseEvent(message: JSONRPCMessage, id?: string): string {
-  return id === undefined ? `event: message\ndata: ${serializeMessage(message)}\n\n` : `id: ${id}\nevent: message\ndata: ${serializeMessage(message)}\n\n`;
+/**
+ * An SSE `message` event, with an `id` line when the stream is resumable. As bytes: the stream
+ * and the EventStore (which keeps it for a resume) hold this one buffer, where a string was
+ * copied again by the socket beside the store's (serializeMessageBytes).
+ */
+export function sseEvent(message: JSONRPCMessage, id?: string): Buffer {
+  return serializeMessageBytes(message, id === undefined ? 'event: message\ndata: ' : `id: ${id}\nevent: message\ndata: `, '\n\n');
 }
 
 /**

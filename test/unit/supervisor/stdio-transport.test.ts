@@ -88,4 +88,19 @@ describe('LineStdioTransport', () => {
     expect(h.answers()).toEqual([]);
     expect(h.received).toEqual([JSON.parse(call(6, 'bom')), JSON.parse(call(7, '€ and 😀'))]);
   });
+
+  it('writes a large answer as one chunk of bytes, newline included, with the text of its JSON line', async () => {
+    const output = new PassThrough();
+    const chunks: Array<string | Buffer> = [];
+    const write = output.write.bind(output);
+    output.write = ((chunk: string | Buffer, ...rest: never[]) => (chunks.push(chunk), write(chunk, ...rest))) as typeof output.write;
+    output.resume();
+    const transport = new LineStdioTransport({ input: new PassThrough(), output });
+    const message = { jsonrpc: '2.0', id: 4, result: { content: [{ type: 'text', text: `${'é'.repeat(100_000)}.` }] } } as JSONRPCMessage;
+    await transport.send(message);
+    expect(chunks).toHaveLength(1);
+    // A Buffer the stream keeps as it is: a string was joined to its newline, then copied again by the stream.
+    expect(Buffer.isBuffer(chunks[0])).toBe(true);
+    expect(chunks[0].toString()).toBe(`${JSON.stringify(message)}\n`);
+  });
 });

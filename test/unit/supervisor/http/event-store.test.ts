@@ -69,7 +69,7 @@ describe('ResumableStreams', () => {
     const one = stream();
     expect(streams.open(one, '2025-11-25')).toBe('id: abcdef12.1.0\ndata: \n\n');
     expect(streams.open(stream(), '2025-06-18')).toBeUndefined();
-    expect(streams.frame(one as NumberedStream & { key: number }, { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } })).toMatch(/^id: abcdef12\.1\.1\n/);
+    expect(streams.frame(one as NumberedStream & { key: number }, { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } }).toString()).toMatch(/^id: abcdef12\.1\.1\n/);
   });
 
   test.each([
@@ -92,6 +92,18 @@ describe('ResumableStreams', () => {
     streams.ended(one);
     expect(streams.resume('abcdef12.1.0')).toEqual({ status: 200, frames: answer, stream: undefined });
     expect(streams.resume('abcdef12.1.1')).toMatchObject({ status: 410 });
+  });
+
+  test('keeps for a resume the very bytes the stream writes, not a second copy of a large answer', () => {
+    const streams = new ResumableStreams({ enabled: true, resumeWindowMs: 1000, maxEvents: 10, maxBytes: 1_000_000, maxTotalBytes: 1_000_000, eventTtlMs: 60_000 }, session);
+    const one = stream() as NumberedStream & { key: number };
+    streams.open(one, '2025-11-25');
+    const text = 'x'.repeat(200_000);
+    const frame = streams.frame(one, { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } });
+    expect(Buffer.isBuffer(frame)).toBe(true);
+    expect(frame.toString()).toBe(`id: abcdef12.1.1\nevent: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } })}\n\n`);
+    const resumed = streams.resume('abcdef12.1.0');
+    expect(resumed.status === 200 && resumed.frames).toBe(frame);
   });
 
   test('lets a stream written out whole go after a short grace, not after eventTtlMs', () => {
