@@ -90,10 +90,13 @@ function largeTextsOut(message: JSONRPCMessage, large: string[]): JSONRPCMessage
   const content = result?.content;
   if (!Array.isArray(content)) return message;
   const swap = (holder: Record<string, unknown>, keys: string[]): Record<string, unknown> => {
+    // An object JSON writes by its toJSON is not looked into (a copy would lose it).
+    if (typeof holder.toJSON === 'function') return holder;
     let copy: Record<string, unknown> | undefined;
     for (const key of keys) {
       const value = holder[key];
-      if (typeof value !== 'string' || value.length < LARGE_TEXT || NEEDS_ESCAPE.test(value) || !(value as unknown as { isWellFormed(): boolean }).isWellFormed()) continue;
+      // JSON writes own enumerable fields only.
+      if (typeof value !== 'string' || !Object.prototype.propertyIsEnumerable.call(holder, key) || value.length < LARGE_TEXT || NEEDS_ESCAPE.test(value) || !(value as unknown as { isWellFormed(): boolean }).isWellFormed()) continue;
       copy ??= { ...holder };
       copy[key] = `${PLACEHOLDER}${large.length}`;
       large.push(value);

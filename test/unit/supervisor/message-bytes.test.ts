@@ -67,6 +67,9 @@ describe('serializeMessageBytes', () => {
       { jsonrpc: '2.0', id: 3, error: { code: -32000, message: 'x'.repeat(LARGE) } } as JSONRPCMessage,
       { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } } as JSONRPCMessage,
       answer({ content: 'not an array' }),
+      // A toJSON of the item's prototype (a thread's answer may hold such an object), which a copy would lose.
+      answer({ content: [Object.assign(Object.create({ text: 'p'.repeat(LARGE) }), { type: 'text' }), Object.defineProperty({ type: 'text' }, 'text', { value: 'h'.repeat(LARGE) })] }),
+      answer({ content: [Object.assign(Object.create({ toJSON: () => ({ type: 'text', text: 'as toJSON says' }) }), { type: 'text', text: 'w'.repeat(LARGE) })] }),
     ];
     for (const message of messages) expect(serializeMessageBytes(message, '[', ']').equals(expected(message, '[', ']'))).toBe(true);
     const tools = answer({ tools: preserialized(JSON.stringify([{ name: 'a', inputSchema: { type: 'object' } }])) });
