@@ -119,7 +119,8 @@ export class FetchPager {
       load.settled = true;
       if (this.#loads.get(key) === load) this.#loads.delete(key);
       const page = answer.isError ? undefined : (answer.structuredContent?.page as KeptPage | undefined);
-      if (page) this.#cache.set(key, page, page.bytes);
+      // Kept without its image: only a first window shows one, and a first window always fetches.
+      if (page) this.#cache.set(key, withoutImage(page), page.bytes);
       else this.#noteVersion(key, answer);
       return answer;
     });
@@ -191,7 +192,12 @@ export class FetchPager {
 
 function window(page: KeptPage, start: number, maxLength: number, snapshot: { cached: boolean; changed?: boolean }): ToolResult {
   const info: SnapshotInfo = { id: page.id, fetchedAt: page.fetchedAt, cached: snapshot.cached, ...(snapshot.changed === undefined ? {} : { changed: snapshot.changed }) };
-  return formatWindow({ content: page.content, metadata: page.metadata }, start, maxLength, info);
+  return formatWindow({ content: page.content, metadata: page.metadata, ...(page.image ? { image: page.image } : {}) }, start, maxLength, info);
+}
+
+function withoutImage(page: KeptPage): KeptPage {
+  const { image: _image, ...kept } = page;
+  return kept;
 }
 
 function withPageRequest(call: ToolCall, request: PageRequest): ToolCall {

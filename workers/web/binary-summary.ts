@@ -16,13 +16,33 @@ export interface BinarySummary {
   contentType: string;
   /** A PDF's `/Title`, when it is a plain string. */
   title?: string;
+  /** A PNG, JPEG, GIF or WebP read whole and at most MAX_IMAGE_BYTES: for an MCP image block. */
+  image?: ImageData;
 }
+
+/** An image for an MCP `image` content block: base64 bytes, the type their signature says. */
+export interface ImageData {
+  data: string;
+  mimeType: string;
+}
+
+/**
+ * The largest image given as image content, in raw bytes (1 MiB, 1.4 MB as base64, as
+ * workers/openapi gives API images). Decision: a multimodal client can look at an image itself;
+ * a larger one would weigh on the model's context and the result caps, so it keeps the summary.
+ */
+export const MAX_IMAGE_BYTES = 1024 * 1024;
+
+/** The types given as image content: those model APIs take. Never SVG: it is text and may carry scripts. */
+const MODEL_IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
 interface Sniffed {
   type: string;
   /** What the bytes are, for people: "PNG image, 640×480 pixels". */
   what: string;
   title?: string;
+  /** An image whose header gave a pixel size (not 0×0): more than a signature on garbage. */
+  sized?: boolean;
 }
 
 /** Summarises `binary` served as `contentType` (as the site labelled it). */
@@ -37,8 +57,17 @@ export function summariseBinary(binary: BinaryBody, contentType: string, bytes: 
   const file = filenameOf(binary.disposition);
   const download = binary.disposition && /^\s*attachment/i.test(binary.disposition) ? `sent as a download${file ? ` (${file})` : ''}` : file ? `file name ${file}` : undefined;
   const facts = [sniffed?.what ?? 'binary data', size, label, download].filter(Boolean).join(', ');
-  const why = type === 'application/pdf' ? 'Its text is not extracted: only this summary is returned' : 'Not text: only this summary is returned';
-  return { text: `[${type}: ${facts}. ${why}.]`, facts: `${type}: ${facts}`, contentType: type, ...(sniffed?.title ? { title: sniffed.title } : {}) };
+  // The type is the signature's (sniffed), never the site's label: an image under text/html is still an image.
+  const shown = sniffed !== undefined && MODEL_IMAGE_TYPES.has(sniffed.type);
+  // A model API given a broken image may refuse the client's whole request: only one whose header reads, and whole.
+  const unshown = !shown ? undefined : binary.cut ? 'it was not read whole' : !sniffed.sized ? 'its header gives no pixel size' : binary.body.length > MAX_IMAGE_BYTES ? `over the ${MAX_IMAGE_BYTES / 1024 / 1024} MiB (${MAX_IMAGE_BYTES.toLocaleString('en-US')}-byte) bound on image content` : undefined;
+  const image = shown && unshown === undefined ? { data: binary.body.toString('base64'), mimeType: sniffed.type } : undefined;
+  const why = image
+    ? 'The image itself follows as image content'
+    : unshown
+      ? `Not shown as an image: ${unshown}; only this summary is returned`
+      : type === 'application/pdf' ? 'Its text is not extracted: only this summary is returned' : 'Not text: only this summary is returned';
+  return { text: `[${type}: ${facts}. ${why}.]`, facts: `${type}: ${facts}`, contentType: type, ...(sniffed?.title ? { title: sniffed.title } : {}), ...(image ? { image } : {}) };
 }
 
 /** "2,126 bytes", "1.4 MB" (decimal megabytes, one decimal). */
@@ -79,7 +108,7 @@ function sniff(body: Buffer): Sniffed | undefined {
 }
 
 function image(type: string, format: string, width?: number, height?: number): Sniffed {
-  return { type, what: width && height ? `${format} image, ${width}×${height} pixels` : `${format} image` };
+  return width && height ? { type, what: `${format} image, ${width}×${height} pixels`, sized: true } : { type, what: `${format} image` };
 }
 
 /** A JPEG's size from its first SOFn frame header, reached marker by marker (bounded by the body). */

@@ -1,5 +1,5 @@
 import { FetchError, httpFetch, type FetchErrorCode, type HttpFetchOptions } from './http-fetch';
-import { summariseBinary } from './binary-summary';
+import { summariseBinary, type ImageData } from './binary-summary';
 import { feedToMarkdown, isFeed } from './feed';
 import { htmlToMarkdown } from './html-to-markdown';
 import { PDF_MAX_CHARS, pdfText } from './pdf-text';
@@ -9,6 +9,8 @@ import type { PageMetadata } from './metadata';
 export interface WebContent {
   content: string;
   metadata?: PageMetadata;
+  /** Ours: a PNG, JPEG, GIF or WebP small enough to give as an MCP image block after the first window's text. */
+  image?: ImageData;
 }
 
 /** Spec 001 FetchResult, plus `code` and `status` (ours) so programs need not parse `error`. */
@@ -30,7 +32,8 @@ export interface FetchOptions {
  * The whole fetch pipeline, without rate limiting: fetch, then by what the body is (see bodyKind):
  * HTML to Markdown; JSON pretty-printed; RSS and Atom feeds as a list of items; other text (plain,
  * Markdown, CSV, XML, SVG) as it is; binary bodies (images, PDFs, archives) summarised. Every
- * kind but HTML names its media type in `metadata.contentType`. Never throws: every failure is
+ * kind but HTML names its media type in `metadata.contentType`; a small PNG, JPEG, GIF or WebP
+ * comes in `data.image` too (binary-summary.ts). Never throws: every failure is
  * `{ success: false, error, code }`.
  */
 export async function fetchWebContent(url: string, options: HttpFetchOptions = {}): Promise<FetchResult> {
@@ -39,7 +42,8 @@ export async function fetchWebContent(url: string, options: HttpFetchOptions = {
     if (response.binary) {
       const summary = summariseBinary(response.binary, response.contentType, response.bytes);
       const content = summary.contentType === 'application/pdf' && !response.binary.cut ? await withPdfText(summary.facts, response.binary.body, options.signal) : summary.text;
-      return { success: true, data: { content, metadata: { ...(summary.title ? { title: summary.title } : {}), url: response.url, contentType: summary.contentType } } };
+      const metadata = { ...(summary.title ? { title: summary.title } : {}), url: response.url, contentType: summary.contentType };
+      return { success: true, data: { content, metadata, ...(summary.image ? { image: summary.image } : {}) } };
     }
     const type = mediaType(response.contentType);
     const kind = bodyKind(type, response.text);

@@ -20,7 +20,8 @@ export const FETCH_TOOL: ToolDescriptor = {
   title: 'Fetch web content',
   description:
     'Fetch a web page and return its main content as Markdown, with metadata (title, description, URL, author, publish date). ' +
-    'Other URLs: JSON comes indented, RSS/Atom feeds as a list of items, text as it is, a PDF as its text, images and other binary files as a summary (type, size, pixel size). ' +
+    'Other URLs: JSON comes indented, RSS/Atom feeds as a list of items, text as it is, a PDF as its text, other binary files as a summary (type, size). ' +
+    'An image gets a summary (type, size, pixel size); a PNG, JPEG, GIF or WebP of up to 1 MiB also comes as image content after it (first call only, not with start_index). ' +
     'Long content is truncated to 10,000 characters; call again with start_index to read further.',
   inputSchema: {
     type: 'object',
@@ -63,7 +64,7 @@ export async function runFetchTool(args: Record<string, unknown>, config: FetchT
   const fetchedAt = new Date().toISOString();
   const bytes = pageBytes(content, metadata);
   if (bytes <= request.maxEntryBytes) {
-    const page: KeptPage = { content, metadata, id, fetchedAt, bytes };
+    const page: KeptPage = { content, metadata, id, fetchedAt, bytes, ...(result.data.image ? { image: result.data.image } : {}) };
     return { content: [{ type: 'text', text: `the whole page, ${content.length} characters, for the supervisor to keep` }], structuredContent: { page } };
   }
   const changed = request.previousId === undefined ? undefined : request.previousId !== id;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { McpvisorError, type ErrorCode } from '../../protocol/errors';
 import { errorResult } from '../../protocol/results';
 import type { ToolResult } from '../../protocol/tool';
+import type { ImageData } from './binary-summary';
 import type { FetchResult, WebContent } from './content';
 import type { FetchErrorCode } from './http-fetch';
 import { capMetadata, type PageMetadata } from './metadata';
@@ -62,7 +63,11 @@ export function formatFetchResult(result: FetchResult, requestedStart: number, m
   return formatWindow(result.data, requestedStart, maxLength, snapshot);
 }
 
-/** One window of `page`; see formatFetchResult. A start past the end is BAD_INPUT. */
+/**
+ * One window of `page`; see formatFetchResult. A start past the end is BAD_INPUT. The first
+ * window (start 0) of a page with an `image` carries it as an MCP image block after the text;
+ * structuredContent does not repeat its bytes.
+ */
 export function formatWindow(page: WebContent, requestedStart: number, maxLength: number, snapshot?: SnapshotInfo): ToolResult {
   const { content } = page;
   // Capped where it is read too (html-to-markdown); again here for any FetchResult a caller builds.
@@ -90,8 +95,11 @@ export function formatWindow(page: WebContent, requestedStart: number, maxLength
   const note = truncated
     ? `\n\n[Content truncated: characters ${startIndex}-${end} of ${total}. Call fetch_web_content again with start_index=${end} to read more.]`
     : startIndex > 0 ? `\n\n[Characters ${startIndex}-${end} of ${total}; end of content.]` : '';
+  const text = { type: 'text' as const, text: `${header}${header ? '\n\n---\n\n' : ''}${part}${changedNote}${note}` };
+  // The image after its summary, in the first window only: later windows are more of the text.
+  const image = page.image && startIndex === 0 ? [{ type: 'image' as const, data: page.image.data, mimeType: page.image.mimeType }] : [];
   return {
-    content: [{ type: 'text', text: `${header}${header ? '\n\n---\n\n' : ''}${part}${changedNote}${note}` }],
+    content: [text, ...image],
     structuredContent: {
       metadata,
       content: part,
@@ -144,7 +152,13 @@ export interface KeptPage {
   id: string;
   /** ISO 8601. */
   fetchedAt: string;
+  /** What the pager keeps: pageBytes, the image aside (the pager does not keep it). */
   bytes: number;
+  /**
+   * The page's image, for the first window the pager cuts from this answer. Not kept with the
+   * page: only a first window shows it, and a first window always fetches again.
+   */
+  image?: ImageData;
 }
 
 /** Bytes a kept page takes, counted high: two per UTF-16 code unit (V8 keeps Latin-1 strings in one). */

@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { errorCodeOf } from '../../../protocol/results';
 import { writeConfig } from '../../helpers/config';
 import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
 import { startSite, type LocalSite } from '../../fixtures/web/local-site';
-import { ARRAY_JSON, CSV, HUGE_JSON, LATIN1_BYTES, MARKDOWN, nonHtmlRoutes, PLAIN_TEXT, png, SMALL_JSON, SVG, XML } from '../../fixtures/web/non-html-site';
+import { ARRAY_JSON, CSV, HUGE_JSON, IMAGES, LATIN1_BYTES, MARKDOWN, nonHtmlRoutes, PLAIN_TEXT, png, SMALL_JSON, SVG, XML } from '../../fixtures/web/non-html-site';
 
 /**
  * What `fetch_web_content` answers for what is not an HTML page, through the built
@@ -12,15 +13,19 @@ import { ARRAY_JSON, CSV, HUGE_JSON, LATIN1_BYTES, MARKDOWN, nonHtmlRoutes, PLAI
  * (`metadata.contentType`, a `Type:` line); none comes back as mojibake or a bare refusal.
  */
 type Result = {
-  content: Array<{ type: string; text?: string }>;
+  content: Array<{ type: string; text?: string; data?: string; mimeType?: string }>;
   isError?: boolean;
-  structuredContent?: { content: string; metadata: Record<string, string>; totalLength: number; nextStartIndex?: number };
+  structuredContent?: { content: string; metadata: Record<string, string>; totalLength: number; nextStartIndex?: number; snapshot?: { cached: boolean } };
 };
 
 /** The body cap of this file's server: 2 MiB, so a larger image is cut rather than read. */
 const CAP = 2 * 1024 * 1024;
 const APP_SHELL = '<html><head><title>App</title><script src="/app.js"></script></head><body><div id="root"></div><noscript>Enable JavaScript</noscript></body></html>';
 const BIG_PNG = Buffer.concat([png(4000, 3000), Buffer.alloc(CAP + 1000)]);
+/** The bound on image content: 1 MiB of raw bytes. */
+const IMAGE_BOUND = 1024 * 1024;
+const AT_BOUND_PNG = Buffer.concat([png(800, 600), Buffer.alloc(IMAGE_BOUND - png(800, 600).length)]);
+const OVER_BOUND_PNG = Buffer.concat([AT_BOUND_PNG, Buffer.alloc(1)]);
 
 let site: LocalSite;
 let server: StdioConnection;
@@ -31,6 +36,10 @@ const clientErrors: string[] = [];
 beforeAll(async () => {
   site = await startSite({
     ...nonHtmlRoutes(),
+    '/mislabelled/png-as-octet': (_req, res) => res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(IMAGES.png),
+    '/mislabelled/jpeg-as-png': (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(IMAGES.jpeg),
+    '/at-bound.png': (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(AT_BOUND_PNG),
+    '/over-bound.png': (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(OVER_BOUND_PNG),
     '/big.png': (_req, res) => res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(BIG_PNG.length) }).end(BIG_PNG),
     '/empty.txt': (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(),
     '/spaces.json': (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(' \n '),
@@ -131,25 +140,84 @@ it('lists the entries of an Atom feed, an HTML title as text', async () => {
   });
 });
 
+const NOT_TEXT = 'Not text: only this summary is returned.';
+const SHOWN = 'The image itself follows as image content.';
+
 it.each([
-  ['/img.png', 'image/png', 'PNG image, 640×480 pixels, 2,124 bytes.'],
-  ['/img.jpg', 'image/jpeg', 'JPEG image, 1024×768 pixels, 36 bytes.'],
-  ['/img.gif', 'image/gif', 'GIF image, 16×9 pixels, 35 bytes.'],
-  ['/img.webp', 'image/webp', 'WebP image, 300×200 pixels, 26 bytes.'],
-  ['/gzip.png', 'image/png', 'PNG image, 640×480 pixels, 2,124 bytes.'],
-  ['/archive.zip', 'application/zip', 'zip archive of 1 file: hello.txt, 139 bytes.'],
-  ['/blob', 'application/zip', 'zip archive of 1 file: hello.txt, 139 bytes, served as application/octet-stream.'],
-  ['/download.bin', 'application/zip', 'zip archive of 1 file: hello.txt, 139 bytes, served as application/octet-stream, sent as a download (data.zip).'],
+  ['/img.png', 'image/png', `PNG image, 640×480 pixels, 2,124 bytes. ${SHOWN}`],
+  ['/img.jpg', 'image/jpeg', `JPEG image, 1024×768 pixels, 36 bytes. ${SHOWN}`],
+  ['/img.gif', 'image/gif', `GIF image, 16×9 pixels, 35 bytes. ${SHOWN}`],
+  ['/img.webp', 'image/webp', `WebP image, 300×200 pixels, 26 bytes. ${SHOWN}`],
+  ['/gzip.png', 'image/png', `PNG image, 640×480 pixels, 2,124 bytes. ${SHOWN}`],
+  ['/archive.zip', 'application/zip', `zip archive of 1 file: hello.txt, 139 bytes. ${NOT_TEXT}`],
+  ['/blob', 'application/zip', `zip archive of 1 file: hello.txt, 139 bytes, served as application/octet-stream. ${NOT_TEXT}`],
+  ['/download.bin', 'application/zip', `zip archive of 1 file: hello.txt, 139 bytes, served as application/octet-stream, sent as a download (data.zip). ${NOT_TEXT}`],
   // Its bytes were returned as 2,126 characters of mojibake.
-  ['/mislabelled/png-as-html', 'image/png', 'PNG image, 640×480 pixels, 2,124 bytes, served as text/html.'],
-  ['/untyped/png', 'image/png', 'PNG image, 640×480 pixels, 2,124 bytes, no Content-Type.'],
-  ['/big.png', 'image/png', `binary data, ${(BIG_PNG.length / 1e6).toFixed(1)} MB, over the body cap: not read.`],
-  ['/big-chunked.png', 'image/png', `PNG image, 4000×3000 pixels, more than ${(CAP / 1e6).toFixed(1)} MB (read up to the body cap).`],
+  ['/mislabelled/png-as-html', 'image/png', `PNG image, 640×480 pixels, 2,124 bytes, served as text/html. ${SHOWN}`],
+  ['/untyped/png', 'image/png', `PNG image, 640×480 pixels, 2,124 bytes, no Content-Type. ${SHOWN}`],
+  ['/big.png', 'image/png', `binary data, ${(BIG_PNG.length / 1e6).toFixed(1)} MB, over the body cap: not read. ${NOT_TEXT}`],
+  ['/big-chunked.png', 'image/png', `PNG image, 4000×3000 pixels, more than ${(CAP / 1e6).toFixed(1)} MB (read up to the body cap). Not shown as an image: it was not read whole; only this summary is returned.`],
 ])('summarises %s: its type, size and what its first bytes say', async (route, contentType, facts) => {
   const result = await fetchPage(route);
   expect(result.isError).toBeFalsy();
-  expect(result.structuredContent).toMatchObject({ content: `[${contentType}: ${facts} Not text: only this summary is returned.]`, metadata: { contentType } });
+  expect(result.structuredContent).toMatchObject({ content: `[${contentType}: ${facts}]`, metadata: { contentType } });
   expect(textOf(result)).toContain(`\nType: ${contentType}\n`);
+});
+
+/** A digest of `bytes`: jest's toEqual compares a 1 MiB Buffer in 15 s. */
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** The content blocks' types, and the image block's bytes (their SHA-256, base64 decoded) and type when there is one. */
+function blocks(result: Result): { types: string[]; bytes?: string; mimeType?: string } {
+  const image = result.content.find((item) => item.type === 'image');
+  return { types: result.content.map((item) => item.type), ...(image ? { bytes: sha256(Buffer.from(image.data!, 'base64')), mimeType: image.mimeType } : {}) };
+}
+
+it.each([
+  ['/img.png', IMAGES.png, 'image/png'],
+  ['/img.jpg', IMAGES.jpeg, 'image/jpeg'],
+  ['/img.gif', IMAGES.gif, 'image/gif'],
+  ['/img.webp', IMAGES.webp, 'image/webp'],
+  ['/gzip.png', IMAGES.png, 'image/png'],
+])('gives %s as an image block after its summary, the same bytes', async (route, bytes, mimeType) => {
+  const result = await fetchPage(route);
+  expect(result.isError).toBeFalsy();
+  expect(blocks(result)).toEqual({ types: ['text', 'image'], bytes: sha256(bytes), mimeType });
+  expect(textOf(result)).toContain(`[${mimeType}: `);
+});
+
+it.each([
+  ['/mislabelled/png-as-octet', IMAGES.png, 'image/png'],
+  ['/mislabelled/png-as-html', IMAGES.png, 'image/png'],
+  ['/untyped/png', IMAGES.png, 'image/png'],
+  ['/mislabelled/jpeg-as-png', IMAGES.jpeg, 'image/jpeg'],
+])("types the image block of %s by its bytes, not the site's label", async (route, bytes, mimeType) => {
+  expect(blocks(await fetchPage(route))).toEqual({ types: ['text', 'image'], bytes: sha256(bytes), mimeType });
+});
+
+it('gives an image of exactly 1 MiB as an image block; one a byte larger keeps the summary only, saying why', async () => {
+  expect(blocks(await fetchPage('/at-bound.png'))).toEqual({ types: ['text', 'image'], bytes: sha256(AT_BOUND_PNG), mimeType: 'image/png' });
+  const over = await fetchPage('/over-bound.png');
+  expect(blocks(over)).toEqual({ types: ['text'] });
+  expect(over.structuredContent?.content).toBe('[image/png: PNG image, 800×600 pixels, 1.0 MB. Not shown as an image: over the 1 MiB (1,048,576-byte) bound on image content; only this summary is returned.]');
+});
+
+it('gives no image block for SVG (text that may carry scripts), a PDF, a zip or an image cut at the body cap, while a PNG beside them gets one', async () => {
+  expect(blocks(await fetchPage('/img.png')).types).toEqual(['text', 'image']);
+  for (const route of ['/logo.svg', '/report.pdf', '/archive.zip', '/big-chunked.png']) expect({ route, ...blocks(await fetchPage(route)) }).toEqual({ route, types: ['text'] });
+});
+
+it('gives the image block in the first window only: not with start_index > 0, from the kept page or fetched afresh', async () => {
+  const [first, together] = await Promise.all([fetchPage('/img.png?paged'), fetchPage('/img.png?paged')]);
+  // Both calls share one fetch of the whole page; each answer carries the image.
+  expect(blocks(first)).toEqual({ types: ['text', 'image'], bytes: sha256(IMAGES.png), mimeType: 'image/png' });
+  expect(blocks(together)).toEqual({ types: ['text', 'image'], bytes: sha256(IMAGES.png), mimeType: 'image/png' });
+  const kept = await fetchPage('/img.png?paged', { start_index: 10 });
+  expect(kept.structuredContent?.snapshot?.cached).toBe(true);
+  expect(blocks(kept)).toEqual({ types: ['text'] });
+  const afresh = await fetchPage('/img.png?unread', { start_index: 10 });
+  expect(afresh.structuredContent?.snapshot?.cached).toBe(false);
+  expect(blocks(afresh)).toEqual({ types: ['text'] });
 });
 
 it('returns the text of a PDF after its summary, under its own type or application/octet-stream', async () => {

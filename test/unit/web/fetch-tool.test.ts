@@ -1,6 +1,8 @@
 import { errorCodeOf } from '../../../protocol/results';
 import { formatFetchResult, runFetchTool } from '../../../workers/web/fetch-tool';
+import { PAGE_REQUEST_ARG, type KeptPage } from '../../../workers/web/fetch-window';
 import { startSite } from '../../fixtures/web/local-site';
+import { IMAGES } from '../../fixtures/web/non-html-site';
 
 const page = { success: true, data: { content: 'a'.repeat(25_000), metadata: { title: 'T', url: 'https://example.com/' } } };
 
@@ -75,6 +77,32 @@ describe('runFetchTool', () => {
       expect(result.isError).toBe(true);
       expect(errorCodeOf(result)).toBe('TIMEOUT');
       expect((result.content[0] as { text: string }).text).toMatch(/^TIMEOUT: .*did not answer within 200 ms/);
+    } finally {
+      await site.close();
+    }
+  });
+});
+
+describe('runFetchTool with an image', () => {
+  const config = { timeoutMs: 10_000, maxBodyBytes: 1024 * 1024, maxRedirects: 0, allowPrivateNetwork: true, maxOutputChars: 10_000 };
+  const context = () => ({ signal: new AbortController().signal, deadlineMs: 30_000 });
+  const image = { type: 'image', data: IMAGES.png.toString('base64'), mimeType: 'image/png' };
+
+  it("carries the image to the pager's whole page and into the windows the thread cuts itself", async () => {
+    const site = await startSite({ '/img.png': (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(IMAGES.png) });
+    try {
+      const url = `${site.origin}/img.png`;
+      const whole = await runFetchTool({ url, [PAGE_REQUEST_ARG]: { maxEntryBytes: 1_000_000 } }, config, context());
+      const page = whole.structuredContent?.page as KeptPage;
+      expect(page.image).toEqual({ data: image.data, mimeType: 'image/png' });
+      // The kept size leaves the image out: the pager does not keep it.
+      expect(page.bytes).toBeLessThan(2_000);
+      // A page over maxEntryBytes (a cache turned off) is answered as a window by the thread.
+      const windowed = await runFetchTool({ url, [PAGE_REQUEST_ARG]: { maxEntryBytes: 0 } }, config, context());
+      expect(windowed.content).toEqual([expect.objectContaining({ type: 'text' }), image]);
+      expect(JSON.stringify(windowed.structuredContent)).not.toContain(image.data.slice(0, 40));
+      expect((await runFetchTool({ url }, config, context())).content).toEqual([expect.objectContaining({ type: 'text' }), image]);
+      expect((await runFetchTool({ url, start_index: 5 }, config, context())).content).toEqual([expect.objectContaining({ type: 'text' })]);
     } finally {
       await site.close();
     }

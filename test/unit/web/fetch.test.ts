@@ -134,7 +134,7 @@ describe('fetchWebContent', () => {
 
   it.each([
     ['a binary type', '/image', 'image/png', '[image/png: binary data, 8 bytes. Not text: only this summary is returned.]'],
-    ['binary bytes without a Content-Type', '/untyped-image', 'image/png', '[image/png: PNG image, 72 bytes, no Content-Type. Not text: only this summary is returned.]'],
+    ['binary bytes without a Content-Type', '/untyped-image', 'image/png', '[image/png: PNG image, 72 bytes, no Content-Type. Not shown as an image: its header gives no pixel size; only this summary is returned.]'],
     // Whether pdf.js is installed or not (ts-jest cannot import it), this is no PDF it can read.
     ['a PDF without a Content-Type', '/untyped-pdf', 'application/pdf', /^\[application\/pdf: PDF document, version 1\.7, 45 bytes, no Content-Type\. Its text is not extracted \([^)]+\): only this summary is returned\.\]$/],
   ])('summarises %s, naming its type and size', async (_name, target, contentType, summary) => {
