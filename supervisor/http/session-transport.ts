@@ -1,15 +1,7 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  isInitializeRequest,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  type JSONRPCMessage,
-  type JSONRPCRequest,
-  type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpConfig } from '../../config/schema';
-import { acceptedTypes } from './accept';
-import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
 import type { SharedBudget } from './event-store';
@@ -17,10 +9,8 @@ import type { StreamBudget } from './stream-budget';
 import { ResumableStreams, type NumberedStream } from './resumable-streams';
 import { sseEvent } from './sse-frames';
 import { serializeMessage, serializeMessageBytes } from '../preserialized';
-import { batchesAllowed, paramsRefusal, toJsonRpcMessage } from '../wire';
-
-/** The SDK's limit on a JSON-RPC batch. */
-const MAX_BATCH_SIZE = 100;
+import { batchesAllowed } from '../wire';
+import { checkProtocolVersion, postMessages } from './post-messages';
 
 export interface SessionTransportOptions {
   sessionIdGenerator: () => string;
@@ -117,27 +107,9 @@ export class SessionTransport implements Transport {
 
   /** A POST to the endpoint, its body already parsed as JSON (body.ts). */
   handlePost(req: IncomingMessage, res: ServerResponse, body: unknown): void {
-    const accepted = acceptedTypes(req.headers.accept);
-    if (!accepted.json && !accepted.sse) {
-      return sendJsonRpcError(res, 406, -32000, 'Not Acceptable: the client must accept application/json or text/event-stream (MCP clients list both)');
-    }
-    if (!isJsonType(req.headers['content-type'])) {
-      return sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-    }
-    if (body === undefined) return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
-    if (Array.isArray(body) && body.length === 0) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: an empty batch');
-    if (Array.isArray(body) && body.length > MAX_BATCH_SIZE) {
-      return sendJsonRpcError(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
-    }
-    const messages: JSONRPCMessage[] = [];
-    for (const raw of Array.isArray(body) ? body : [body]) {
-      const message = toJsonRpcMessage(raw);
-      const refused = message ? undefined : paramsRefusal(raw);
-      if (refused) return sendJsonRpcError(res, 400, refused.code, refused.message, refused.id);
-      // JSON-RPC 2.0: valid JSON that is not a Request object is -32600 (the SDK's transport says -32700).
-      if (!message) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: not a JSON-RPC 2.0 message');
-      messages.push(message);
-    }
+    const read = postMessages(req, body);
+    if ('refused' in read) return sendJsonRpcError(res, read.refused.status, read.refused.code, read.refused.message, read.refused.id);
+    const { messages, accepted } = read;
     if (this.#closed) return sendJsonRpcError(res, 404, -32001, 'Session not found');
 
     // The method first: the SDK's guards are zod parses, and a failing one costs tens of µs.
@@ -401,12 +373,4 @@ export class SessionTransport implements Transport {
     for (const id of stream.open) if (this.#streams.get(id) === stream) this.#streams.delete(id);
     stream.open.clear();
   }
-}
-
-
-/** An error message for an unsupported `MCP-Protocol-Version`; none when absent or supported. */
-export function checkProtocolVersion(req: IncomingMessage): string | undefined {
-  const version = req.headers['mcp-protocol-version'];
-  if (typeof version !== 'string' || SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
-  return `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
 }

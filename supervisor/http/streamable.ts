@@ -10,7 +10,8 @@ import { acceptedTypes } from './accept';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
-import { checkProtocolVersion, SessionTransport } from './session-transport';
+import { checkProtocolVersion } from './post-messages';
+import { SessionTransport } from './session-transport';
 import type { StreamBudget } from './stream-budget';
 
 interface Entry {
