@@ -13,11 +13,10 @@
  * RSS per session: (VmRSS with N more sessions - VmRSS before) / N, each 6 s after the last
  * request (past the 5 s keep-alive, so only streams stay open), of the server process only.
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { fixture } from '../../test/helpers/processes';
 import { initialize, end, openLegacy, openStream, stalledRequest, type OpenStream, type StalledResponse } from '../../test/helpers/raw-sessions';
 import { kb, pooled, rssOf, startServer, LOAD_HTTP } from '../../test/load/harness';
+import { startBaselineServer } from './baseline';
 
 function arg(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -37,18 +36,8 @@ interface Target {
 }
 
 async function startBaseline(): Promise<Target> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'baseline-server.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve((JSON.parse(line) as { port: number }).port);
-    });
-    child.once('exit', () => reject(new Error('baseline server exited')));
-  });
-  const baseUrl = `http://127.0.0.1:${port}`;
-  return { mcpUrl: `${baseUrl}/mcp`, baseUrl, pid: child.pid!, legacy: false, stop: () => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM'); }) };
+  const baseline = await startBaselineServer();
+  return { mcpUrl: `${baseline.baseUrl}/mcp`, baseUrl: baseline.baseUrl, pid: baseline.pid, legacy: false, stop: baseline.stop };
 }
 
 async function startMcpvisor(http: Record<string, unknown> = {}): Promise<Target> {
@@ -57,6 +46,8 @@ async function startMcpvisor(http: Record<string, unknown> = {}): Promise<Target
     web: { enabled: false },
     customToolsets: [{ name: 'test', module: fixture('test-worker'), workers: 1, concurrency: 16 }],
     http: { ...LOAD_HTTP, maxSessions: 100_000, ...http },
+    // The stalled readers' 8 MiB answers: over pools.maxResultBytes' default, which would refuse them.
+    pools: { maxResultBytes: 16 * 1024 * 1024 },
   });
   return { mcpUrl: server.mcpUrl, baseUrl: server.baseUrl, pid: server.server.child.pid!, legacy: true, stop: () => server.stop() };
 }

@@ -15,11 +15,10 @@
  * load generator shares the machine's two cores with the server: compare ratios, not absolutes.
  * Issue targets: <= 50 KB per idle session; p99 of a cheap call at 100 sessions <= 20 ms.
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { fixtureConfig } from '../../test/helpers/config';
 import { closeClient, kb, openClient, percentile, pooled, rssOf, startServer, LOAD_HTTP } from '../../test/load/harness';
+import { startBaselineServer } from './baseline';
 
 interface Target {
   name: string;
@@ -40,22 +39,8 @@ function arg(name: string, fallback: string): string {
 }
 
 async function startBaseline(): Promise<Target> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'baseline-server.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve((JSON.parse(line) as { port: number }).port);
-    });
-    child.once('exit', () => reject(new Error('baseline server exited')));
-  });
-  return {
-    name: 'baseline',
-    mcpUrl: `http://127.0.0.1:${port}/mcp`,
-    pid: child.pid!,
-    stop: () => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM'); }),
-  };
+  const baseline = await startBaselineServer();
+  return { name: 'baseline', mcpUrl: `${baseline.baseUrl}/mcp`, pid: baseline.pid, stop: baseline.stop };
 }
 
 async function startMcpvisor(): Promise<Target> {
