@@ -299,7 +299,7 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
  * The signals that stop the server, and whether running calls get `http.shutdownGraceMs` to
  * finish. Each one's default action ended the process at once, without a log line, its calls
  * unanswered and no drain: SIGHUP (the terminal or ssh session the server ran in closed; `nohup`
- * still ignores it), SIGUSR2 (nodemon's restart signal; nothing here reopens logs, stderr is not
+ * does not stop it: Node sets SIGHUP back to its default as it starts), SIGUSR2 (nodemon's restart signal; nothing here reopens logs, stderr is not
  * ours to reopen) and SIGQUIT (Ctrl-\: quit now, so no drain, also in the middle of one; no core
  * dump). SIGPIPE is ignored (Node's default: a write to a closed pipe fails with EPIPE instead)
  * and SIGUSR1 left to Node (it opens the inspector on 127.0.0.1). Exit 0 after each.
