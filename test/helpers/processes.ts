@@ -39,14 +39,7 @@ export function spawnBin(command: string, args: string[], env: NodeJS.ProcessEnv
     for (const listener of listeners) listener();
   });
   const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
-  const entries = () =>
-    stderr.split('\n').flatMap((line) => {
-      try {
-        return [JSON.parse(line) as Record<string, unknown>];
-      } catch {
-        return [];
-      }
-    });
+  const entries = () => logEntries(stderr);
   return {
     child,
     stderr: () => stderr,
@@ -142,4 +135,15 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
  */
 export function tempCacheEnv(): { XDG_CACHE_HOME: string } {
   return { XDG_CACHE_HOME: tempDir('mcpvisor-xdg-') };
+}
+
+/** A server's stderr as its JSON log entries (pino lines); other lines are left out. */
+export function logEntries(text: string): Array<Record<string, unknown>> {
+  return text.split('\n').flatMap((line) => {
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
 }

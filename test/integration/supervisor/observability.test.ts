@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
 import { parsePrometheus, sampleValue } from '../../helpers/prometheus';
-import { eventually, tempCacheEnv } from '../../helpers/processes';
+import { eventually, logEntries, tempCacheEnv } from '../../helpers/processes';
 import { startUpstream, type Upstream } from '../../fixtures/openapi/upstream';
 import { tempDir } from '../../helpers/temp';
 
@@ -13,16 +13,7 @@ const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', param
 
 /** The server's stderr as pino entries. */
 function entries(server: HttpServer): Array<Record<string, unknown>> {
-  return server.server
-    .stderr()
-    .split('\n')
-    .flatMap((line) => {
-      try {
-        return [JSON.parse(line) as Record<string, unknown>];
-      } catch {
-        return [];
-      }
-    });
+  return logEntries(server.server.stderr());
 }
 
 /** Sends `count` requests, `concurrency` at a time, and returns their statuses. */

@@ -8,7 +8,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { errorCodeOf } from '../../../protocol/results';
 import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
-import { eventually, ROOT, spawnBin } from '../../helpers/processes';
+import { eventually, logEntries, ROOT, spawnBin } from '../../helpers/processes';
 import { tempDir } from '../../helpers/temp';
 
 /** One module, served as a process toolset (`runWorker`) or a thread toolset (`threadWorker`). */
@@ -106,17 +106,7 @@ afterAll(async () => {
 const call = (name: string, args: Record<string, unknown> = {}) => server.client.callTool({ name, arguments: args }, undefined, { timeout: 20_000 });
 
 /** The server's stderr as JSON log lines. */
-const logLines = () =>
-  server
-    .stderr()
-    .split('\n')
-    .flatMap((line) => {
-      try {
-        return [JSON.parse(line) as Record<string, unknown>];
-      } catch {
-        return [];
-      }
-    });
+const logLines = () => logEntries(server.stderr());
 
 describe.each([
   ['process', 'p', 'mine-proc'],
