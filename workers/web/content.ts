@@ -105,7 +105,9 @@ function mediaType(contentType: string): string {
  * What a text body is read as. The label decides, but for what browsers and sites get wrong:
  * - JSON under an HTML label or none (`{…}` or `[…]` that parses) is JSON: through the HTML
  *   converter, `[` and `_` came out escaped (`\\[`) and the lines run together;
- * - an untyped body that starts with `<` is HTML, unless its root element is a feed's;
+ * - a body under an HTML label or none whose root element is `<rss>`, `<feed>` or `<rdf:RDF>` is
+ *   a feed (servers that label every file text/html serve feeds so; no HTML page has such a root);
+ * - an untyped body that starts with `<` is HTML;
  * - any XML type (`text/xml`, `application/rss+xml`…) whose root is `<rss>`, `<feed>` or
  *   `<rdf:RDF>` is a feed.
  * Decision: text/plain is text even when it holds HTML or JSON (source files are served so).
@@ -113,7 +115,7 @@ function mediaType(contentType: string): string {
 function bodyKind(type: string, text: string): 'html' | 'json' | 'feed' | 'text' {
   if (type === '' || /html/.test(type)) {
     if (looksLikeJson(text)) return 'json';
-    if (type === '' && isFeed(text)) return 'feed';
+    if (isFeed(text)) return 'feed';
     if (/html/.test(type) || /^\s*</.test(text)) return 'html';
     return 'text';
   }

@@ -118,12 +118,13 @@ it.each([
   expect(textOf(result)).toContain(`\nType: ${contentType}\n`);
 });
 
-it('lists the items of an RSS feed, served as application/rss+xml or text/xml', async () => {
+it('lists the items of an RSS feed, served as application/rss+xml, text/xml or text/html', async () => {
   const items =
     '# Example News\n\nhttps://news.example.com/ - All the news\n\nRSS feed, 2 items:\n\n' +
     '1. [First & foremost](https://news.example.com/1) (Mon, 23 Nov 2026 10:00:00 GMT)\n   The first story.\n' +
     '2. [Second <story>](https://news.example.com/2) (Tue, 24 Nov 2026 08:30:00 GMT)\n   Plain summary.';
-  for (const [route, contentType] of [['/feed.rss', 'application/rss+xml'], ['/feed-as-xml.rss', 'text/xml']]) {
+  const routes = [['/feed.rss', 'application/rss+xml'], ['/feed-as-xml.rss', 'text/xml'], ['/feed-as-html.rss', 'text/html']];
+  for (const [route, contentType] of routes) {
     const result = await fetchPage(route);
     expect(result.structuredContent).toMatchObject({ content: items, metadata: { title: 'Example News', description: 'All the news', contentType } });
   }
