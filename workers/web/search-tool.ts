@@ -1,7 +1,12 @@
 import { McpvisorError } from '../../protocol/errors';
 import { errorResult } from '../../protocol/results';
 import type { ToolDescriptor, ToolResult } from '../../protocol/tool';
-import { MAX_QUERY_CHARS, type SearchOutcome } from './web-searcher';
+import { clip } from './engines/dom';
+import { MAX_QUERY_CHARS, normalizeQuery } from './search-query';
+import type { SearchOutcome } from './web-searcher';
+
+/** The query as the answer's first line repeats it: a long one is cut (all of it is in structuredContent). */
+const MAX_ECHOED_QUERY_CHARS = 200;
 
 export const SEARCH_TOOL: ToolDescriptor = {
   name: 'search',
@@ -26,13 +31,17 @@ export function noEngineAnswered(outcome: SearchOutcome): boolean {
 }
 
 /**
- * Formats a search for people: a numbered list (title, URL, snippet). When no engine answered
+ * Formats a search for people: a numbered list (title, URL, snippet), under a line repeating the
+ * query (cut at 200 characters). When no engine answered
  * (a captcha or bot challenge, an HTTP error status), the result is an error with code
  * UPSTREAM_ERROR and `data.blocked` / `data.failed`, so the caller knows it is not "no results".
  * Decision: the spec's headless `[]` holds for the library; a person using a tool deserves to
  * know why the list is empty.
  */
-export function formatSearch(query: string, outcome: SearchOutcome): ToolResult {
+export function formatSearch(raw: string, outcome: SearchOutcome): ToolResult {
+  // The query as it was sent (one line, trimmed), so the first line of the answer stays one line.
+  const query = normalizeQuery(raw);
+  const echoed = clip(query, MAX_ECHOED_QUERY_CHARS);
   if (noEngineAnswered(outcome)) {
     const refused = outcome.failed.length === 0
       ? `the search engine blocked the search: ${describe(outcome.blocked, '')}`
@@ -48,10 +57,10 @@ export function formatSearch(query: string, outcome: SearchOutcome): ToolResult 
     ...(outcome.blocked.length > 0 ? { blocked: outcome.blocked } : {}),
     ...(outcome.failed.length > 0 ? { failed: outcome.failed } : {}),
   };
-  if (outcome.results.length === 0) return { content: [{ type: 'text', text: `No results for "${query}".` }], structuredContent: structured };
+  if (outcome.results.length === 0) return { content: [{ type: 'text', text: `No results for "${echoed}".` }], structuredContent: structured };
   const lines = outcome.results.map((result, index) => `${index + 1}. ${result.title}\n   URL: ${result.url}${result.snippet ? `\n   ${result.snippet}` : ''}`);
   return {
-    content: [{ type: 'text', text: `Found ${outcome.results.length} results for "${query}" (${outcome.engine}):\n\n${lines.join('\n\n')}` }],
+    content: [{ type: 'text', text: `Found ${outcome.results.length} results for "${echoed}" (${outcome.engine}):\n\n${lines.join('\n\n')}` }],
     structuredContent: structured,
   };
 }

@@ -10,6 +10,7 @@ import { SearchCluster } from './search-cluster';
 import { RateLimiter } from './rate-limiter';
 import { MAX_RESULT_PAGE_BYTES, watchDocumentSize } from './page-size';
 import { redirectAllowed } from './redirect-guard';
+import { MAX_QUERY_CHARS, normalizeQuery, queryChars } from './search-query';
 import { beforeTime, raceSignal } from './waiting';
 
 export interface WebSearcherOptions {
@@ -76,14 +77,10 @@ const REFUSED_REDIRECT = Symbol('refused redirect');
 /** How long after the search's deadline puppeteer's own navigation timeout comes (see #read). */
 const NAVIGATION_BACKSTOP_MS = 1_000;
 
-/**
- * The longest query sent to an engine. Decision: 2,048 characters, the common safe length of a
- * whole URL; a longer query is refused rather than cut, so nobody searches for half a question.
- */
-export const MAX_QUERY_CHARS = 2048;
+export { MAX_QUERY_CHARS };
 
 function isValidQuery(query: unknown): query is string {
-  return typeof query === 'string' && query.trim() !== '' && query.length <= MAX_QUERY_CHARS;
+  return typeof query === 'string' && normalizeQuery(query) !== '' && queryChars(normalizeQuery(query)) <= MAX_QUERY_CHARS;
 }
 
 /**
@@ -132,7 +129,7 @@ export class WebSearcher {
 
   /**
    * Spec 001 `search(query)`: never rejects. An invalid query (not a string, empty, or longer
-   * than MAX_QUERY_CHARS) gives `[]` at once; a blocked engine, an HTTP error status, a network
+   * than MAX_QUERY_CHARS) gives `[]` at once, one longer than every engine takes `[]` and a log line; a blocked engine, an HTTP error status, a network
    * error or a timeout gives `[]` and a log line.
    */
   async search(query: string): Promise<SearchResult[]> {
@@ -146,7 +143,10 @@ export class WebSearcher {
   }
 
   /**
-   * A search that reports why it found nothing. Each engine of the chain is tried in turn while
+   * A search that reports why it found nothing. The query is sent as normalizeQuery makes it (one
+   * line, trimmed); an engine whose `maxQueryChars` it passes is skipped (listed in `failed`), and
+   * when every engine would be skipped, or it passes MAX_QUERY_CHARS, it rejects with BAD_INPUT
+   * before any page load. Each engine of the chain is tried in turn while
    * the previous one blocks the search or answers an HTTP error status (>= 400 with no results
    * on the page); those are listed in `blocked` and `failed`. Rejects with McpvisorError: TIMEOUT past the
    * budget (saying so when the browser was still launching), CANCELLED when `signal` aborts,
@@ -159,7 +159,13 @@ export class WebSearcher {
   async searchDetailed(query: string, options: { signal?: AbortSignal; timeoutMs?: number; engine?: string } = {}): Promise<SearchOutcome> {
     const engines = (options.engine ? [options.engine] : [this.#options.engine ?? 'duckduckgo', ...(this.#options.fallbackEngines ?? [])]).map(getEngine);
     const primary = getEngine(this.#options.engine ?? 'duckduckgo');
-    if (!isValidQuery(query)) return { results: [], engine: engines[0].name, blocked: [], failed: [] };
+    const text = typeof query === 'string' ? normalizeQuery(query) : '';
+    if (text === '') return { results: [], engine: engines[0].name, blocked: [], failed: [] };
+    const chars = queryChars(text);
+    if (chars > MAX_QUERY_CHARS || engines.every((engine) => chars > engine.maxQueryChars)) {
+      const limits = chars > MAX_QUERY_CHARS ? `a search takes at most ${MAX_QUERY_CHARS}` : engines.map((engine) => `${engine.name} takes at most ${engine.maxQueryChars}`).join(', ');
+      throw new McpvisorError('BAD_INPUT', `the query has ${chars} characters; ${limits}: shorten it`, { data: { queryChars: chars } });
+    }
     if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the searcher is closed');
     const timeoutMs = Math.min(options.timeoutMs ?? Number.POSITIVE_INFINITY, this.#options.timeoutMs ?? 30_000);
     const deadline = performance.now() + timeoutMs;
@@ -173,7 +179,12 @@ export class WebSearcher {
       const failed: SearchOutcome['failed'] = [];
       this.#stats.searches += 1;
       for (const engine of engines) {
-        const url = engine.searchUrl(query.trim(), this.#baseUrl(engine, engine === primary));
+        // Not sent where the engine would refuse it or search for part of it; listed as failed.
+        if (chars > engine.maxQueryChars) {
+          failed.push({ engine: engine.name, reason: `the query is longer than the ${engine.maxQueryChars} characters it takes` });
+          continue;
+        }
+        const url = engine.searchUrl(text, this.#baseUrl(engine, engine === primary));
         let outcome: PageOutcome;
         try {
           outcome = await this.#run(cluster, { url, engine, signal, deadline });

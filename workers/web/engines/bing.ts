@@ -1,4 +1,4 @@
-import { collect, genericBlock, parsePage, results, textOf } from './dom';
+import { collect, encodeQuery, genericBlock, parsePage, results, textOf } from './dom';
 import type { SearchEngine } from './types';
 
 /**
@@ -8,7 +8,9 @@ import type { SearchEngine } from './types';
 export const bing: SearchEngine = {
   name: 'bing',
   defaultBaseUrl: 'https://www.bing.com',
-  searchUrl: (query, baseUrl) => `${baseUrl.replace(/\/+$/, '')}/search?q=${encodeURIComponent(query)}`,
+  // Bing's own search box (maxlength 1000 in 2026; 2000 in 2023).
+  maxQueryChars: 1000,
+  searchUrl: (query, baseUrl) => `${baseUrl.replace(/\/+$/, '')}/search?q=${encodeQuery(query)}`,
   parse(html, context) {
     const { document, text } = parsePage(html);
     if (document.querySelector('#b_captcha, .b_captcha, #bnp_captcha')) return { kind: 'blocked', reason: 'the Bing captcha' };

@@ -1,4 +1,4 @@
-import { collect, genericBlock, parsePage, results, textOf } from './dom';
+import { collect, encodeQuery, genericBlock, parsePage, results, textOf } from './dom';
 import type { SearchEngine } from './types';
 
 /**
@@ -9,7 +9,9 @@ import type { SearchEngine } from './types';
 export const brave: SearchEngine = {
   name: 'brave',
   defaultBaseUrl: 'https://search.brave.com',
-  searchUrl: (query, baseUrl) => `${baseUrl.replace(/\/+$/, '')}/search?q=${encodeURIComponent(query)}&source=web`,
+  // Brave's own search box (maxlength).
+  maxQueryChars: 2048,
+  searchUrl: (query, baseUrl) => `${baseUrl.replace(/\/+$/, '')}/search?q=${encodeQuery(query)}&source=web`,
   parse(html, context) {
     const { document, text } = parsePage(html);
     const items = Array.from(document.querySelectorAll('#results .snippet[data-type="web"]'));

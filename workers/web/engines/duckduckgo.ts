@@ -1,4 +1,4 @@
-import { collect, genericBlock, parsePage, results, textOf } from './dom';
+import { collect, encodeQuery, genericBlock, parsePage, results, textOf, type Node } from './dom';
 import type { SearchEngine } from './types';
 
 /**
@@ -10,7 +10,9 @@ import type { SearchEngine } from './types';
 export const duckduckgo: SearchEngine = {
   name: 'duckduckgo',
   defaultBaseUrl: 'https://html.duckduckgo.com',
-  searchUrl: (query, baseUrl) => `${baseUrl.replace(/\/+$/, '')}/html/?q=${encodeURIComponent(query)}`,
+  // DuckDuckGo refuses longer queries (its limit, 500 characters, as DuckDuckGo and SerpApi state it); its box names none.
+  maxQueryChars: 500,
+  searchUrl: (query, baseUrl) => `${baseUrl.replace(/\/+$/, '')}/html/?q=${encodeQuery(query)}`,
   parse(html, context) {
     const { document, text } = parsePage(html);
     if (document.querySelector('.anomaly-modal__modal, [data-testid="anomaly-modal"], form#challenge-form') || /bots use DuckDuckGo too/i.test(text)) {
@@ -25,7 +27,7 @@ export const duckduckgo: SearchEngine = {
       return {
         title: textOf(link),
         url: href,
-        snippet: textOf(item.querySelector('.result__snippet')),
+        snippet: snippetOf(item.querySelector('.result__snippet')),
         icon: icon?.getAttribute('src') ?? icon?.getAttribute('data-src') ?? undefined,
       };
     }, context);
@@ -36,6 +38,20 @@ export const duckduckgo: SearchEngine = {
     return results(found);
   },
 };
+
+/**
+ * The snippet's text; a date the page shows in a span of its own before it (`.result__date`) is
+ * set apart as Google and Brave show theirs (`Nov 21, 2019 - In …`): read as one text, it ran
+ * into the first word ("Nov 21, 2019In …").
+ */
+function snippetOf(snippet: Node | null): string {
+  const date = snippet?.querySelector('.result__date');
+  if (!snippet || !date) return textOf(snippet);
+  const when = textOf(date);
+  date.remove();
+  const text = textOf(snippet);
+  return when && text ? `${when} - ${text}` : when || text;
+}
 
 /** `//duckduckgo.com/l/?uddg=<urlencoded>&rut=…` → the target; other links as they are. */
 function decodeRedirect(href: string | null | undefined, base: string): string | undefined {

@@ -1,4 +1,4 @@
-import { collect, genericBlock, parsePage, results, textOf } from './dom';
+import { collect, encodeQuery, genericBlock, parsePage, results, textOf } from './dom';
 import type { SearchEngine } from './types';
 
 /**
@@ -9,14 +9,16 @@ import type { SearchEngine } from './types';
 export const google: SearchEngine = {
   name: 'google',
   defaultBaseUrl: 'https://www.google.com',
-  searchUrl: (query, baseUrl) => `${baseUrl.replace(/\/+$/, '')}/search?q=${encodeURIComponent(query)}&hl=en`,
+  // Google's own search box (maxlength).
+  maxQueryChars: 2048,
+  searchUrl: (query, baseUrl) => `${baseUrl.replace(/\/+$/, '')}/search?q=${encodeQuery(query)}&hl=en`,
   parse(html, context) {
     const { document, text } = parsePage(html);
     const items = Array.from(document.querySelectorAll('#rso div.g')).filter((item) => item.querySelector('h3') && !item.querySelector('div.g'));
     const found = collect(items, (item) => {
       const h3 = item.querySelector('h3');
       const link = h3?.closest('a') ?? item.querySelector('a[href^="http"]');
-      return { title: textOf(h3), url: link?.getAttribute('href') ?? undefined, snippet: textOf(item.querySelector('.st, .VwiC3b, [data-sncf]')) };
+      return { title: textOf(h3), url: unwrapGoogleLink(link?.getAttribute('href'), context.url), snippet: textOf(item.querySelector('.st, .VwiC3b, [data-sncf]')) };
     }, context);
     if (found.length === 0) {
       const reason = genericBlock(document, text, context.status);
@@ -25,3 +27,18 @@ export const google: SearchEngine = {
     return results(found);
   },
 };
+
+/**
+ * `/url?q=<target>&sa=U&ved=…&usg=…` (the links Google gives clients without JavaScript) → the
+ * target, without the wrapper's tracking parameters; other links as they are.
+ */
+export function unwrapGoogleLink(href: string | null | undefined, base: string): string | undefined {
+  if (!href) return undefined;
+  try {
+    const url = new URL(href, base);
+    const target = url.pathname === '/url' ? url.searchParams.get('q') ?? url.searchParams.get('url') : null;
+    return target && /^https?:\/\//i.test(target) ? target : url.href;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,11 +1,13 @@
-import { collect, genericBlock, parsePage, results, textOf } from './dom';
+import { collect, encodeQuery, genericBlock, parsePage, results, textOf } from './dom';
 import type { SearchEngine } from './types';
 
 /** Mojeek (`/search?q=`): `ul.results-standard > li`, `a.title`, `p.s`. Its 403 page is a block. */
 export const mojeek: SearchEngine = {
   name: 'mojeek',
   defaultBaseUrl: 'https://www.mojeek.com',
-  searchUrl: (query, baseUrl) => `${baseUrl.replace(/\/+$/, '')}/search?q=${encodeURIComponent(query)}`,
+  // no limit known: the common URL-safe length.
+  maxQueryChars: 2048,
+  searchUrl: (query, baseUrl) => `${baseUrl.replace(/\/+$/, '')}/search?q=${encodeQuery(query)}`,
   parse(html, context) {
     const { document, text } = parsePage(html);
     const items = Array.from(document.querySelectorAll('ul.results-standard > li'));

@@ -1,4 +1,4 @@
-import { collect, genericBlock, parsePage, results, textOf } from './dom';
+import { collect, encodeQuery, genericBlock, parsePage, results, textOf } from './dom';
 import type { SearchEngine } from './types';
 
 /**
@@ -8,7 +8,9 @@ import type { SearchEngine } from './types';
 export const startpage: SearchEngine = {
   name: 'startpage',
   defaultBaseUrl: 'https://www.startpage.com',
-  searchUrl: (query, baseUrl) => `${baseUrl.replace(/\/+$/, '')}/sp/search?query=${encodeURIComponent(query)}`,
+  // Startpage's own search box (maxlength).
+  maxQueryChars: 2048,
+  searchUrl: (query, baseUrl) => `${baseUrl.replace(/\/+$/, '')}/sp/search?query=${encodeQuery(query)}`,
   parse(html, context) {
     const { document, text } = parsePage(html);
     const items = Array.from(document.querySelectorAll('.result, .w-gl__result'));

@@ -27,6 +27,11 @@ export interface SearchEngine {
   name: string;
   /** The public base URL; `web.search.engineUrl` replaces it (tests, mirrors). */
   defaultBaseUrl: string;
+  /**
+   * The longest query (in characters: code points) the engine takes, as its own search box
+   * limits it; a longer one is not sent to it (web-searcher.ts).
+   */
+  maxQueryChars: number;
   searchUrl(query: string, baseUrl: string): string;
   parse(html: string, context: PageContext): EngineOutcome;
 }
