@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { getEngine, type EngineOutcome } from '../../../workers/web/engines';
-import { SERP_FIXTURES } from '../../fixtures/web/local-site';
+import { fixtureText, SERP_FIXTURES } from '../../fixtures/web/local-site';
 
 // What a model reads from `search`, result by result, against what a person sees on the saved
 // pages (../shared/fixtures/serp). Pages derived from them are made here, not stored.
@@ -27,6 +27,15 @@ describe('search results as a reader sees them', () => {
     const unwrapped = resultsOf(getEngine('google').parse(wrapped, { ...context, url: 'https://www.google.com/search?q=test+keyword' }));
     expect(unwrapped.map((result) => result.url)).toEqual(direct.map((result) => result.url));
     expect(unwrapped[0].url).toBe('https://keywordtool.io/');
+  });
+
+  it.each([
+    ['its page for browsers without JavaScript', fixtureText('google-enablejs.html'), 'https://www.google.com/search?q=test+keyword', /Google: .*needs JavaScript/],
+    ['its cookie consent page', '<html><body><h1>Before you continue to Google Search</h1><form action="https://consent.google.com/save"><button>Accept all</button></form></body></html>', 'https://consent.google.com/ml?continue=https://www.google.com/search', /Google: its cookie consent page/],
+  ])('reports Google answering with %s as blocked, not as no results', (_name, html, url, reason) => {
+    // Headless, the searcher runs no scripts: Google answers it with this shell, and a model read "No results".
+    const outcome = getEngine('google').parse(html, { ...context, url });
+    expect(outcome).toEqual({ kind: 'blocked', reason: expect.stringMatching(reason) });
   });
 
   it('bounds a title and a snippet however long the page makes them, cut with an ellipsis', () => {
