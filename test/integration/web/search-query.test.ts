@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { errorCodeOf } from '../../../protocol/results';
 import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
+import { bin } from '../../helpers/processes';
+import { execFile } from 'node:child_process';
 import { SERP_FIXTURES, startSite, type LocalSite } from '../../fixtures/web/local-site';
 
 // Queries as a model writes them, through the built web-search-mcp and real Chromium, to a local
@@ -117,5 +119,18 @@ describe('the answer a model reads', () => {
     for (const url of urls) expect(url).toMatch(/^https:\/\/[^/]+\//);
     expect(text).not.toMatch(/duckduckgo\.com\/l\/|&amp;|&quot;|&#\d+;/);
     expect(text.length).toBeLessThan(10 * (300 + 600 + 200) + 200);
+  });
+});
+
+describe('web-search search', () => {
+  it('refuses a query longer than its engine takes, exit 1 with the limit on stderr, before any page load', async () => {
+    const before = asked.length;
+    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [bin('web-search'), 'search', 'x'.repeat(600)], { env: { ...process.env, WEB_SEARCH_ENGINE_URL: `${site.origin}/engine` } }, (error, stdout, stderr) => {
+        resolve({ code: error ? (error as { code?: number }).code ?? null : 0, stdout, stderr });
+      });
+    });
+    expect(run).toEqual({ code: 1, stdout: '', stderr: 'web-search: the query has 600 characters; duckduckgo takes at most 500: shorten it\n' });
+    expect(asked.slice(before)).toEqual([]);
   });
 });
