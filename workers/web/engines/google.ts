@@ -23,7 +23,7 @@ export const google: SearchEngine = {
     if (found.length === 0) {
       // Pages in place of results that are neither captchas nor empty result pages: the shell a
       // browser without JavaScript gets (ours, headless, runs none), and the consent page (EU).
-      if (html.includes('/httpservice/retry/enablejs')) return { kind: 'blocked', reason: 'Google: its page for browsers without JavaScript (the search needs JavaScript, which the headless searcher does not run)' };
+      if (html.includes('/httpservice/retry/enablejs')) return { kind: 'blocked', reason: 'Google: a page that needs JavaScript, which the headless searcher does not run' };
       if (/^https?:\/\/consent\.google\./.test(context.url) || /before you continue to google/i.test(text.slice(0, 5000))) return { kind: 'blocked', reason: 'Google: its cookie consent page' };
       const reason = genericBlock(document, text, context.status);
       if (reason) return { kind: 'blocked', reason: `Google: ${reason}` };
