@@ -1,3 +1,4 @@
+import { McpvisorError } from '../../protocol/errors';
 import { wellFormed } from './engines/dom';
 
 /**
@@ -24,4 +25,22 @@ export function queryChars(query: string): number {
   let count = 0;
   for (const _ of query) count += 1;
   return count;
+}
+
+/** A query the library searches for at all: a string, not blank, within MAX_QUERY_CHARS. */
+export function isValidQuery(query: unknown): query is string {
+  if (typeof query !== 'string') return false;
+  const text = normalizeQuery(query);
+  return text !== '' && queryChars(text) <= MAX_QUERY_CHARS;
+}
+
+/**
+ * The length of a normalized query, in characters. Throws McpvisorError BAD_INPUT naming each
+ * limit (`data.queryChars`) when it passes MAX_QUERY_CHARS or every engine's `maxQueryChars`.
+ */
+export function assertQueryFits(text: string, engines: ReadonlyArray<{ name: string; maxQueryChars: number }>): number {
+  const chars = queryChars(text);
+  if (chars <= MAX_QUERY_CHARS && engines.some((engine) => chars <= engine.maxQueryChars)) return chars;
+  const limits = chars > MAX_QUERY_CHARS ? `a search takes at most ${MAX_QUERY_CHARS}` : engines.map((engine) => `${engine.name} takes at most ${engine.maxQueryChars}`).join(', ');
+  throw new McpvisorError('BAD_INPUT', `the query has ${chars} characters; ${limits}: shorten it`, { data: { queryChars: chars } });
 }

@@ -10,7 +10,7 @@ import { SearchCluster } from './search-cluster';
 import { RateLimiter } from './rate-limiter';
 import { MAX_RESULT_PAGE_BYTES, watchDocumentSize } from './page-size';
 import { redirectAllowed } from './redirect-guard';
-import { MAX_QUERY_CHARS, normalizeQuery, queryChars } from './search-query';
+import { assertQueryFits, isValidQuery, MAX_QUERY_CHARS, normalizeQuery } from './search-query';
 import { beforeTime, raceSignal } from './waiting';
 
 export interface WebSearcherOptions {
@@ -79,10 +79,6 @@ const NAVIGATION_BACKSTOP_MS = 1_000;
 
 export { MAX_QUERY_CHARS };
 
-function isValidQuery(query: unknown): query is string {
-  return typeof query === 'string' && normalizeQuery(query) !== '' && queryChars(normalizeQuery(query)) <= MAX_QUERY_CHARS;
-}
-
 /**
  * Spec 001's searcher: one Chromium (launched on the first search, reused after) driven by
  * puppeteer-cluster with a page per search (PageConcurrency: about half the cost of a context
@@ -129,8 +125,8 @@ export class WebSearcher {
 
   /**
    * Spec 001 `search(query)`: never rejects. An invalid query (not a string, empty, or longer
-   * than MAX_QUERY_CHARS) gives `[]` at once, one longer than every engine takes `[]` and a log line; a blocked engine, an HTTP error status, a network
-   * error or a timeout gives `[]` and a log line.
+   * than MAX_QUERY_CHARS) gives `[]` at once; one longer than every engine takes, a blocked
+   * engine, an HTTP error status, a network error or a timeout gives `[]` and a log line.
    */
   async search(query: string): Promise<SearchResult[]> {
     if (!isValidQuery(query)) return [];
@@ -161,11 +157,7 @@ export class WebSearcher {
     const primary = getEngine(this.#options.engine ?? 'duckduckgo');
     const text = typeof query === 'string' ? normalizeQuery(query) : '';
     if (text === '') return { results: [], engine: engines[0].name, blocked: [], failed: [] };
-    const chars = queryChars(text);
-    if (chars > MAX_QUERY_CHARS || engines.every((engine) => chars > engine.maxQueryChars)) {
-      const limits = chars > MAX_QUERY_CHARS ? `a search takes at most ${MAX_QUERY_CHARS}` : engines.map((engine) => `${engine.name} takes at most ${engine.maxQueryChars}`).join(', ');
-      throw new McpvisorError('BAD_INPUT', `the query has ${chars} characters; ${limits}: shorten it`, { data: { queryChars: chars } });
-    }
+    const chars = assertQueryFits(text, engines);
     if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the searcher is closed');
     const timeoutMs = Math.min(options.timeoutMs ?? Number.POSITIVE_INFINITY, this.#options.timeoutMs ?? 30_000);
     const deadline = performance.now() + timeoutMs;
