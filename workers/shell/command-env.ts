@@ -28,12 +28,12 @@ const NO_TERMINAL: NodeJS.ProcessEnv = { TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 
 const NO_NETWORK: NodeJS.ProcessEnv = { npm_config_fetch_retries: '0', PIP_RETRIES: '0' };
 
 /**
- * Caches a sandboxed command's tools would write under HOME, which is the workspace: npm's
- * `.npm/` (its logs and update-notifier stamp even for a failed `npm install`), pip's and other
- * XDG tools' `.cache/`. They showed in `git status`, and an assistant's `git add -A` committed
- * them. They go to the command's private /tmp, gone after it: a cache that outlives one command
- * is of little use without a network, and a project is no place for one. npm's update check, a
- * network request each run, is off.
+ * Caches a sandboxed command's tools would write under HOME: npm's `.npm/` (its logs and
+ * update-notifier stamp even for a failed `npm install`), pip's and other XDG tools' `.cache/`.
+ * When HOME was the workspace they showed in `git status`, and an assistant's `git add -A`
+ * committed them; in the sandbox's own home (sandbox-home.ts) they would grow it without bound on
+ * the host's disk. They go to the command's private /tmp, gone after it: a cache that outlives one
+ * command is of little use without a network. npm's update check, a network request each run, is off.
  */
 const CACHES_IN_TMP: NodeJS.ProcessEnv = { XDG_CACHE_HOME: '/tmp/.cache', npm_config_cache: '/tmp/.npm', npm_config_update_notifier: 'false' };
 
@@ -52,14 +52,19 @@ export function hostCommandEnv(workspace: string, environment: NodeJS.ProcessEnv
 /**
  * The whole environment of a sandboxed command: nothing of the host's leaks in. `USER` and
  * `LOGNAME` name the server's user, whom the command runs as (`id` says so anyway): scripts that
- * build paths or git identities from `$USER` found it empty. Caches go to the command's /tmp
+ * build paths or git identities from `$USER` found it empty. HOME is `home`, the sandbox's own
+ * (sandbox-home.ts), not the workspace. Caches go to the command's /tmp
  * (CACHES_IN_TMP). Without `network`, package managers fail at once instead of retrying (NO_NETWORK).
  */
-export function sandboxCommandEnv(workspace: string, pathInside: string, network = false): NodeJS.ProcessEnv {
+export function sandboxCommandEnv(workspace: string, pathInside: string, network = false, home = workspace): NodeJS.ProcessEnv {
   const user = currentUser();
   return {
     PATH: pathInside,
-    HOME: workspace,
+    HOME: home,
+    // XDG's defaults, spelled out for tools that read only the variables.
+    XDG_CONFIG_HOME: `${home}/.config`,
+    XDG_DATA_HOME: `${home}/.local/share`,
+    XDG_STATE_HOME: `${home}/.local/state`,
     ...(user ? { USER: user, LOGNAME: user } : {}),
     TMPDIR: '/tmp',
     LANG: 'C.UTF-8',

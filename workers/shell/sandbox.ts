@@ -26,6 +26,8 @@ export interface SandboxOptions {
   tmpBytes: number;
   /** Paths inside the workspace bound read-only over it: the server's own code and config (protected-paths.ts). Default none. */
   readOnly?: readonly ProtectedPath[];
+  /** HOME: a host directory bound read-write at `inside`, or without `host` an empty tmpfs there (sandbox-home.ts). */
+  home?: { inside: string; host?: string };
 }
 
 export interface SandboxState {
@@ -124,7 +126,7 @@ const ROOT_PROC_COVERS = ['--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try'
  *   capabilities: it cannot remount, mknod or load modules) and `/proc/sys` read-only for root.
  * - System directories read-only (`/usr`, `/etc`, `/opt` and the `/bin`, `/lib*` links), password
  *   hashes hidden, a fresh `/proc` and a minimal, read-only `/dev` with a `/dev/shm` of at most
- *   64 MiB, a private `/tmp` of `tmpBytes`, and the
+ *   64 MiB, a private `/tmp` of `tmpBytes`, HOME (`home`, sandbox-home.ts), and the
  *   workspace bound read-write at its own path as the working directory, less `readOnly` (the
  *   server's own code and config when the workspace holds them). Nothing else of the host file
  *   system exists inside.
@@ -163,6 +165,7 @@ export function sandboxArgv(command: string | undefined, options: SandboxOptions
     String(options.tmpBytes),
     '--tmpfs',
     '/tmp',
+    ...homeMountArgs(options),
     // After /tmp, so a workspace under /tmp is not hidden by the private one.
     '--bind',
     ws,
@@ -179,6 +182,13 @@ export function sandboxArgv(command: string | undefined, options: SandboxOptions
     ...(command === undefined ? [] : [command]),
   ];
   return { file: options.bwrapPath, args };
+}
+
+/** The sandbox's HOME, kept between commands when it has a host directory; never in the workspace (homeInside). */
+function homeMountArgs(options: SandboxOptions): string[] {
+  const home = options.home;
+  if (!home) return [];
+  return home.host ? ['--bind', home.host, home.inside] : ['--size', String(options.tmpBytes), '--tmpfs', home.inside];
 }
 
 /**
@@ -235,8 +245,8 @@ function realPathOf(file: string): string {
 }
 
 /** The whole environment of a sandboxed command: nothing of the host's leaks in (command-env.ts). */
-export function sandboxEnv(workspace: string, network = false): NodeJS.ProcessEnv {
-  return sandboxCommandEnv(workspace, PATH_INSIDE, network);
+export function sandboxEnv(workspace: string, network = false, home?: string): NodeJS.ProcessEnv {
+  return sandboxCommandEnv(workspace, PATH_INSIDE, network, home);
 }
 
 /**
@@ -253,7 +263,7 @@ export function probeSandbox(options: SandboxOptions, timeoutMs = 5000): Promise
   return new Promise((resolve) => {
     const { file, args } = sandboxArgv('true', options);
     let stderr = '';
-    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env: sandboxEnv(options.workspace, options.network) });
+    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env: sandboxEnv(options.workspace, options.network, options.home?.inside) });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       resolve(failed(`bwrap did not finish a test run within ${timeoutMs} ms`));

@@ -20,6 +20,7 @@ import { OrphanGuard } from './orphan-guard';
 import { fillPipePool, outputPipes, placePipes, releasePipes, takeOutputPipes } from './output-pipes';
 import { discardPrepared, killAllCommands, prepareCommand, runCommand, type PreparedCommand } from './runner';
 import { protectedPaths } from './protected-paths';
+import { ensureSandboxHome, prepareSandboxHome, type SandboxHome } from './sandbox-home';
 import { onSandboxPath, probeSandbox, SANDBOX_PACKAGE, sandboxArgv, sandboxEnv, shownInSandbox, type SandboxOptions, type SandboxState } from './sandbox';
 import { bashSyntaxNote, systemShell } from './shell-dialect';
 import { getSystemInfo, listProcesses } from './system-info';
@@ -60,6 +61,10 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   // is read-only by design, see protected-paths.ts), but every write fails, which said nothing.
   const notWritable = directoryWriteProblem(workspace);
   if (notWritable) log.warn(`the workspace ${notWritable}: commands and writeFile cannot write there (set shell.workspace, or SHELL_WORKSPACE with shell-mcp-server, to a directory this user owns)`, { workspace });
+  // Sandbox mode only: unconfined commands keep the user's own HOME, as in their terminal.
+  const home: SandboxHome | undefined = config.sandbox ? prepareSandboxHome(workspace) : undefined;
+  if (home?.host) log.info(`sandboxed commands' HOME (${home.inside}) is ${home.host}, kept between commands and restarts`, { home: home.host });
+  else if (home) log.warn(`sandboxed commands get an empty HOME (${home.inside}) each, nothing in it kept: ${home.problem}`, { home: home.inside });
   const sandboxOptions: SandboxOptions = {
     bwrapPath: config.bwrapPath,
     workspace,
@@ -70,6 +75,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     network: config.sandboxNetwork,
     tmpBytes: config.sandboxTmpBytes,
     readOnly,
+    home,
   };
   let sandbox: SandboxState = config.sandbox ? await probeSandbox(sandboxOptions) : { available: false, reason: 'sandbox mode is off' };
   if (config.sandbox && !sandbox.available) log.warn(`sandbox unavailable: exec will refuse commands until it is fixed; ${sandbox.fix}`, { reason: sandbox.reason, cause: sandbox.cause });
@@ -114,7 +120,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   const shownCommand = (command: string) => (config.logCommands ? { command } : { commandChars: command.length });
   // Built once: reading process.env goes through getenv for every key.
   const hostEnvironment = hostCommandEnv(workspace);
-  const sandboxEnvironment = sandboxEnv(workspace, config.sandboxNetwork);
+  const sandboxEnvironment = sandboxEnv(workspace, config.sandboxNetwork, home?.inside);
   // One process started ahead of the next command, replaced as soon as it is taken: a sandbox (see
   // warmPrelude), or, unconfined with cgroups, a shell already moved into its command's cgroup. The
   // move takes a lock the whole system shares (v1), measured at +2-3 ms a command under load when
@@ -131,6 +137,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
       releasePipes(pipes);
       return undefined;
     }
+    if (home) ensureSandboxHome(home);
     try {
       return prepareCommand(warmArgv.file, warmArgv.args, workspace, warmEnvironment, pipes, cgroup);
     } catch {
@@ -201,6 +208,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     }
     const timeoutMs = Math.max(1, Math.min(config.commandTimeoutMs, context.deadlineMs - DEADLINE_MARGIN_MS));
     const prepared = config.sandbox || cgroups ? takeWarm() : undefined;
+    if (!prepared && home) ensureSandboxHome(home);
     const argv = prepared ? warmArgv : !config.sandbox ? { file: '/bin/sh', args: ['-c', command] } : sandboxArgv(command, sandboxOptions);
     counters.commands++;
     counters.running++;
@@ -310,7 +318,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   };
 
   return {
-    tools: shellTools({ workspace, shell, sandbox: config.sandbox, network: config.sandboxNetwork, commandTimeoutMs: config.commandTimeoutMs, maxOutputBytes: config.maxOutputBytes, maxReadBytes: config.maxReadBytes }),
+    tools: shellTools({ workspace, shell, sandbox: config.sandbox, home: home && { path: home.inside, kept: home.host !== undefined }, network: config.sandboxNetwork, commandTimeoutMs: config.commandTimeoutMs, maxOutputBytes: config.maxOutputBytes, maxReadBytes: config.maxReadBytes }),
     handle,
     // The worker is exiting: no command may outlive it (the aborts it sends use `ps`, which takes longer).
     close: async () => {

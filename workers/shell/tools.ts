@@ -23,6 +23,8 @@ export interface ShellToolContext {
   sandbox: boolean;
   /** Sandbox mode only: whether commands share the host's network. */
   network: boolean;
+  /** Sandbox mode only: HOME inside the sandbox, and whether what is written there is kept (sandbox-home.ts). */
+  home?: { path: string; kept: boolean };
   commandTimeoutMs: number;
   maxOutputBytes: number;
   /** readFile's size limit in bytes. */
@@ -40,8 +42,11 @@ const FILE_TOOLS = ['readFile', 'writeFile', 'deleteFile', 'listDir'];
  */
 export function shellTools(context: ShellToolContext): ToolDescriptor[] {
   const mib = Math.round((context.maxOutputBytes / 1024 ** 2) * 10) / 10;
+  const home = context.home
+    ? `HOME is ${context.home.path}, ${context.home.kept ? 'kept between commands (git config --global, ~/.npmrc)' : 'empty at each command'}`
+    : 'HOME is the workspace';
   const where = context.sandbox
-    ? `Sandboxed: only the workspace and a private /tmp are writable, /tmp starts empty at each command (keep files in the workspace), HOME is the workspace, programs come from /usr, /bin and /opt (none installed under a home directory), ${
+    ? `Sandboxed: only the workspace, HOME and a private /tmp are writable, /tmp starts empty at each command (keep files in the workspace), ${home}, programs come from /usr, /bin and /opt (none installed under a home directory), ${
         context.network ? "the host's network is reachable" : 'there is no network (downloads and package installs fail; work with what is installed)'
       }.`
     : "Not sandboxed: commands run with the full rights of the server's user and reach the host's network.";

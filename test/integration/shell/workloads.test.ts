@@ -62,7 +62,7 @@ describe.each([
     expect(exec).toContain(`Workspace (working directory of every command; relative paths of all tools resolve there): ${ws}.`);
     expect(exec).toContain('Time limit: 12000 ms per command. Output cap: 10 MiB per stream.');
     expect(exec).toContain('cd, export and background jobs (cmd &) do not carry over');
-    if (sandboxed) expect(exec).toContain('/tmp starts empty at each command (keep files in the workspace), HOME is the workspace, programs come from /usr, /bin and /opt (none installed under a home directory), there is no network');
+    if (sandboxed) expect(exec).toContain('/tmp starts empty at each command (keep files in the workspace), HOME is /home/sandbox, kept between commands (git config --global, ~/.npmrc), programs come from /usr, /bin and /opt (none installed under a home directory), there is no network');
     else expect(exec).toContain("Not sandboxed: commands run with the full rights of the server's user");
     const files = Object.fromEntries(tools.filter((tool) => tool.name !== 'exec').map((tool) => [tool.name, tool.description!]));
     expect(files.writeFile).toContain('A new file is not executable');
@@ -106,7 +106,7 @@ describe('everyday work in the sandbox without network', () => {
     expect(result.structuredContent).toMatchObject({ timedOut: false, exitCode: expect.any(Number) });
     expect(result.structuredContent!.exitCode).not.toBe(0);
     expect(result.structuredContent!.stderr).toMatch(/(EAI_AGAIN|ENOTFOUND) registry\.npmjs\.org/);
-    // HOME is the workspace: npm's cache (its logs of this run) and XDG caches went there, for `git add -A` to commit.
+    // npm's cache (its logs of this run) and XDG caches went to HOME, which was the workspace, for `git add -A` to commit.
     const left = await call(server, 'exec', { command: 'ls -A; echo "cache=$XDG_CACHE_HOME npm=$npm_config_cache"' });
     expect(left.structuredContent!.stdout).not.toMatch(/^\.(npm|cache)$/m);
     expect(left.structuredContent!.stdout).toContain('cache=/tmp/.cache npm=/tmp/.npm');

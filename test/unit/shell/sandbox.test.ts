@@ -89,9 +89,16 @@ describe('sandboxArgv', () => {
 
   test('gives the command a fixed environment with nothing of the host; without network, package managers do not retry', () => {
     const user = os.userInfo().username;
-    const fixed = { PATH: expect.stringContaining('/usr/bin'), HOME: '/tmp/project', USER: user, LOGNAME: user, TMPDIR: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', SHELL: '/bin/sh', PAGER: 'cat', GIT_PAGER: 'cat', GIT_EDITOR: GIT_NO_EDITOR, GIT_SEQUENCE_EDITOR: GIT_NO_EDITOR, XDG_CACHE_HOME: '/tmp/.cache', npm_config_cache: '/tmp/.npm', npm_config_update_notifier: 'false' };
-    expect(sandboxEnv('/tmp/project')).toEqual({ ...fixed, npm_config_fetch_retries: '0', PIP_RETRIES: '0' });
-    expect(sandboxEnv('/tmp/project', true)).toEqual(fixed);
+    const fixed = { PATH: expect.stringContaining('/usr/bin'), HOME: '/home/sandbox', XDG_CONFIG_HOME: '/home/sandbox/.config', XDG_DATA_HOME: '/home/sandbox/.local/share', XDG_STATE_HOME: '/home/sandbox/.local/state', USER: user, LOGNAME: user, TMPDIR: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', SHELL: '/bin/sh', PAGER: 'cat', GIT_PAGER: 'cat', GIT_EDITOR: GIT_NO_EDITOR, GIT_SEQUENCE_EDITOR: GIT_NO_EDITOR, XDG_CACHE_HOME: '/tmp/.cache', npm_config_cache: '/tmp/.npm', npm_config_update_notifier: 'false' };
+    expect(sandboxEnv('/tmp/project', false, '/home/sandbox')).toEqual({ ...fixed, npm_config_fetch_retries: '0', PIP_RETRIES: '0' });
+    expect(sandboxEnv('/tmp/project', true, '/home/sandbox')).toEqual(fixed);
+  });
+
+  test("binds the sandbox's home read-write at its own path, or without one mounts an empty tmpfs there the size of /tmp", () => {
+    const kept = sandboxArgv('true', { ...base, home: { inside: '/home/sandbox', host: '/var/state/h' } }).args;
+    expect(kept.join(' ')).toContain('--bind /var/state/h /home/sandbox');
+    const empty = sandboxArgv('true', { ...base, home: { inside: '/home/sandbox' } }).args;
+    expect(empty.join(' ')).toContain(`--size ${base.tmpBytes} --tmpfs /home/sandbox`);
   });
 });
 
