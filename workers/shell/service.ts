@@ -12,6 +12,7 @@ import { CommandCgroups, type CommandCgroup } from './command-cgroups';
 import { commandProcessLimit, shellSettings, type ShellSettings } from './defaults';
 import { deleteFile, readTextFile, writeTextFile, type FileToolOptions } from './file-tools';
 import { fitListing, fitProcesses, formatDir, formatExec, formatProcesses, formatSystemInfo } from './format';
+import { gitLockNote, gitLocksLeft } from './git-locks';
 import { missingNote, missingPrograms } from './hidden-programs';
 import { listDirectory } from './list-directory';
 import { reclaimMemory } from './reclaim';
@@ -212,6 +213,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     const argv = prepared ? warmArgv : !config.sandbox ? { file: '/bin/sh', args: ['-c', command] } : sandboxArgv(command, sandboxOptions);
     counters.commands++;
     counters.running++;
+    const startedAt = Date.now();
     let result;
     try {
       result = await runCommand({
@@ -256,7 +258,8 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
     const shown = { ...structured, ...fitStreams(result.stdout, result.stderr, textBudget, sourceBytes) };
     const printed = `${result.stderr}\n${result.stdout}`;
     const missing = config.sandbox ? missingPrograms(printed, process.env.PATH, (dir) => shownInSandbox(dir, workspace), onSandboxPath) : [];
-    const notes = [...missing.map(missingNote), bashSyntaxNote(printed, shell) ?? []].flat();
+    const locks = result.timedOut || result.isCanceled ? gitLocksLeft(workspace, startedAt) : [];
+    const notes = [...missing.map(missingNote), bashSyntaxNote(printed, shell) ?? [], locks.length > 0 ? gitLockNote(locks) : []].flat();
     const text = formatExec(shown, timeoutMs, config.maxOutputBytes, config.sandbox ? sandboxOptions.maxMemoryBytes : undefined, cgroupState.maxMemoryBytes ?? undefined, processLimit, notes);
     const output: ToolResult = { content: [{ type: 'text', text }], structuredContent: structured };
     if (result.timedOut || result.isCanceled) {
