@@ -55,6 +55,9 @@ const MAX_FREE = 8;
 const WORKER_PREFIX = 'mcpvisor-shell-';
 const WORKER_NAME = /^mcpvisor-shell-(\d+)-(\d+)$/;
 
+/** Linux's limit on one argument (MAX_ARG_STRLEN, 32 pages), less its terminating NUL. */
+const MAX_ARGUMENT_BYTES = 128 * 1024 - 1;
+
 /** Single-quotes a path for /bin/sh. */
 const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
@@ -63,8 +66,10 @@ const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
  * The process writes its own pid (`$$`) to each `cgroup.procs`, which the kernel reads in the
  * writer's pid namespace, so nothing but this process moves and nothing it starts is left out.
  *
- * - `/bin/sh -c SCRIPT` (unconfined mode): the same shell moves, then runs the command with
- *   `eval`, as the sandbox's prelude does: no exec more.
+ * - `/bin/sh -c SCRIPT` (unconfined mode): the same shell moves, then runs SCRIPT written after
+ *   the move on the same line, so that its line numbers and errors read as under a plain `sh -c`
+ *   (with `eval "$c"` they read `eval: node: not found`, and `$c` held the script): no exec more.
+ *   A SCRIPT too long to share one argument with the move (Linux's 128 KiB) gets a shell exec'd.
  * - Anything else (bwrap): `/bin/sh -c 'echo $$ >…; exec "$@"'`, one exec of a shell more.
  *
  * A move that fails exits 125 before anything of the command ran (fail closed). Inside bubblewrap
@@ -74,7 +79,11 @@ const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 export function enterArgv(procsFiles: readonly string[], file: string, args: string[]): { file: string; args: string[] } {
   const move = `${procsFiles.map((procs) => `echo $$ >${quote(procs)}`).join(' && ')} || exit 125`;
   // `shift`: the command sees no arguments (`$#` 0), as under a plain `sh -c`.
-  if (file === '/bin/sh' && args.length === 2 && args[0] === '-c') return { file, args: ['-c', `${move}; c=$1; shift; eval "$c"`, '/bin/sh', args[1]] };
+  if (file === '/bin/sh' && args.length === 2 && args[0] === '-c') {
+    const inline = `${move}; ${args[1]}`;
+    if (Buffer.byteLength(inline) <= MAX_ARGUMENT_BYTES) return { file, args: ['-c', inline, '/bin/sh'] };
+    return { file, args: ['-c', `${move}; exec /bin/sh -c "$1" /bin/sh`, '/bin/sh', args[1]] };
+  }
   return { file: '/bin/sh', args: ['-c', `${move}; exec "$@"`, 'sh', file, ...args] };
 }
 

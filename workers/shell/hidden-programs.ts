@@ -2,7 +2,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * "not found" as shells and env report it: dash `sh: 1: eval: node: not found`, bash
+ * "not found" as shells and env report it: dash `sh: 1: node: not found`, bash
  * `bash: line 1: node: command not found`, a shebang's `/usr/bin/env: 'node': No such file or directory`.
  */
 const NOT_FOUND = /(?:^|[\s:])['‘]?([\w.+-]+)['’]?: (?:command )?not found$|^\/usr\/bin\/env: ['‘]([\w.+-]+)['’]: No such file or directory$/gm;

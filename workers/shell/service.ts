@@ -35,8 +35,12 @@ const DEADLINE_MARGIN_MS = 1000;
 /** Output past which a full garbage collection follows the reply (bytes). */
 const LARGE_OUTPUT_BYTES = 1024 * 1024;
 
-/** An unconfined shell started ahead of its command: it reads the command from stdin, then gives it an empty stdin. */
-const WARM_SHELL = 'cmd=$(cat) || exit 125; exec </dev/null; eval "$cmd"';
+/**
+ * An unconfined shell started ahead of its command: it reads the command from stdin, then gives it
+ * an empty stdin and a shell of its own (see RUN_FIRST_ARGUMENT in sandbox.ts: `eval` showed in its
+ * errors, and `$cmd` held its own text).
+ */
+const WARM_SHELL = 'cmd=$(cat) || exit 125; exec </dev/null; exec /bin/sh -c "$cmd" /bin/sh';
 
 /**
  * The shell toolset's service: spec 002's seven tools over the `shell` config section (defaults

@@ -16,7 +16,7 @@ export function systemShell(file = '/bin/sh'): string {
 
 /**
  * What a POSIX shell says to bash syntax: `[[`, `source`, `declare`, `shopt` not found (dash
- * prints `sh: 1: eval: [[: not found`), `set -o pipefail` refused, `${v:0:3}` or `${!v}` a bad
+ * prints `sh: 1: [[: not found`), `set -o pipefail` refused, `${v:0:3}` or `${!v}` a bad
  * substitution, an array or `<(…)` a syntax error. `echo {1..3}` prints itself and fails nothing,
  * so it is not caught: the tool's description names the shell.
  */

@@ -119,11 +119,19 @@ describe('enterArgv', () => {
   test('moves the shell itself for `/bin/sh -c` and wraps any other program in a shell that execs it', () => {
     expect(enterArgv(['/cg/a/cgroup.procs', "/cg/it's/cgroup.procs"], '/bin/sh', ['-c', 'echo hi'])).toEqual({
       file: '/bin/sh',
-      args: ['-c', `echo $$ >'/cg/a/cgroup.procs' && echo $$ >'/cg/it'\\''s/cgroup.procs' || exit 125; c=$1; shift; eval "$c"`, '/bin/sh', 'echo hi'],
+      args: ['-c', `echo $$ >'/cg/a/cgroup.procs' && echo $$ >'/cg/it'\\''s/cgroup.procs' || exit 125; echo hi`, '/bin/sh'],
     });
     expect(enterArgv(['/cg/a/cgroup.procs'], '/usr/bin/bwrap', ['--die-with-parent', '--', '/bin/sh'])).toEqual({
       file: '/bin/sh',
       args: ['-c', `echo $$ >'/cg/a/cgroup.procs' || exit 125; exec "$@"`, 'sh', '/usr/bin/bwrap', '--die-with-parent', '--', '/bin/sh'],
+    });
+  });
+
+  test('a script too long to share one argument with the move runs in a shell exec\'d after it', () => {
+    const long = `echo ${'x'.repeat(128 * 1024 - 20)}`;
+    expect(enterArgv(['/cg/a/cgroup.procs'], '/bin/sh', ['-c', long])).toEqual({
+      file: '/bin/sh',
+      args: ['-c', `echo $$ >'/cg/a/cgroup.procs' || exit 125; exec /bin/sh -c "$1" /bin/sh`, '/bin/sh', long],
     });
   });
 

@@ -77,13 +77,13 @@ describe('sandboxArgv', () => {
     const command = args.slice(args.indexOf('--') + 1);
     expect(command).toEqual(['/bin/sh', '-c', limitsPrelude(base), 'sh', 'echo "$HOME" && ls']);
     expect(limitsPrelude(base)).toBe(
-      '{ ulimit -p 64 || ulimit -u 64; } 2>/dev/null; ulimit -f 1953; ulimit -t 31; ulimit -c 0; c=$1; shift; eval "$c"',
+      '{ ulimit -p 64 || ulimit -u 64; } 2>/dev/null; ulimit -f 1953; ulimit -t 31; ulimit -c 0; exec /bin/sh -c "$1" sh',
     );
   });
 
   test('sets the memory limit (RLIMIT_DATA, in KiB) when one is given', () => {
     expect(limitsPrelude({ ...base, maxMemoryBytes: 256 * 1024 * 1024 + 100 })).toBe(
-      '{ ulimit -p 64 || ulimit -u 64; } 2>/dev/null; ulimit -f 1953; ulimit -t 31; ulimit -c 0; ulimit -d 262144; c=$1; shift; eval "$c"',
+      '{ ulimit -p 64 || ulimit -u 64; } 2>/dev/null; ulimit -f 1953; ulimit -t 31; ulimit -c 0; ulimit -d 262144; exec /bin/sh -c "$1" sh',
     );
   });
 
