@@ -7,6 +7,7 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/load/'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }] },
   testTimeout: 60000,
+  setupFilesAfterEnv: ['<rootDir>/test/setup/state-home.ts'],
   // Real processes and Chromium: two cores, so keep parallelism modest.
   maxWorkers: 2,
 };

@@ -73,7 +73,7 @@ export const shellProfile: Profile = {
     '  SANDBOX_MODE=true|false   run every command under bubblewrap and confine file tools to the workspace (default true)',
     '  COMMAND_TIMEOUT=MS        time limit per command; the command and all it started are killed (default 30000)',
     '  DEBUG=true|false          log each command on stderr (default false; a debug-package list such as express:* is ignored)',
-    '  SHELL_WORKSPACE=DIR       working directory of commands and the sandbox\'s only writable place (default: current directory)',
+    '  SHELL_WORKSPACE=DIR       working directory of commands, writable in the sandbox as is its HOME (default: current directory)',
     '  SANDBOX_NETWORK=true|false  sandboxed commands share the host\'s network, and reach all it reaches, 127.0.0.1 included (default false: none)',
     '',
     'The blocked patterns (rm -rf /, mkfs, dd if=, > /dev/...) are a guardrail against accidents, not a',
