@@ -55,6 +55,11 @@ export interface PoolCallOptions {
    * (CallContext.progress), already checked and coalesced; none come after the call settles.
    */
   onProgress?: (report: ProgressReport) => void;
+  /**
+   * The session the call came from (an id that never leaves the process): the unit a pool's
+   * wait queue shares its workers fairly between (supervisor/pools/wait-queue.ts).
+   */
+  session?: string;
 }
 
 /** The contract of DESIGN.md: the router knows nothing else about a pool. */

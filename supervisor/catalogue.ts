@@ -50,7 +50,7 @@ export interface ToolsPage {
 
 export interface RouteOptions {
   signal: AbortSignal;
-  /** The session the call came from, for hooks that keep state per session (web-paging.ts). */
+  /** The session the call came from: for hooks that keep state per session (web-paging.ts), and the unit of fair sharing of pools and rate limits. */
   session?: string;
   /** The call's id in log lines (PoolCallOptions). */
   callId?: string;
@@ -203,7 +203,7 @@ export class Catalogue {
     if (refusal) return errorResult(refusal, name);
     let deadlineMs = entry.callTimeoutMs;
     if (entry.beforeCall) {
-      const before = await this.#before(entry, input, options.signal);
+      const before = await this.#before(entry, input, options.signal, options.session);
       if ('error' in before) return errorResult(before.error, name);
       // The budget covers the wait (README: "budget of a call, queueing included").
       deadlineMs -= before.waitedMs;
@@ -211,7 +211,7 @@ export class Catalogue {
     const call = { tool: entry.workerName, arguments: input };
     const result = entry.aroundCall
       ? await entry.aroundCall(call, { signal: options.signal, deadlineMs, session: options.session, callId: options.callId, onProgress: options.onProgress }, (routed, routedOptions) => entry.pool.call(routed, routedOptions))
-      : await entry.pool.call(call, { signal: options.signal, deadlineMs, callId: options.callId, onProgress: options.onProgress });
+      : await entry.pool.call(call, { signal: options.signal, deadlineMs, session: options.session, callId: options.callId, onProgress: options.onProgress });
     const problem = resultProblem(result) ?? this.#outputProblem(entry, result);
     if (problem) return errorResult(new McpvisorError('INTERNAL', `the tool returned a result MCP clients refuse: ${problem}`), name);
     const bytes = oversizeBytes(result, this.#maxResultBytes);
@@ -275,13 +275,13 @@ export class Catalogue {
    * Runs the hook within the call's budget: the ms it took, or the error to answer. A hook still
    * waiting when the budget is spent is stopped through its signal and the call is a TIMEOUT.
    */
-  async #before(entry: Entry, input: Record<string, unknown>, signal: AbortSignal): Promise<{ waitedMs: number } | { error: unknown }> {
+  async #before(entry: Entry, input: Record<string, unknown>, signal: AbortSignal, session: string | undefined): Promise<{ waitedMs: number } | { error: unknown }> {
     const started = performance.now();
     const spent = () => new McpvisorError('TIMEOUT', `the call waited its whole ${entry.callTimeoutMs} ms budget for its turn (rate limit) and was not run`);
     const budget = new AbortController();
     const timer = setTimeout(() => budget.abort(spent()), entry.callTimeoutMs);
     try {
-      await entry.beforeCall!(entry.workerName, input, AbortSignal.any([signal, budget.signal]), entry.callTimeoutMs);
+      await entry.beforeCall!(entry.workerName, input, AbortSignal.any([signal, budget.signal]), entry.callTimeoutMs, session);
       const waitedMs = Math.ceil(performance.now() - started);
       return waitedMs < entry.callTimeoutMs ? { waitedMs } : { error: spent() };
     } catch (error) {

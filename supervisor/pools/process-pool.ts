@@ -109,20 +109,24 @@ export class ProcessPool implements Pool {
     if (this.#state === 'stopping' || this.#state === 'stopped') {
       return Promise.resolve(errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down')));
     }
+    const tenant = options.session ?? '';
     const worker = this.#freeWorker();
-    if (worker) return this.#run(worker, call, options, deadlineAt);
+    if (worker) {
+      this.#queue.hold(tenant);
+      return this.#run(worker, call, options, deadlineAt);
+    }
     if (this.#liveWorkers() === 0 && ['failed', 'degraded'].includes(this.#currentState())) {
       return Promise.resolve(errorResult(this.#unavailable(this.#lastError ?? 'restarting')));
     }
     return this.#queue
-      .wait(options.signal, deadlineAt, `the ${this.name} pool`)
+      .wait(options.signal, deadlineAt, `the ${this.name} pool`, tenant)
       .then(
         () => {
           const next = this.#freeWorker();
+          if (next) return this.#run(next, call, options, deadlineAt);
           // The queue only releases a waiter when a slot is free; re-check in case it was taken.
-          return next
-            ? this.#run(next, call, options, deadlineAt)
-            : this.call(call, { ...options, deadlineMs: Math.max(1, Math.floor(deadlineAt - performance.now())) });
+          this.#queue.drop(tenant);
+          return this.call(call, { ...options, deadlineMs: Math.max(1, Math.floor(deadlineAt - performance.now())) });
         },
         (error: unknown) => errorResult(error),
       );
@@ -225,7 +229,7 @@ export class ProcessPool implements Pool {
         // Not when the call settles: a cancelled call holds its slot until the worker confirms it
         // stopped, and a waiter let go before that found no slot and queued again, with nothing
         // left to wake it (it waited out its deadline beside an idle worker).
-        onFreed: () => this.#queue.release(1),
+        onFreed: () => this.#queue.freed(options.session ?? ''),
       });
     } catch (error) {
       if (isDeadlineError(error)) {

@@ -1,35 +1,76 @@
 import { McpvisorError } from '../../protocol/errors';
 
 interface Waiter {
+  tenant: string;
+  /** Order of arrival, across tenants: ties go to the longest waiting. */
+  seq: number;
   resolve(): void;
   reject(error: McpvisorError): void;
 }
 
 /**
- * Bounded FIFO of calls waiting for a free worker. A waiter leaves on abort (CANCELLED) or at its
- * deadline (TIMEOUT); a full queue answers BUSY at once, so a flood costs no memory.
+ * Bounded queue of calls waiting for a free worker, fair between tenants (sessions: the pools are
+ * given `PoolCallOptions.session`). A waiter leaves on abort (CANCELLED) or at its deadline
+ * (TIMEOUT); a full queue answers BUSY at once, so a flood costs no memory.
+ *
+ * Fairness, decided here (one FIFO let a session that queued 30 slow calls make every other
+ * session's call wait behind all of them, or time out):
+ * - A freed slot goes to the tenant that holds the fewest slots of the pool now (running calls,
+ *   counted from `hold`/a released wait to `freed`), ties to the one given a slot longest ago
+ *   (round-robin), then to the longest waiting; a tenant's own calls stay FIFO. So while others
+ *   wait, a tenant holding many slots gets no more, and one holding none is next: it waits for
+ *   one slot to free, not for the queue.
+ * - A full queue makes room for a tenant with fewer waiting calls than another: the newest
+ *   waiting call of the tenant with the most answers BUSY in its place. The bound is the same;
+ *   the BUSY falls on the tenant that filled the queue. A tenant with the most waiting is
+ *   refused at once, as before.
+ * Without tenants (stdio: one session) every call is the tenant '' and the order is FIFO.
  */
 export class WaitQueue {
   #max: number;
-  #waiters: Waiter[] = [];
+  /** Each tenant's waiting calls, oldest first; a tenant without waiters has no entry. */
+  #waiting = new Map<string, Waiter[]>();
+  #length = 0;
+  #seq = 0;
+  /** Slots each tenant holds (no entry: none). */
+  #held = new Map<string, number>();
+  /** When each tenant that holds or waits was last given a slot (#seq); none: not since it came. */
+  #served = new Map<string, number>();
 
   constructor(max: number) {
     this.#max = max;
   }
 
   get length(): number {
-    return this.#waiters.length;
+    return this.#length;
   }
 
-  wait(signal: AbortSignal | undefined, deadlineAt: number, what: string): Promise<void> {
-    if (this.#waiters.length >= this.#max) {
-      return Promise.reject(new McpvisorError('BUSY', `${what} is busy (${this.#max} calls already waiting); try again later`));
+  /** Slots `tenant` holds now (running calls of the pool), for tests and stats. */
+  heldBy(tenant: string): number {
+    return this.#held.get(tenant) ?? 0;
+  }
+
+  /**
+   * Waits for a slot: resolves holding it (give it back with `freed` or `drop`). Rejects with BUSY
+   * (queue full), CANCELLED (`signal` aborted) or TIMEOUT (at `deadlineAt`, performance.now() ms).
+   */
+  wait(signal: AbortSignal | undefined, deadlineAt: number, what: string, tenant = ''): Promise<void> {
+    if (this.#length >= this.#max && !this.#makeRoomFor(tenant, what)) {
+      return Promise.reject(busy(what, this.#max));
     }
     if (signal?.aborted) return Promise.reject(new McpvisorError('CANCELLED', 'the call was cancelled'));
     return new Promise<void>((resolve, reject) => {
       const leave = () => {
-        const index = this.#waiters.indexOf(waiter);
-        if (index >= 0) this.#waiters.splice(index, 1);
+        const line = this.#waiting.get(tenant);
+        const index = line ? line.indexOf(waiter) : -1;
+        if (index >= 0) {
+          line!.splice(index, 1);
+          this.#length--;
+          if (line!.length === 0) {
+            this.#waiting.delete(tenant);
+            this.#forget(tenant);
+          }
+        }
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
       };
@@ -42,8 +83,11 @@ export class WaitQueue {
         reject(new McpvisorError('TIMEOUT', `the call waited for a worker of ${what} until its deadline`));
       }, Math.max(0, deadlineAt - performance.now()));
       const waiter: Waiter = {
+        tenant,
+        seq: this.#seq++,
         resolve: () => {
           leave();
+          this.hold(tenant);
           resolve();
         },
         reject: (error) => {
@@ -52,17 +96,83 @@ export class WaitQueue {
         },
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#waiters.push(waiter);
+      const line = this.#waiting.get(tenant);
+      if (line) line.push(waiter);
+      else this.#waiting.set(tenant, [waiter]);
+      this.#length++;
     });
   }
 
-  /** Lets up to `slots` waiters go, oldest first. */
+  /** `tenant` took a free slot without waiting. */
+  hold(tenant = ''): void {
+    this.#held.set(tenant, (this.#held.get(tenant) ?? 0) + 1);
+    this.#served.set(tenant, this.#seq++);
+  }
+
+  /** A slot `tenant` held is free again (its call ended): the next waiter may have it. */
+  freed(tenant = ''): void {
+    this.drop(tenant);
+    this.release(1);
+  }
+
+  /** Gives back a slot `tenant` held that ran nothing (no worker was free after all); lets no one go. */
+  drop(tenant = ''): void {
+    const held = (this.#held.get(tenant) ?? 0) - 1;
+    if (held > 0) this.#held.set(tenant, held);
+    else {
+      this.#held.delete(tenant);
+      this.#forget(tenant);
+    }
+  }
+
+  /** Lets up to `slots` waiters go, each the oldest of the tenant holding the fewest slots. */
   release(slots = 1): void {
-    for (let i = 0; i < slots && this.#waiters.length > 0; i++) this.#waiters[0].resolve();
+    for (let i = 0; i < slots; i++) {
+      const next = this.#next();
+      if (!next) return;
+      next.resolve();
+    }
   }
 
   /** Fails every waiter with `error` (the pool stops, or its workers cannot start). */
   rejectAll(error: McpvisorError): void {
-    for (const waiter of [...this.#waiters]) waiter.reject(error);
+    for (const line of [...this.#waiting.values()]) for (const waiter of [...line]) waiter.reject(error);
   }
+
+  /** The oldest waiter of the tenant holding the fewest slots; among those, the one served longest ago. */
+  #next(): Waiter | undefined {
+    let best: Waiter | undefined;
+    let bestHeld = 0;
+    let bestServed = 0;
+    for (const [tenant, line] of this.#waiting) {
+      const held = this.#held.get(tenant) ?? 0;
+      const served = this.#served.get(tenant) ?? -1;
+      if (!best || held < bestHeld || (held === bestHeld && (served < bestServed || (served === bestServed && line[0].seq < best.seq)))) {
+        best = line[0];
+        bestHeld = held;
+        bestServed = served;
+      }
+    }
+    return best;
+  }
+
+  /** A tenant that neither holds nor waits is forgotten (sessions come and go). */
+  #forget(tenant: string): void {
+    if (!this.#held.has(tenant) && !this.#waiting.has(tenant)) this.#served.delete(tenant);
+  }
+
+  /** Refuses the newest waiter of the tenant with the most waiting, if it has more than `tenant` would. */
+  #makeRoomFor(tenant: string, what: string): boolean {
+    const own = (this.#waiting.get(tenant)?.length ?? 0) + 1;
+    let fullest: Waiter[] | undefined;
+    for (const line of this.#waiting.values()) if (!fullest || line.length > fullest.length) fullest = line;
+    if (!fullest || fullest.length <= own) return false;
+    fullest[fullest.length - 1].reject(busy(what, this.#max, true));
+    return true;
+  }
+}
+
+function busy(what: string, max: number, displaced = false): McpvisorError {
+  const why = displaced ? '; this call gave its place to one of another session with fewer calls waiting' : '';
+  return new McpvisorError('BUSY', `${what} is busy (${max} calls already waiting${why}); try again later`);
 }

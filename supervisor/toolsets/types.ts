@@ -9,12 +9,10 @@ import type { Logger } from '../logger';
  * aborts when the caller gives up or the budget is spent. A hook that cannot be done within
  * `maxWaitMs` should throw at once (BUSY) rather than wait.
  */
-export type BeforeCall = (tool: string, args: Record<string, unknown>, signal: AbortSignal, maxWaitMs?: number) => Promise<void>;
+export type BeforeCall = (tool: string, args: Record<string, unknown>, signal: AbortSignal, maxWaitMs?: number, session?: string) => Promise<void>;
 
-/** PoolCallOptions plus the session the call came from (an id that never leaves the process). */
-export interface RoutedCallOptions extends PoolCallOptions {
-  session?: string;
-}
+/** What an `aroundCall` hook is given: PoolCallOptions, the session among them. */
+export type RoutedCallOptions = PoolCallOptions;
 
 /**
  * Runs in the supervisor around a validated call (after `beforeCall`): it may answer by itself

@@ -22,7 +22,7 @@ export interface FetchPagerOptions {
    * throws BUSY, or the signal's reason. Calls answered from a kept page, or that join a fetch
    * in flight, take no token.
    */
-  beforeFetch?: (args: Record<string, unknown>, signal: AbortSignal, maxWaitMs: number) => Promise<void>;
+  beforeFetch?: (args: Record<string, unknown>, signal: AbortSignal, maxWaitMs: number, session?: string) => Promise<void>;
   now?: () => number;
 }
 
@@ -115,7 +115,7 @@ export class FetchPager {
     const previousId = this.#cache.lastId(key);
     const load: Load = { controller, waiters: 0, settled: false, previousId, promise: undefined as unknown as Promise<ToolResult> };
     const request: PageRequest = { maxEntryBytes: this.#maxEntryBytes, ...(previousId === undefined ? {} : { previousId }) };
-    load.promise = this.#fetch(withPageRequest(call, request), { signal: controller.signal, deadlineMs: options.deadlineMs }, next).then((answer) => {
+    load.promise = this.#fetch(withPageRequest(call, request), { signal: controller.signal, deadlineMs: options.deadlineMs, session: options.session }, next).then((answer) => {
       load.settled = true;
       if (this.#loads.get(key) === load) this.#loads.delete(key);
       const page = answer.isError ? undefined : (answer.structuredContent?.page as KeptPage | undefined);
@@ -176,14 +176,14 @@ export class FetchPager {
     const signal = options.signal ?? new AbortController().signal;
     // Named as the catalogue names a refusal of its own hooks (the web toolset has no namespace).
     try {
-      await this.#options.beforeFetch?.(call.arguments, signal, options.deadlineMs);
+      await this.#options.beforeFetch?.(call.arguments, signal, options.deadlineMs, options.session);
     } catch (error) {
       return errorResult(error, call.tool);
     }
     const left = options.deadlineMs - Math.ceil(performance.now() - started);
     if (left <= 0) return errorResult(new McpvisorError('TIMEOUT', `the call waited its whole ${options.deadlineMs} ms budget for its turn (rate limit) and was not run`), call.tool);
     try {
-      return await next(call, { signal, deadlineMs: left });
+      return await next(call, { signal, deadlineMs: left, session: options.session });
     } catch (error) {
       return errorResult(error);
     }

@@ -17,7 +17,7 @@ const FETCH_CONVERT_SLACK_MS = 5_000;
  *
  * Rate limits are token buckets here in the supervisor, shared by every session and worker:
  * a call waits for its token (the wait counts against its deadline and ends when the call is
- * cancelled) instead of failing. Calls that will answer at once without touching the network
+ * cancelled) instead of failing, and sessions take turns for the tokens (RateLimiter's key). Calls that will answer at once without touching the network
  * (an empty query, a URL that is not an absolute http(s) one) spend no token.
  */
 /**
@@ -39,12 +39,12 @@ export const webToolsets: ToolsetFactory = (config, logger) => {
   const fetchLimiter = new RateLimiter(web.fetch.rateLimit, web.fetch.rateLimitIntervalMs);
 
   const limited = (limiter: RateLimiter, needsToken: (args: Record<string, unknown>) => boolean, pool: string): BeforeCall =>
-    async (tool, args, signal, maxWaitMs) => {
+    async (tool, args, signal, maxWaitMs, session) => {
       if (!needsToken(args)) return;
       const status = limiter.getStatus();
       if (status.waiting > 0 || status.requests >= status.limit) log.debug({ pool, tool, waiting: status.waiting }, 'waiting for the rate limit');
       try {
-        await limiter.acquire({ signal, maxWaitMs });
+        await limiter.acquire({ signal, maxWaitMs, key: session });
       } catch (error) {
         // Decision: BUSY, at once - the line for tokens is longer than the call's budget, as a
         // full queue is (DESIGN: a full queue answers at once with a clear busy error); waiting
@@ -60,7 +60,7 @@ export const webToolsets: ToolsetFactory = (config, logger) => {
   const { ttlMs, maxBytes } = web.fetch.cache;
   const pager =
     ttlMs > 0 && maxBytes > 0
-      ? new FetchPager({ ttlMs, maxBytes, maxOutputChars: web.fetch.maxOutputChars, beforeFetch: (args, signal, maxWaitMs) => fetchTurn('fetch_web_content', args, signal, maxWaitMs) })
+      ? new FetchPager({ ttlMs, maxBytes, maxOutputChars: web.fetch.maxOutputChars, beforeFetch: (args, signal, maxWaitMs, session) => fetchTurn('fetch_web_content', args, signal, maxWaitMs, session) })
       : undefined;
 
   const workers = path.join(__dirname, '..', '..', 'workers', 'web');

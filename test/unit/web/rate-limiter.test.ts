@@ -19,6 +19,33 @@ describe('RateLimiter', () => {
     expect(order).toEqual([1, 2, 3, 4]);
   });
 
+  it.each([
+    { case: 'a quiet key behind a noisy one gets the next token', calls: ['n1', 'n2', 'n3', 'n4', 'q1'], want: ['n1', 'q1', 'n2', 'n3', 'n4'] },
+    { case: 'keys take turns, each in its own order', calls: ['a1', 'a2', 'a3', 'b1', 'b2', 'c1'], want: ['a1', 'b1', 'c1', 'a2', 'b2', 'a3'] },
+    { case: 'one key (no key given: the same) is first come, first served', calls: ['x1', 'x2', 'x3'], want: ['x1', 'x2', 'x3'] },
+  ])('serves waiters of different keys round-robin: $case', async ({ calls, want }) => {
+    const limiter = new RateLimiter(1, 20);
+    await limiter.acquire();
+    const order: string[] = [];
+    await Promise.all(calls.map((name) => limiter.acquire({ key: name[0] }).then(() => order.push(name))));
+    expect(order).toEqual(want);
+  });
+
+  it('judges a keyed caller\'s wait by its turn: a new key waits one token, a noisy key\'s next call all of them', async () => {
+    const limiter = new RateLimiter(1, 1000);
+    await limiter.acquire();
+    const controller = new AbortController();
+    const noisy = [1, 2, 3].map(() => limiter.acquire({ key: 'n', signal: controller.signal }).catch(() => undefined));
+    // The quiet key's turn comes after n's first: 2 tokens, within 2,500 ms.
+    const quiet = limiter.acquire({ key: 'q', signal: controller.signal, maxWaitMs: 2500 }).catch((error: Error) => error);
+    await expect(limiter.acquire({ key: 'n', maxWaitMs: 2500 })).rejects.toMatchObject({ name: 'RateLimitWaitTooLong', waiting: 4 });
+    await expect(limiter.acquire({ key: 'r', maxWaitMs: 2500 })).rejects.toMatchObject({ name: 'RateLimitWaitTooLong', waiting: 2 });
+    controller.abort(new Error('done'));
+    await Promise.all(noisy);
+    expect(await quiet).toMatchObject({ message: 'done' });
+    expect(limiter.getStatus().waiting).toBe(0);
+  });
+
   it('takes an aborted caller out of the line with the signal reason', async () => {
     const limiter = new RateLimiter(1, 10_000);
     await limiter.acquire();

@@ -1,0 +1,74 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { errorCodeOf } from '../../../protocol/results';
+import { fixtureConfig, writeConfig } from '../../helpers/config';
+import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
+import { eventually } from '../../helpers/processes';
+
+type Result = { content: Array<{ type: string; text?: string }>; isError?: boolean; _meta?: Record<string, unknown> };
+
+/** A call that adds `<name> <its text, its error code, or cancelled>` to `order` as it ends. */
+const caller = (order: string[]) => (client: Client, name: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal) =>
+  (client.callTool({ name: tool, arguments: args }, undefined, { signal }) as Promise<Result>).then(
+    (result) => void order.push(`${name} ${result.isError ? errorCodeOf(result) : textOf(result)}`),
+    () => void order.push(`${name} cancelled`),
+  );
+
+/**
+ * Two sessions on one HTTP server share a pool of one slot: a noisy session queues its calls, a
+ * quiet one comes later. The quiet session's call is served at the first freed slot, not after
+ * every call the noisy one queued (one FIFO for every session did that). Order, not timings.
+ */
+describe('a pool shared by sessions', () => {
+  let server: HttpServer;
+  let noisy: Client;
+  let quiet: Client;
+
+  const queued = async () => {
+    const health = (await (await fetch(`${server.baseUrl}/health`)).json()) as { pools: Array<{ name: string; busy: number; queued: number }> };
+    return health.pools.find((pool) => pool.name === 'test')!;
+  };
+
+  beforeAll(async () => {
+    server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, process: { workers: 1, concurrency: 1, callTimeoutMs: 30_000 }, root: { pools: { maxQueue: 3, cancelGraceMs: 300 } } }))]);
+    ({ client: noisy } = await connectHttp(server.mcpUrl, 'noisy'));
+    ({ client: quiet } = await connectHttp(server.mcpUrl, 'quiet'));
+  });
+  afterAll(async () => {
+    await noisy.close();
+    await quiet.close();
+    await server.stop();
+  });
+
+  it('serves the quiet session\'s call before the calls the noisy one queued earlier', async () => {
+    const order: string[] = [];
+    const call = caller(order);
+    const holding = new AbortController();
+    const calls = [call(noisy, 'noisy-1', 'sleep', { ms: 60_000 }, holding.signal)];
+    expect(await eventually(async () => (await queued()).busy === 1)).toBe(true);
+    calls.push(call(noisy, 'noisy-2', 'echo', { text: 'two' }), call(noisy, 'noisy-3', 'echo', { text: 'three' }));
+    expect(await eventually(async () => (await queued()).queued === 2)).toBe(true);
+    calls.push(call(quiet, 'quiet', 'echo', { text: 'quiet' }));
+    expect(await eventually(async () => (await queued()).queued === 3)).toBe(true);
+    // The slot frees when the worker confirms the cancel of the call holding it.
+    holding.abort();
+    await Promise.all(calls);
+    expect(order).toEqual(['noisy-1 cancelled', 'quiet quiet', 'noisy-2 two', 'noisy-3 three']);
+  });
+
+  it('answers BUSY to the noisy session\'s newest waiting call, not the quiet one, when the queue is full', async () => {
+    const order: string[] = [];
+    const call = caller(order);
+    const holding = new AbortController();
+    const calls = [call(noisy, 'noisy-1', 'sleep', { ms: 60_000 }, holding.signal)];
+    expect(await eventually(async () => (await queued()).busy === 1)).toBe(true);
+    for (const n of [2, 3, 4]) calls.push(call(noisy, `noisy-${n}`, 'echo', { text: String(n) }));
+    expect(await eventually(async () => (await queued()).queued === 3)).toBe(true);
+    calls.push(call(quiet, 'quiet', 'echo', { text: 'quiet' }));
+    // The full queue (pools.maxQueue 3) refuses the noisy session's newest call and keeps the quiet one.
+    expect(await eventually(() => order.length === 1)).toBe(true);
+    expect(order).toEqual(['noisy-4 BUSY']);
+    holding.abort();
+    await Promise.all(calls);
+    expect(order).toEqual(['noisy-4 BUSY', 'noisy-1 cancelled', 'quiet quiet', 'noisy-2 2', 'noisy-3 3']);
+  });
+});
