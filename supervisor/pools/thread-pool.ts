@@ -11,6 +11,7 @@ import { threadClockMs, type ThreadAnswer, type ThreadTask } from '../../protoco
 import type { ToolCall, ToolResult } from '../../protocol/tool';
 import { announcedTools, type AnnouncedTool } from '../../protocol/tool-text';
 import { RestartPolicy } from '../restart-policy';
+import { FairTaskQueue, QUEUE_OPTIONS, type SessionTag } from './fair-task-queue';
 
 export interface ThreadPoolOptions {
   name: string;
@@ -82,6 +83,9 @@ export class ThreadPool implements Pool {
   #terminating = false;
   /** Threads being replaced after a crash (#retire): a call piscina fails as one ends never ran there. */
   #retiring = new Set<number>();
+  /** Calls of each session in the pool, waiting or running: the queue serves the session running fewest. */
+  #perSession = new Map<string, number>();
+  #queue: FairTaskQueue = new FairTaskQueue((session): number => (this.#perSession.get(session) ?? 0) - this.#queue.waiting(session));
 
   constructor(options: ThreadPoolOptions) {
     this.name = options.name;
@@ -104,6 +108,7 @@ export class ThreadPool implements Pool {
       maxThreads: this.#options.threads,
       concurrentTasksPerWorker: this.#options.concurrency,
       maxQueue: this.#options.maxQueue,
+      taskQueue: this.#queue,
       idleTimeout: Number.POSITIVE_INFINITY,
       // Idle threads run their event loop: asleep in Atomics.wait, a rejection from an earlier
       // call's timer came when the next call woke the thread, and that call took the blame.
@@ -170,6 +175,8 @@ export class ThreadPool implements Pool {
     let runaway = false;
     let grace: NodeJS.Timeout | undefined;
     this.#inFlight++;
+    const session = options.session ?? '';
+    this.#perSession.set(session, (this.#perSession.get(session) ?? 0) + 1);
     const deadlineAt = threadClockMs() + options.deadlineMs;
     const attempt = (tries: number): Promise<ToolResult> => {
       const { port1, port2: channelInThread } = new MessageChannel();
@@ -189,7 +196,9 @@ export class ThreadPool implements Pool {
         return attempt(tries + 1);
       };
       const canRetry = () => tries < MAX_TRIES && !settled;
-      return piscina.run(task, { transferList: [channelInThread] }).then(
+      // The session rides on the task as piscina's queue options (a symbol key: not sent to the thread).
+      const tagged = Object.assign(task, { [QUEUE_OPTIONS]: { session } satisfies SessionTag });
+      return piscina.run(tagged, { transferList: [channelInThread] }).then(
         (answer: ThreadAnswer) => {
           // Reports the thread posted before its answer, which came by piscina's own port: the last one of the call first.
           for (let queued = receiveMessageOnPort(port1); queued !== undefined; queued = receiveMessageOnPort(port1)) onMessage(queued.message as Parameters<typeof onMessage>[0]);
@@ -204,6 +213,9 @@ export class ThreadPool implements Pool {
     const finished = attempt(1).finally(() => {
       ended = true;
       this.#inFlight--;
+      const left = (this.#perSession.get(session) ?? 1) - 1;
+      if (left > 0) this.#perSession.set(session, left);
+      else this.#perSession.delete(session);
       clearTimeout(grace);
       channel.close();
     });

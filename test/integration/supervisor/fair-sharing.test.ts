@@ -23,13 +23,13 @@ describe('a pool shared by sessions', () => {
   let noisy: Client;
   let quiet: Client;
 
-  const queued = async () => {
+  const queued = async (pool = 'test') => {
     const health = (await (await fetch(`${server.baseUrl}/health`)).json()) as { pools: Array<{ name: string; busy: number; queued: number }> };
-    return health.pools.find((pool) => pool.name === 'test')!;
+    return health.pools.find((stats) => stats.name === pool)!;
   };
 
   beforeAll(async () => {
-    server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: false, process: { workers: 1, concurrency: 1, callTimeoutMs: 30_000 }, root: { pools: { maxQueue: 3, cancelGraceMs: 300 } } }))]);
+    server = await startHttp('mcpvisor', ['--config', writeConfig(fixtureConfig({ thread: { concurrency: 1, callTimeoutMs: 30_000 }, process: { workers: 1, concurrency: 1, callTimeoutMs: 30_000 }, root: { pools: { maxQueue: 3, cancelGraceMs: 300 } } }))]);
     ({ client: noisy } = await connectHttp(server.mcpUrl, 'noisy'));
     ({ client: quiet } = await connectHttp(server.mcpUrl, 'quiet'));
   });
@@ -45,11 +45,31 @@ describe('a pool shared by sessions', () => {
     const holding = new AbortController();
     const calls = [call(noisy, 'noisy-1', 'sleep', { ms: 60_000 }, holding.signal)];
     expect(await eventually(async () => (await queued()).busy === 1)).toBe(true);
-    calls.push(call(noisy, 'noisy-2', 'echo', { text: 'two' }), call(noisy, 'noisy-3', 'echo', { text: 'three' }));
-    expect(await eventually(async () => (await queued()).queued === 2)).toBe(true);
+    // One at a time: two requests at once may reach the server in either order.
+    for (const [n, text] of [[2, 'two'], [3, 'three']] as const) {
+      calls.push(call(noisy, `noisy-${n}`, 'echo', { text }));
+      expect(await eventually(async () => (await queued()).queued === n - 1)).toBe(true);
+    }
     calls.push(call(quiet, 'quiet', 'echo', { text: 'quiet' }));
     expect(await eventually(async () => (await queued()).queued === 3)).toBe(true);
     // The slot frees when the worker confirms the cancel of the call holding it.
+    holding.abort();
+    await Promise.all(calls);
+    expect(order).toEqual(['noisy-1 cancelled', 'quiet quiet', 'noisy-2 two', 'noisy-3 three']);
+  });
+
+  it('serves the quiet session\'s call first in a thread pool too (piscina\'s queue)', async () => {
+    const order: string[] = [];
+    const call = caller(order);
+    const holding = new AbortController();
+    const calls = [call(noisy, 'noisy-1', 'th-wait', { ms: 60_000 }, holding.signal)];
+    expect(await eventually(async () => (await queued('threads')).busy === 1)).toBe(true);
+    for (const [n, text] of [[2, 'two'], [3, 'three']] as const) {
+      calls.push(call(noisy, `noisy-${n}`, 'th-echo', { text }));
+      expect(await eventually(async () => (await queued('threads')).queued === n - 1)).toBe(true);
+    }
+    calls.push(call(quiet, 'quiet', 'th-echo', { text: 'quiet' }));
+    expect(await eventually(async () => (await queued('threads')).queued === 3)).toBe(true);
     holding.abort();
     await Promise.all(calls);
     expect(order).toEqual(['noisy-1 cancelled', 'quiet quiet', 'noisy-2 two', 'noisy-3 three']);
@@ -61,8 +81,10 @@ describe('a pool shared by sessions', () => {
     const holding = new AbortController();
     const calls = [call(noisy, 'noisy-1', 'sleep', { ms: 60_000 }, holding.signal)];
     expect(await eventually(async () => (await queued()).busy === 1)).toBe(true);
-    for (const n of [2, 3, 4]) calls.push(call(noisy, `noisy-${n}`, 'echo', { text: String(n) }));
-    expect(await eventually(async () => (await queued()).queued === 3)).toBe(true);
+    for (const n of [2, 3, 4]) {
+      calls.push(call(noisy, `noisy-${n}`, 'echo', { text: String(n) }));
+      expect(await eventually(async () => (await queued()).queued === n - 1)).toBe(true);
+    }
     calls.push(call(quiet, 'quiet', 'echo', { text: 'quiet' }));
     // The full queue (pools.maxQueue 3) refuses the noisy session's newest call and keeps the quiet one.
     expect(await eventually(() => order.length === 1)).toBe(true);
