@@ -24,7 +24,8 @@ interface Waiter {
  *   waiting call of the tenant with the most answers BUSY in its place. The bound is the same;
  *   the BUSY falls on the tenant that filled the queue. A tenant with the most waiting is
  *   refused at once, as before.
- * Without tenants (stdio: one session) every call is the tenant '' and the order is FIFO.
+ * One tenant (stdio has one session; calls given no session are the tenant '') is served FIFO.
+ * Each release looks at every tenant waiting: at most `max` of them.
  */
 export class WaitQueue {
   #max: number;
@@ -55,7 +56,8 @@ export class WaitQueue {
    * (queue full), CANCELLED (`signal` aborted) or TIMEOUT (at `deadlineAt`, performance.now() ms).
    */
   wait(signal: AbortSignal | undefined, deadlineAt: number, what: string, tenant = ''): Promise<void> {
-    if (this.#length >= this.#max && !this.#makeRoomFor(tenant, what)) {
+    // An aborted call takes no one's place.
+    if (this.#length >= this.#max && (signal?.aborted || !this.#makeRoomFor(tenant, what))) {
       return Promise.reject(busy(what, this.#max));
     }
     if (signal?.aborted) return Promise.reject(new McpvisorError('CANCELLED', 'the call was cancelled'));
