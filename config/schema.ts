@@ -176,6 +176,12 @@ const customToolsetSchema = z.strictObject({
   /** Prefix for the tool names, `<namespace>-<tool>`. */
   namespace: z.string().regex(/^[a-z0-9-]{1,20}$/).optional(),
   config: z.unknown().optional(),
+  /**
+   * false: its pool does not turn /health 503, and a toolset that cannot start (its module missing
+   * or throwing, its init failing) is left out and tried again rather than stop the start, as an
+   * API's (`apis[].affectsHealth`).
+   */
+  affectsHealth: z.boolean().default(true),
 });
 
 /** The whole configuration of the supervisor; every entry point is a profile over it. */

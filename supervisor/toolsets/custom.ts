@@ -7,12 +7,17 @@ import type { AroundCall, ToolsetFactory } from './types';
 /**
  * `customToolsets` of the config: worker modules of the user's own (and the test fixtures). A
  * process toolset's workers run `runWorker`; a thread toolset's module default-exports
- * `threadWorker(init)`. Throws ConfigError for a module path that is not a file.
+ * `threadWorker(init)`. Throws ConfigError for a module path that is not a file, unless the
+ * toolset has `affectsHealth: false`: such a toolset is not required (types.ts), so one that
+ * cannot start is left out and tried again by the supervisor, as an optional API is.
  */
 export const customToolsets: ToolsetFactory = (config, _logger, context) =>
   config.customToolsets.map((entry, index) => {
     // Named as the config file writes it, and where: custom toolsets come from a file only.
-    checkModule(entry.module, `customToolsets[${index}].module${context?.configFile ? ` in ${context.configFile}` : ''}`);
+    // Decision: an optional toolset's missing module is left out like any other failure to start
+    // (its start then says "Cannot find module …"): a module deployed after the server comes in
+    // at the next retry.
+    if (entry.affectsHealth) checkModule(entry.module, `customToolsets[${index}].module${context?.configFile ? ` in ${context.configFile}` : ''}`);
     return {
       name: entry.name,
       namespace: entry.namespace,
@@ -25,6 +30,7 @@ export const customToolsets: ToolsetFactory = (config, _logger, context) =>
           // A failed start named nothing but the module's own error ("failed to start: no API key configured").
           label: `toolset ${entry.name} (customToolsets.${index})`,
           aroundCall: namingErrors(entry.name, entry.namespace),
+          required: entry.affectsHealth,
           ...(entry.kind === 'process'
             ? { kind: 'process' as const, size: entry.workers, concurrency: entry.concurrency }
             : { kind: 'thread' as const, threads: entry.workers, concurrency: entry.concurrency }),
