@@ -5,7 +5,8 @@ import type { WorkerLogger } from './worker-runtime';
 
 /** What a thread posts on its parent port once it must be replaced and no call runs on it (thread-pool.ts terminates it). */
 export interface ThreadRetiring {
-  mcpvisorThreadRetiring: { threadId: number; message: string };
+  /** `fromCall`: it came from a call's code, that call's failure (the pool does not count it against its restart intensity). */
+  mcpvisorThreadRetiring: { threadId: number; message: string; fromCall: boolean };
 }
 
 interface RunningCall {
@@ -30,6 +31,7 @@ export class ThreadCrash {
   #running = new Map<number, RunningCall>();
   #next = 0;
   #crashed: string | undefined;
+  #crashedFromCall = false;
   /** From describing the tools until the first call: a throw then ends the thread as Node would, and the start says why. */
   #describing = false;
 
@@ -54,6 +56,7 @@ export class ThreadCrash {
       }
       const crashed = `${what} ended the thread${source}: ${message}`;
       this.#crashed = crashed;
+      this.#crashedFromCall = from !== undefined;
       const running = [...this.#running.values()];
       const blamed = from ? running.filter((call) => call.id === from.id) : running;
       const text =
@@ -105,6 +108,6 @@ export class ThreadCrash {
     const message = this.#crashed;
     if (message === undefined || this.#running.size > 0) return;
     // After the answers (their microtasks run first): the pool terminates the thread.
-    setImmediate(() => parentPort?.postMessage({ mcpvisorThreadRetiring: { threadId, message } } satisfies ThreadRetiring));
+    setImmediate(() => parentPort?.postMessage({ mcpvisorThreadRetiring: { threadId, message, fromCall: this.#crashedFromCall } } satisfies ThreadRetiring));
   }
 }

@@ -10,7 +10,9 @@ export interface RestartDecision {
 /**
  * OTP's restart intensity as a pure object: remembers restart times within the window and says
  * how long to wait before the next one. Backoff is `min(base * 2 ** (n - 1), max)` over the
- * restarts in the window; over the intensity it stays at the maximum (slow retries, no spinning).
+ * restarts in the window, over the intensity too: it went straight to the maximum there, so a
+ * worker that could not start for a few seconds (fork EAGAIN, a module being redeployed) came
+ * back only after backoffMaxMs (30 s) from its sixth failure, 3.1 s in; now 3.2 s, then 6.4 s…
  */
 export class RestartPolicy {
   #config: RestartConfig;
@@ -26,9 +28,7 @@ export class RestartPolicy {
     this.#times.push(now);
     const n = this.#times.length;
     const overIntensity = n > this.#config.maxRestarts;
-    const delayMs = overIntensity
-      ? this.#config.backoffMaxMs
-      : Math.min(this.#config.backoffBaseMs * 2 ** (n - 1), this.#config.backoffMaxMs);
+    const delayMs = Math.min(this.#config.backoffBaseMs * 2 ** (n - 1), this.#config.backoffMaxMs);
     return { delayMs, overIntensity };
   }
 

@@ -24,6 +24,8 @@ export interface PoolWorker {
   degradedBy?: DegradedReason;
   /** It said why it cannot start (`fatal`), which is logged then: its exit and the failed restart are that one error. */
   failedStart?: boolean;
+  /** Calls it was running when it ended (read before its RPC fails them): more than 0, its end is those calls' failure. */
+  callsAtEnd?: number;
 }
 
 /** Start failures already logged where the worker reported them (its `fatal`). */

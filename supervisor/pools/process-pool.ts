@@ -56,6 +56,10 @@ export class ProcessPool implements Pool {
   #saidOverIntensity = false;
   #restarts = 0;
   #pendingRestarts = new Set<NodeJS.Timeout>();
+  /** Replacement starts that failed since a worker was last ready: calls then fail at once with why. */
+  #failedStarts = 0;
+  /** When the pending replacement is due (performance.now()), named to calls refused meanwhile. */
+  #nextRestartAt: number | undefined;
   #state: PoolState = 'stopped';
   #lastError: string | undefined;
   #list: AnnouncedList;
@@ -115,7 +119,7 @@ export class ProcessPool implements Pool {
       this.#queue.hold(tenant);
       return this.#run(worker, call, options, deadlineAt);
     }
-    if (this.#liveWorkers() === 0 && ['failed', 'degraded'].includes(this.#currentState())) {
+    if (this.#cannotServe()) {
       return Promise.resolve(errorResult(this.#unavailable(this.#lastError ?? 'restarting')));
     }
     return this.#queue
@@ -191,9 +195,20 @@ export class ProcessPool implements Pool {
     return this.#policy.isOverIntensity(performance.now()) ? 'degraded' : 'ready';
   }
 
+  /**
+   * No live worker, and none is expected soon: the pool failed or is over its intensity, or its
+   * last replacement could not start (a fork refused, a module gone). A call then waited in the
+   * queue for the next try, which may come after its own deadline (TIMEOUT, naming nothing);
+   * after a crash whose replacement is starting it still waits for that worker.
+   */
+  #cannotServe(): boolean {
+    return this.#liveWorkers() === 0 && (this.#failedStarts > 0 || ['failed', 'degraded'].includes(this.#currentState()));
+  }
+
   /** POOL_UNAVAILABLE for a call that finds no live worker; `reason`: why there is none. */
   #unavailable(reason: string): McpvisorError {
-    return new McpvisorError('POOL_UNAVAILABLE', `the ${this.name} pool has no live worker (${reason})${this.#list.refused ? '' : '; try again shortly'}`);
+    const next = this.#nextRestartAt === undefined ? '' : `; the next start is tried in ${Math.max(0, Math.ceil(this.#nextRestartAt - performance.now()))} ms`;
+    return new McpvisorError('POOL_UNAVAILABLE', `the ${this.name} pool has no live worker (${reason})${next}${this.#list.refused ? '' : '; try again shortly'}`);
   }
 
   #liveWorkers(): number {
@@ -281,15 +296,27 @@ export class ProcessPool implements Pool {
         settled = true;
         clearTimeout(startTimer);
         worker.ready = true;
+        this.#failedStarts = 0;
         log.debug('worker ready');
         if (this.#warm) void worker.rpc.warmUp();
         resolve();
         this.#queue.release(this.#options.concurrency);
       };
+      // Before the RPC's own listeners, which fail the calls it held at once.
+      const noteCalls = () => (worker.callsAtEnd ??= worker.rpc.inFlight);
+      child.once('disconnect', noteCalls);
+      child.once('exit', noteCalls);
       worker.rpc = new RpcClient(childProcessChannel<SupervisorMessage, WorkerMessage>(child), workerMessages(worker, log, { starting: () => !settled, onReady, fail }));
-      child.on('error', (error) => {
+      child.on('error', (error: NodeJS.ErrnoException) => {
         log.error({ err: toErrorInfo(error) }, 'worker process error');
-        fail(new McpvisorError('POOL_UNAVAILABLE', `cannot start worker of ${this.name}: ${error.message}`));
+        fail(new McpvisorError('POOL_UNAVAILABLE', `cannot start worker of ${this.name}: ${forkErrorText(error)}`));
+        if (child.pid !== undefined) return;
+        // No process was made (fork EAGAIN, ENOMEM): no exit will come. The pool kept the
+        // worker and never tried again: its calls waited out their deadlines for good.
+        if (!this.#workers.delete(id)) return;
+        worker.rpc.close(`no worker process could be started: ${error.message}`);
+        exitedResolve();
+        if (this.#state === 'ready') this.#scheduleRestart(true);
       });
       child.on('exit', (code, signal) => {
         const reason = exitReason(child, code, signal);
@@ -297,37 +324,52 @@ export class ProcessPool implements Pool {
         this.#workers.delete(id);
         exitedResolve();
         // Exit 0 before ready: nothing held the process, so the module never ran runWorker's IPC loop.
-        void output.closed.then(() => fail(new McpvisorError('POOL_UNAVAILABLE', this.#lastError ?? exitedBeforeReady(this.name, this.#options.module, reason, code, output))));
+        // Not the pool's lastError: a replacement's failed start was named by the crash before it.
+        void output.closed.then(() => fail(new McpvisorError('POOL_UNAVAILABLE', exitedBeforeReady(this.name, this.#options.module, reason, code, output))));
         // Leftover children of the dead worker (its group) go with it, before we might exit.
         killGroup(child.pid);
         // During start() a failure fails the start; nothing is restarted.
         if (this.#state !== 'ready') return;
         if (worker.ready) this.#lastError = worker.killedFor ?? `worker ${id} exited with ${reason}`;
+        const calls = worker.ready ? (worker.callsAtEnd ?? 0) : 0;
         // A crash-looping start wrote four lines per attempt, the same error twice among them.
-        log[worker.failedStart ? 'debug' : 'warn']({ code, signal, reason }, 'worker exited; restarting');
-        this.#scheduleRestart();
+        log[worker.failedStart ? 'debug' : 'warn']({ code, signal, reason, ...(calls > 0 ? { calls } : {}) }, 'worker exited; restarting');
+        this.#scheduleRestart(calls === 0);
       });
       child.send({ type: 'init', config: this.#options.workerConfig } satisfies SupervisorMessage);
     });
   }
 
-  #scheduleRestart(): void {
+  /**
+   * Starts a replacement after the backoff. `counted` false: the worker died running calls (it
+   * exited or was killed in one, ran out of memory, ignored a cancel, hung in one), which is
+   * those calls' failure, answered WORKER_CRASHED: replaced at once and not counted against the
+   * restart intensity. Decision: counted, a handful of bad calls (or one client sending them)
+   * made the pool `degraded`, /health 503 on every instance behind a balancer, and held the next
+   * replacement back by the growing backoff, the pool serving nothing meanwhile. What degrades
+   * a pool is what says it cannot serve: workers that die idle, replacements that cannot start,
+   * no live worker, a worker reporting itself degraded. A crash per call still shows in
+   * `restarts`, `lastError` and the calls' WORKER_CRASHED.
+   */
+  #scheduleRestart(counted = true): void {
     if (this.#state === 'failed' || this.#state === 'starting') return;
-    const decision = this.#policy.next(performance.now());
+    const decision = counted ? this.#policy.next(performance.now()) : { delayMs: 0, overIntensity: false };
     // Said when the pool turns degraded; each slow retry after that only at debug (/health shows the state).
     if (decision.overIntensity) {
       this.#log[this.#saidOverIntensity ? 'debug' : 'error']({ delayMs: decision.delayMs }, 'restart intensity exceeded; pool degraded, retrying slowly');
     }
-    this.#saidOverIntensity = decision.overIntensity;
+    if (counted) this.#saidOverIntensity = decision.overIntensity;
+    this.#nextRestartAt = performance.now() + decision.delayMs;
     const timer = setTimeout(() => {
       this.#pendingRestarts.delete(timer);
+      if (this.#pendingRestarts.size === 0) this.#nextRestartAt = undefined;
       if (this.#state === 'stopping' || this.#state === 'stopped') return;
       this.#restarts++;
       this.#spawn().catch((error: unknown) => {
-        if (!isReportedStartFailure(error)) {
-          const info = toErrorInfo(error);
-          this.#log.error({ code: info.code }, `replacement worker failed to start: ${info.message}`);
-        }
+        this.#failedStarts++;
+        const info = toErrorInfo(error);
+        this.#lastError = info.message;
+        if (!isReportedStartFailure(error)) this.#log.error({ code: info.code }, `replacement worker failed to start: ${info.message}`);
         // Calls waiting for a worker would wait out their deadline while restarts keep failing
         // (a changed description fails every one): they get the reason now.
         if (this.#liveWorkers() === 0) {
@@ -344,6 +386,7 @@ export class ProcessPool implements Pool {
     const worker = this.#workers.get(id);
     if (!worker || worker.rpc.closed || this.#state === 'stopping' || this.#state === 'stopped') return;
     worker.killedFor = `worker ${id} stopped answering (no reply to a liveness check within ${timeoutMs} ms) and was killed`;
+    worker.callsAtEnd = worker.rpc.inFlight;
     this.#log.error({ workerId: id, pid: worker.child.pid, timeoutMs }, 'worker stopped answering; killing it');
     worker.rpc.close(`it stopped answering for ${timeoutMs} ms and was killed`);
     void killTree(worker.child.pid);
@@ -353,4 +396,11 @@ export class ProcessPool implements Pool {
     await Promise.all([...this.#workers.values()].map((worker) => killTree(worker.child.pid)));
     await Promise.race([Promise.all([...this.#workers.values()].map((worker) => worker.exited)), sleep(2000, undefined, { ref: false })]);
   }
+}
+
+/** A fork's error, with what it means for the errors a fork fails with when the machine is at a limit. */
+function forkErrorText(error: NodeJS.ErrnoException): string {
+  if (error.code === 'EAGAIN') return `${error.message}: no process could be made, the machine, the user (ulimit -u) or the server's cgroup (pids.max) is at its limit of processes and threads`;
+  if (error.code === 'ENOMEM') return `${error.message}: no process could be made, out of memory`;
+  return error.message;
 }

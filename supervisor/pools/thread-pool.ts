@@ -62,8 +62,8 @@ function describeAnswer(answer: unknown, name: string, module: string): ThreadAn
  * at once. A call given up (deadline or cancellation) is answered at once and cancelled in its
  * thread through a message port; a call that runs on past `cancelGraceMs` (CPU-bound work never
  * yields) gets its thread terminated, which piscina replaces, failing that thread's other calls.
- * A task that crashes its thread answers WORKER_CRASHED and counts against the restart intensity
- * like a process crash.
+ * A task that crashes its thread answers WORKER_CRASHED; the thread's end counts once as a
+ * restart, against the restart intensity only when no call caused it, like a process crash.
  */
 export class ThreadPool implements Pool {
   readonly name: string;
@@ -86,6 +86,10 @@ export class ThreadPool implements Pool {
   /** Calls of each session in the pool, waiting or running: the queue serves the session running fewest. */
   #perSession = new Map<string, number>();
   #queue: FairTaskQueue = new FairTaskQueue((session): number => (this.#perSession.get(session) ?? 0) - this.#queue.waiting(session));
+  /** Threads whose end was counted: piscina fails each call a thread held, and a thread ends once. */
+  #ended = new Set<number>();
+  /** A thread ended under calls that had not named their thread yet, counted in this turn of the event loop. */
+  #endedUnnamed = false;
 
   constructor(options: ThreadPoolOptions) {
     this.name = options.name;
@@ -120,7 +124,7 @@ export class ThreadPool implements Pool {
     });
     piscina.on('error', (error: Error) => this.#log.error({ err: error.message }, 'thread pool error'));
     piscina.on('message', (message: Partial<ThreadRetiring>) => {
-      if (message?.mcpvisorThreadRetiring) void this.#retire(message.mcpvisorThreadRetiring.threadId, message.mcpvisorThreadRetiring.message);
+      if (message?.mcpvisorThreadRetiring) void this.#retire(message.mcpvisorThreadRetiring);
     });
     this.#piscina = piscina;
     const { module } = this.#options;
@@ -207,7 +211,11 @@ export class ThreadPool implements Pool {
           if (!answer.ok) return errorResult(answer.error);
           return 'result' in answer ? answer.result : errorResult(new McpvisorError('INTERNAL', 'the thread answered without a result'));
         },
-        (error: Error) => (thread === undefined && this.#retiring.size > 0 && !runaway && canRetry() ? again() : this.#failed(error, runaway)),
+        (error: Error) => {
+          // The thread's first message (its id) may still wait on the port.
+          for (let queued = receiveMessageOnPort(port1); queued !== undefined; queued = receiveMessageOnPort(port1)) onMessage(queued.message as Parameters<typeof onMessage>[0]);
+          return thread === undefined && this.#retiring.size > 0 && !runaway && canRetry() ? again() : this.#failed(error, runaway, thread);
+        },
       );
     };
     const finished = attempt(1).finally(() => {
@@ -255,11 +263,11 @@ export class ThreadPool implements Pool {
    * Replaces a thread that crashed outside what a call awaited (thread-crash.ts), its running calls
    * answered by the thread itself: counted once, however many calls it ran.
    */
-  #retire(threadId: number, message: string): void {
+  #retire({ threadId, message, fromCall }: ThreadRetiring['mcpvisorThreadRetiring']): void {
     const worker = this.#piscina?.threads.find((candidate) => candidate.threadId === threadId);
     if (!worker || this.#retiring.has(threadId)) return;
     this.#retiring.add(threadId);
-    this.#crashed(message);
+    this.#crashed(message, threadId, !fromCall);
     void this.#gone(threadId).then(() => this.#retiring.delete(threadId));
     void worker.terminate();
   }
@@ -280,8 +288,11 @@ export class ThreadPool implements Pool {
     void worker.terminate();
   }
 
-  /** The answer for a task piscina rejected: a full queue, a thread we terminated, or a crash. */
-  #failed(error: Error, runaway: boolean): ToolResult {
+  /**
+   * The answer for a task piscina rejected: a full queue, a thread we terminated, or a crash. A
+   * crash here ended the thread under its calls (process.exit in one, out of memory): theirs.
+   */
+  #failed(error: Error, runaway: boolean, thread: number | undefined): ToolResult {
     const message = error.message ?? String(error);
     if (/queue is at limit/i.test(message)) {
       // piscina's own bound on waiting tasks (maxQueue).
@@ -295,10 +306,10 @@ export class ThreadPool implements Pool {
     }
     if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
       const limit = this.#options.maxOldGenerationSizeMb;
-      this.#crashed(`out of memory (${limit} MB heap)`);
+      this.#crashed(`out of memory (${limit} MB heap)`, thread, false);
       return errorResult(new McpvisorError('WORKER_CRASHED', `the thread running this call ran out of memory (its ${limit} MB heap, pools.threadMaxOldGenerationSizeMb) and was replaced; a call on it needed more (a very large page)`));
     }
-    this.#crashed(message);
+    this.#crashed(message, thread, false);
     return errorResult(new McpvisorError('WORKER_CRASHED', `the thread running this call crashed (${message})`));
   }
 
@@ -326,11 +337,27 @@ export class ThreadPool implements Pool {
     this.#state = 'stopped';
   }
 
-  #crashed(message: string): void {
+  /**
+   * Counts a thread's end once (`thread`: its id; piscina fails each of its calls, and a thread of
+   * concurrency 4 counted 4 restarts), against the restart intensity only when `counted`: as in a
+   * process pool (process-pool.ts #scheduleRestart, the decision), an end caused by a call is that
+   * call's failure, and a handful of them made the pool `degraded`.
+   */
+  #crashed(message: string, thread: number | undefined, counted: boolean): void {
+    if (thread === undefined) {
+      if (this.#endedUnnamed) return;
+      this.#endedUnnamed = true;
+      setImmediate(() => (this.#endedUnnamed = false));
+    } else {
+      if (this.#ended.has(thread)) return;
+      this.#ended.add(thread);
+      // Ids are never reused; only the latest are asked for again (the calls of one end).
+      if (this.#ended.size > 64) this.#ended.delete(this.#ended.values().next().value as number);
+    }
     this.#restarts++;
     this.#lastError = `a thread crashed: ${message}`;
-    const decision = this.#policy.next(performance.now());
-    this.#log.warn({ err: message, overIntensity: decision.overIntensity }, 'thread crashed; piscina replaces it');
+    const overIntensity = counted ? this.#policy.next(performance.now()).overIntensity : this.#policy.isOverIntensity(performance.now());
+    this.#log.warn({ err: message, overIntensity, ...(counted ? {} : { byCall: true }) }, 'thread crashed; piscina replaces it');
   }
 
   #currentState(): PoolState {

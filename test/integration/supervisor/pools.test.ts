@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { errorCodeOf } from '../../../protocol/results';
@@ -265,39 +265,51 @@ describe('pool limits and restart intensity', () => {
   });
 
   it('marks a crash-looping pool degraded in /health while the supervisor stays up', async () => {
+    // Replacements that cannot start: a crash loop no call causes (a crash per call is that call's
+    // failure and does not degrade the pool: test/integration/toolsets/crashing-calls.test.ts).
+    const marker = path.join(tempDir('mcpvisor-crash-loop-'), 'broken');
     const server = await startHttp('mcpvisor', [
       '--config',
-      writeConfig(fixtureConfig({ thread: false, root: { pools: { restart: { maxRestarts: 2, windowMs: 60_000, backoffBaseMs: 20, backoffMaxMs: 500 } } } })),
+      writeConfig(fixtureConfig({ thread: false, process: { config: { failInitOnceFileExists: marker } }, root: { pools: { restart: { maxRestarts: 2, windowMs: 60_000, backoffBaseMs: 20, backoffMaxMs: 500 } } } })),
     ]);
     const { client } = await connectHttp(server.mcpUrl);
-    for (let i = 0; i < 3; i++) expect(errorCodeOf(await call(client, 'crash'))).toBe('WORKER_CRASHED');
-    // Over the intensity (3 restarts > 2 in the window) the pool is degraded; a call either still
-    // reaches a worker that crashes, or, with none alive, is refused at once.
-    expect(['WORKER_CRASHED', 'POOL_UNAVAILABLE']).toContain(errorCodeOf(await call(client, 'crash')));
-    const health = await fetch(`${server.baseUrl}/health`);
-    expect(health.status).toBe(503);
-    const body = (await health.json()) as { status: string; pools: Array<{ state: string; restarts: number; lastError: string }> };
-    expect(body.status).toBe('degraded');
-    expect(body.pools[0].state).toBe('degraded');
-    expect(body.pools[0].lastError).toMatch(/SIGKILL/);
-    // While no worker is alive, its tools answer a clear error at once instead of waiting.
-    const meanwhile = await call(client, 'echo', { text: 'back' });
-    expect([undefined, 'POOL_UNAVAILABLE']).toContain(errorCodeOf(meanwhile));
-    // Slow retries go on: the pool comes back and serves again.
-    expect(await eventually(async () => textOf(await call(client, 'echo', { text: 'back' })) === 'back')).toBe(true);
-    await client.close();
-    await server.stop();
+    try {
+      writeFileSync(marker, '');
+      expect(errorCodeOf(await call(client, 'crash'))).toBe('WORKER_CRASHED');
+      // Over the intensity (3 failed starts > 2 in the window) the pool is degraded.
+      expect(await eventually(async () => (await fetch(`${server.baseUrl}/health`)).status === 503 && ((await (await fetch(`${server.baseUrl}/health`)).json()) as { pools: Array<{ restarts: number }> }).pools[0].restarts >= 3)).toBe(true);
+      const health = await fetch(`${server.baseUrl}/health`);
+      const body = (await health.json()) as { status: string; pools: Array<{ state: string; restarts: number; lastError: string }> };
+      expect(body.status).toBe('degraded');
+      expect(body.pools[0].state).toBe('degraded');
+      expect(body.pools[0].lastError).toContain(`cannot start: ${marker} exists`);
+      // While no worker is alive, its tools answer a clear error at once instead of waiting.
+      const meanwhile = await call(client, 'echo', { text: 'back' });
+      expect(errorCodeOf(meanwhile)).toBe('POOL_UNAVAILABLE');
+      expect(textOf(meanwhile)).toContain(`cannot start: ${marker} exists`);
+      // Slow retries go on: the pool comes back and serves again.
+      rmSync(marker);
+      expect(await eventually(async () => textOf(await call(client, 'echo', { text: 'back' })) === 'back')).toBe(true);
+    } finally {
+      await client.close();
+      await server.stop();
+    }
   });
 
   it('reports degraded in /health while a pool has no live worker, before its restart', async () => {
+    const marker = path.join(tempDir('mcpvisor-no-worker-'), 'broken');
     const server = await startHttp('mcpvisor', [
       '--config',
-      writeConfig(fixtureConfig({ thread: false, root: { pools: { restart: { maxRestarts: 5, windowMs: 60_000, backoffBaseMs: 3000, backoffMaxMs: 3000 } } } })),
+      writeConfig(fixtureConfig({ thread: false, process: { config: { failInitOnceFileExists: marker } }, root: { pools: { restart: { maxRestarts: 5, windowMs: 60_000, backoffBaseMs: 3000, backoffMaxMs: 3000 } } } })),
     ]);
     const { client } = await connectHttp(server.mcpUrl);
     try {
       expect((await fetch(`${server.baseUrl}/health`)).status).toBe(200);
+      writeFileSync(marker, '');
       expect(errorCodeOf(await call(client, 'crash'))).toBe('WORKER_CRASHED');
+      // The replacement fails to start; the next try is 3 s away.
+      expect(await eventually(async () => ((await (await fetch(`${server.baseUrl}/health`)).json()) as { pools: Array<{ lastError?: string }> }).pools[0].lastError?.includes('cannot start') === true)).toBe(true);
+      rmSync(marker);
       const health = await fetch(`${server.baseUrl}/health`);
       const body = (await health.json()) as { status: string; pools: Array<{ state: string; alive: number }> };
       // The pool's own state says so too: a monitor may watch one pool rather than the status.

@@ -11,8 +11,13 @@ describe('RestartPolicy', () => {
   it('marks more than maxRestarts restarts in the window as over the intensity, with slow retries', () => {
     const policy = new RestartPolicy(config);
     for (let t = 0; t < 3; t++) expect(policy.next(t).overIntensity).toBe(false);
-    expect(policy.next(3)).toEqual({ delayMs: 1_000, overIntensity: true });
+    expect(policy.next(3)).toEqual({ delayMs: 800, overIntensity: true });
     expect(policy.isOverIntensity(4)).toBe(true);
+  });
+
+  it('keeps doubling over the intensity until the maximum, rather than jumping to it', () => {
+    const policy = new RestartPolicy(config);
+    expect([0, 1, 2, 3, 4, 5].map((t) => policy.next(t).delayMs)).toEqual([100, 200, 400, 800, 1_000, 1_000]);
   });
 
   it('forgets restarts older than the window', () => {

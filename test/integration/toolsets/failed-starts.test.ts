@@ -1,0 +1,117 @@
+/**
+ * A process toolset whose replacement workers cannot start: its module removed after the start
+ * (a redeploy half done), or no process can be forked (EAGAIN: the server's cgroup at pids.max).
+ * Calls answer POOL_UNAVAILABLE at once naming the cause, /health says the pool is degraded with
+ * no live worker and why, and the pool comes back by itself once the cause is gone, the retries'
+ * delay doubling up to backoffMaxMs rather than jumping to it. The built `mcpvisor` over HTTP,
+ * the SDK client, an operator's own module.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { errorCodeOf } from '../../../protocol/results';
+import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
+import { eventually, ROOT } from '../../helpers/processes';
+import { tempDir } from '../../helpers/temp';
+
+const TOOLS = `
+const { runWorker, textResult } = require('mcpvisor');
+runWorker(async () => ({
+  tools: [{ name: 'hello', inputSchema: { type: 'object' } }, { name: 'exit', inputSchema: { type: 'object' } }],
+  async handle(call) {
+    if (call.tool === 'exit') process.exit(3);
+    return textResult('hello');
+  },
+}));
+`;
+
+type Health = { status: string; pools: Array<{ name: string; state: string; alive: number; restarts: number; lastError?: string }> };
+
+async function serve(restart: Record<string, number>, callTimeoutMs: number): Promise<{ dir: string; server: HttpServer; client: Client }> {
+  const dir = tempDir('failed-starts-');
+  mkdirSync(path.join(dir, 'node_modules'));
+  symlinkSync(ROOT, path.join(dir, 'node_modules', 'mcpvisor'));
+  writeFileSync(path.join(dir, 'tools.cjs'), TOOLS);
+  writeFileSync(
+    path.join(dir, 'config.yaml'),
+    ['shell: { enabled: false }', 'web: { enabled: false }', `pools: { restart: ${JSON.stringify(restart)} }`, 'customToolsets:', `  - { name: mine, module: ./tools.cjs, callTimeoutMs: ${callTimeoutMs} }`, ''].join('\n'),
+  );
+  const server = await startHttp('mcpvisor', ['--config', path.join(dir, 'config.yaml')]);
+  const { client } = await connectHttp(server.mcpUrl);
+  return { dir, server, client };
+}
+
+const call = (client: Client, name: string) => client.callTool({ name, arguments: {} }, undefined, { timeout: 30_000 });
+const health = async (server: HttpServer) => {
+  const response = await fetch(`${server.baseUrl}/health`);
+  return { httpStatus: response.status, ...((await response.json()) as Health) };
+};
+
+describe('a process toolset whose module was removed after the start', () => {
+  it('answers POOL_UNAVAILABLE at once naming the cause, shows it in /health, and comes back after the next doubled delay once the module is back', async () => {
+    // A call's budget (800 ms) shorter than the wait for the next try (1 s after the first failed start).
+    const { dir, server, client } = await serve({ maxRestarts: 2, windowMs: 60_000, backoffBaseMs: 500, backoffMaxMs: 60_000 }, 800);
+    try {
+      renameSync(path.join(dir, 'tools.cjs'), path.join(dir, 'tools.moved'));
+      expect(errorCodeOf(await call(client, 'exit'))).toBe('WORKER_CRASHED');
+      expect(await eventually(async () => (await health(server)).pools[0].lastError?.includes('Cannot find module') === true)).toBe(true);
+      // It waited in the queue for the next try, past its deadline: TIMEOUT, naming nothing.
+      const refused = await call(client, 'hello');
+      expect(errorCodeOf(refused)).toBe('POOL_UNAVAILABLE');
+      expect(textOf(refused)).toMatch(/^POOL_UNAVAILABLE \(tool hello, toolset mine\): the mine pool has no live worker \(worker of mine exited with exit code 1 before it was ready: Error: Cannot find module '.*tools\.cjs'\); the next start is tried in \d+ ms/);
+      const down = await health(server);
+      expect(down).toMatchObject({ httpStatus: 503, status: 'degraded' });
+      expect(down.pools[0]).toMatchObject({ state: 'degraded', alive: 0, lastError: expect.stringContaining('Cannot find module') });
+      // Over the intensity (a third failed start): the next try came after backoffMaxMs (a minute), now 2 s.
+      expect(await eventually(async () => (await health(server)).pools[0].restarts >= 3)).toBe(true);
+      renameSync(path.join(dir, 'tools.moved'), path.join(dir, 'tools.cjs'));
+      expect(await eventually(async () => textOf(await call(client, 'hello')) === 'hello', 15_000)).toBe(true);
+      expect((await health(server)).pools[0]).toMatchObject({ alive: 1 });
+    } finally {
+      await client.close();
+      await server.stop();
+    }
+  }, 40_000);
+});
+
+/** A pids cgroup of our own (v1 or v2): root on a writable cgroup file system. */
+function pidsCgroup(): string {
+  const v1 = '/sys/fs/cgroup/pids';
+  const v2 = '/sys/fs/cgroup';
+  const parent = existsSync(path.join(v1, 'tasks')) ? v1 : existsSync(path.join(v2, 'cgroup.controllers')) && readFileSync(path.join(v2, 'cgroup.subtree_control'), 'utf8').includes('pids') ? v2 : undefined;
+  if (!parent) throw new Error('no pids cgroup controller to limit the server with (this test needs root and cgroups v1 or v2 with pids)');
+  const dir = path.join(parent, `mcpvisor-test-${process.pid}`);
+  try {
+    mkdirSync(dir);
+  } catch (error) {
+    throw new Error(`cannot make a pids cgroup (this test needs root on a writable cgroup file system): ${(error as Error).message}`);
+  }
+  return dir;
+}
+
+describe('a process toolset whose worker cannot be forked (EAGAIN)', () => {
+  it('answers POOL_UNAVAILABLE at once naming EAGAIN, and tries again until a fork works', async () => {
+    const cgroup = pidsCgroup();
+    const { server, client } = await serve({ maxRestarts: 5, windowMs: 60_000, backoffBaseMs: 50, backoffMaxMs: 1000 }, 20_000);
+    try {
+      // The supervisor alone in the cgroup (its worker stays where it was), at its limit: its next fork fails.
+      writeFileSync(path.join(cgroup, 'cgroup.procs'), String(server.server.child.pid));
+      writeFileSync(path.join(cgroup, 'pids.max'), readFileSync(path.join(cgroup, 'pids.current'), 'utf8').trim());
+      expect(errorCodeOf(await call(client, 'exit'))).toBe('WORKER_CRASHED');
+      expect(await eventually(async () => (await health(server)).pools[0].lastError?.includes('EAGAIN') === true)).toBe(true);
+      const refused = await call(client, 'hello');
+      expect(errorCodeOf(refused)).toBe('POOL_UNAVAILABLE');
+      expect(textOf(refused)).toContain('EAGAIN: no process could be made, the machine, the user (ulimit -u) or the server\'s cgroup (pids.max) is at its limit of processes and threads');
+      expect(await health(server)).toMatchObject({ httpStatus: 503, status: 'degraded', pools: [expect.objectContaining({ state: 'degraded', alive: 0 })] });
+      // Before, a fork that failed this way was never tried again: the pool served nothing until a restart.
+      writeFileSync(path.join(cgroup, 'pids.max'), 'max');
+      expect(await eventually(async () => textOf(await call(client, 'hello')) === 'hello', 15_000)).toBe(true);
+      expect(await health(server)).toMatchObject({ httpStatus: 200, status: 'ok' });
+    } finally {
+      writeFileSync(path.join(cgroup, 'pids.max'), 'max');
+      await client.close();
+      await server.stop();
+      rmdirSync(cgroup);
+    }
+  }, 40_000);
+});
