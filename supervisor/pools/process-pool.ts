@@ -14,7 +14,7 @@ import { killGroup, killTree } from '../../workers/common/kill-tree';
 import { RestartPolicy } from '../restart-policy';
 import { LivenessCheck } from './liveness';
 import { isReportedStartFailure, type PoolWorker, workerMessages } from './pool-worker';
-import { adoptSpare, forkWorker, isForkFailure } from './spare-worker';
+import { adoptSpare, forkErrorText, forkWorker, isForkFailure } from './spare-worker';
 import { exitReason } from '../../protocol/exit-reason';
 import { captureOutput, exitedBeforeReady } from './worker-output';
 import { WaitQueue } from './wait-queue';
@@ -396,11 +396,4 @@ export class ProcessPool implements Pool {
     await Promise.all([...this.#workers.values()].map((worker) => killTree(worker.child.pid)));
     await Promise.race([Promise.all([...this.#workers.values()].map((worker) => worker.exited)), sleep(2000, undefined, { ref: false })]);
   }
-}
-
-/** A fork's error, with what it means for the errors a fork fails with when the machine is at a limit. */
-function forkErrorText(error: NodeJS.ErrnoException): string {
-  if (error.code === 'EAGAIN') return `${error.message}: no process could be made, the machine, the user (ulimit -u) or the server's cgroup (pids.max) is at its limit of processes and threads`;
-  if (error.code === 'ENOMEM') return `${error.message}: no process could be made, out of memory`;
-  return error.message;
 }

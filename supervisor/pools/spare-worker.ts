@@ -58,6 +58,13 @@ function forkFailed(module: string): Error {
   return Object.assign(fdExhaustedError(`cannot start a worker (${path.basename(module)})`), { [FORK_FAILED]: true });
 }
 
+/** A fork's error, with what it means for the errors a fork fails with when the machine is at a limit. */
+export function forkErrorText(error: NodeJS.ErrnoException): string {
+  if (error.code === 'EAGAIN') return `${error.message}: no process could be made, the machine, the user (ulimit -u) or the server's cgroup (pids.max) is at its limit of processes and threads`;
+  if (error.code === 'ENOMEM') return `${error.message}: no process could be made, out of memory`;
+  return error.message;
+}
+
 /** True for forkWorker's error: no process was made, so no exit will come to schedule a retry. */
 export function isForkFailure(error: unknown): boolean {
   return typeof error === 'object' && error !== null && FORK_FAILED in error;
