@@ -122,7 +122,12 @@ export class ThreadPool implements Pool {
       // `pool` names the toolset in the thread's log lines (thread-runtime.ts).
       workerData: { config: this.#options.workerConfig, pool: this.name, debug: this.#log.isLevelEnabled('debug') },
     });
-    piscina.on('error', (error: Error) => this.#log.error({ err: error.message }, 'thread pool error'));
+    piscina.on('error', (error: Error) => {
+      this.#log.error({ err: error.message }, 'thread pool error');
+      // A thread that failed as it started (its module removed or throwing since): piscina starts
+      // no other until a call comes, and /health said `ready` with the crash before as lastError.
+      if (piscina.threads.length === 0) this.#lastError = `no thread could start: ${error.message}`;
+    });
     piscina.on('message', (message: Partial<ThreadRetiring>) => {
       if (message?.mcpvisorThreadRetiring) void this.#retire(message.mcpvisorThreadRetiring);
     });
@@ -315,10 +320,12 @@ export class ThreadPool implements Pool {
 
   stats(): PoolStats {
     const piscina = this.#piscina;
+    const state = this.#currentState();
     return {
       name: this.name,
       kind: 'thread',
-      state: this.#currentState(),
+      // As a process pool's: with no live thread it serves nothing, whatever its restarts.
+      state: state === 'ready' && piscina?.threads.length === 0 ? 'degraded' : state,
       workers: this.#options.threads,
       alive: piscina ? piscina.threads.length : 0,
       busy: this.#inFlight - (piscina?.queueSize ?? 0),

@@ -15,26 +15,27 @@ import { eventually, ROOT } from '../../helpers/processes';
 import { tempDir } from '../../helpers/temp';
 
 const TOOLS = `
-const { runWorker, textResult } = require('mcpvisor');
-runWorker(async () => ({
+const { runWorker, threadWorker, textResult } = require('mcpvisor');
+const init = async () => ({
   tools: [{ name: 'hello', inputSchema: { type: 'object' } }, { name: 'exit', inputSchema: { type: 'object' } }],
   async handle(call) {
     if (call.tool === 'exit') process.exit(3);
     return textResult('hello');
   },
-}));
+});
+if (process.env.KIND === 'thread') module.exports = threadWorker(init); else runWorker(init);
 `;
 
 type Health = { status: string; pools: Array<{ name: string; state: string; alive: number; restarts: number; lastError?: string }> };
 
-async function serve(restart: Record<string, number>, callTimeoutMs: number): Promise<{ dir: string; server: HttpServer; client: Client }> {
+async function serve(restart: Record<string, number>, callTimeoutMs: number, kind = 'process'): Promise<{ dir: string; server: HttpServer; client: Client }> {
   const dir = tempDir('failed-starts-');
   mkdirSync(path.join(dir, 'node_modules'));
   symlinkSync(ROOT, path.join(dir, 'node_modules', 'mcpvisor'));
-  writeFileSync(path.join(dir, 'tools.cjs'), TOOLS);
+  writeFileSync(path.join(dir, 'tools.cjs'), kind === 'thread' ? `process.env.KIND = 'thread';\n${TOOLS}` : TOOLS);
   writeFileSync(
     path.join(dir, 'config.yaml'),
-    ['shell: { enabled: false }', 'web: { enabled: false }', `pools: { restart: ${JSON.stringify(restart)} }`, 'customToolsets:', `  - { name: mine, module: ./tools.cjs, callTimeoutMs: ${callTimeoutMs} }`, ''].join('\n'),
+    ['shell: { enabled: false }', 'web: { enabled: false }', `pools: { restart: ${JSON.stringify(restart)} }`, 'customToolsets:', `  - { name: mine, module: ./tools.cjs, kind: ${kind}, callTimeoutMs: ${callTimeoutMs} }`, ''].join('\n'),
   );
   const server = await startHttp('mcpvisor', ['--config', path.join(dir, 'config.yaml')]);
   const { client } = await connectHttp(server.mcpUrl);
@@ -67,6 +68,25 @@ describe('a process toolset whose module was removed after the start', () => {
       renameSync(path.join(dir, 'tools.moved'), path.join(dir, 'tools.cjs'));
       expect(await eventually(async () => textOf(await call(client, 'hello')) === 'hello', 15_000)).toBe(true);
       expect((await health(server)).pools[0]).toMatchObject({ alive: 1 });
+    } finally {
+      await client.close();
+      await server.stop();
+    }
+  }, 40_000);
+});
+
+describe('a thread toolset whose module was removed after the start', () => {
+  it('shows its pool degraded in /health with no thread and why, and serves again once the module is back', async () => {
+    const { dir, server, client } = await serve({ maxRestarts: 5, windowMs: 60_000, backoffBaseMs: 50, backoffMaxMs: 1000 }, 5000, 'thread');
+    try {
+      renameSync(path.join(dir, 'tools.cjs'), path.join(dir, 'tools.moved'));
+      expect(errorCodeOf(await call(client, 'exit'))).toBe('WORKER_CRASHED');
+      // It said `ready`, its lastError the crash before ("worker exited with code: 3").
+      expect(await eventually(async () => (await health(server)).pools[0].lastError?.startsWith('no thread could start: Cannot find module') === true)).toBe(true);
+      expect(await health(server)).toMatchObject({ httpStatus: 503, status: 'degraded', pools: [expect.objectContaining({ state: 'degraded', alive: 0 })] });
+      renameSync(path.join(dir, 'tools.moved'), path.join(dir, 'tools.cjs'));
+      expect(await eventually(async () => textOf(await call(client, 'hello')) === 'hello', 15_000)).toBe(true);
+      expect(await health(server)).toMatchObject({ httpStatus: 200, pools: [expect.objectContaining({ state: 'ready', alive: 1 })] });
     } finally {
       await client.close();
       await server.stop();
