@@ -68,6 +68,8 @@ export const apiSchema = z.strictObject({
   includeResources: z.array(z.string()).optional(),
   // Any case, as the CLI and the filter take them (`get`); kept upper case.
   includeOperations: z.array(z.string().transform((m) => m.toUpperCase()).pipe(z.enum(HTTP_METHODS))).optional(),
+  /** Tags (any case) whose operations are left out in every mode (the reference's `excludeTags`; tools-manager.ts). */
+  excludeTags: z.array(z.string()).optional(),
   disableAbbreviation: z.boolean().default(false),
   /**
    * Directory of compiled descriptions (workers/openapi/spec-cache.ts), or false for none.

@@ -2,11 +2,12 @@
 // First: the api worker starts while the rest of the supervisor loads.
 import './api-worker-spare';
 import { readSync } from 'node:fs';
-import { headerHint, type EnvSpec, type FlagSpec } from '../../config/load';
+import { headerHint, parseBool, type EnvSpec, type FlagSpec } from '../../config/load';
 import { ConfigError, type Config, type ConfigInput } from '../../config/validate';
 import { SPEC_CACHE_OFF } from '../../config/openapi';
-import { runProfile, SERVER_ENV, SERVER_FLAGS, type Profile } from '../profile';
+import { COMMON_FLAGS, runProfile, SERVER_ENV, SERVER_FLAGS, type Profile } from '../profile';
 import { isCommand } from './command';
+import { referenceArgv } from './reference-argv';
 import { HEADER_NAME } from '../../protocol/http-headers';
 import { MAX_SPEC_BYTES } from '../../workers/openapi/spec-limits';
 
@@ -24,6 +25,14 @@ const HTTP_METHOD = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/;
  * it to the worker inline; it is refused with `--transport stdio` (stdin carries the protocol).
  * Decision: `--spec-cache` has no environment variable, like every option the reference does not
  * read from the environment; XDG_CACHE_HOME moves the default directory.
+ *
+ * The reference's (`@ivotoby/openapi-mcp-server`) flags and variables beyond spec 000's are read
+ * too, so that its users' command lines and client configs work as written: `--spec-inline`,
+ * `--spec-from-stdin`, `--name`, `--server-version`, `--exclude-tag`, `--verbose`, and
+ * TRANSPORT_TYPE, HTTP_PORT, HTTP_HOST, ENDPOINT_PATH, TOOLS_MODE, DISABLE_ABBREVIATION,
+ * SERVER_NAME, SERVER_VERSION, OPENAPI_SPEC_INLINE, OPENAPI_SPEC_FROM_STDIN, VERBOSE (a
+ * TOOLS_MODE=dynamic read by nobody served every operation). MCPVISOR_* win over them. As there,
+ * a description given two ways (a path and inline content) is refused, not one of them picked.
  */
 export function openapiProfile(): Profile {
   const api: Record<string, unknown> = {};
@@ -39,10 +48,28 @@ export function openapiProfile(): Profile {
   // A description given here is read by its own form (URL, else file path), not by a config
   // file's `specInputMethod`, which was about the file's own `openApiSpec`; a
   // `--spec-input-method` (applied after this one) still says otherwise.
-  const spec = (input: ConfigInput, value: unknown) => {
+  // Who gave a description, by the way it is read: the reference refused two ways at once.
+  const specGivers = new Map<string, string>();
+  const spec = (by: string) => (input: ConfigInput, value: unknown) => {
+    specGivers.set('path', by);
     set('openApiSpec')(input, value);
     api.specInputMethod ??= 'url';
   };
+  const inline = (by: string) => (input: ConfigInput, value: unknown) => {
+    specGivers.set('inline', by);
+    set('openApiSpec')(input, value);
+    api.specInputMethod = 'inline';
+  };
+  const fromStdin = (by: string) => (input: ConfigInput, value: unknown) => {
+    if (value !== true) return;
+    specGivers.set('stdin', by);
+    set('specInputMethod')(input, 'stdin');
+  };
+  /** `--verbose false` / VERBOSE=false: warnings and errors only, unless a log level is given. */
+  const verbose = (by: string) => (input: ConfigInput, value: unknown) => {
+    if (!parseBool(String(value), by)) input.logLevel ??= 'warn';
+  };
+  const lower = (value: unknown) => String(value).trim().toLowerCase();
   /** An HTTP method in any case; `flag` names the flag it came with, for the message. */
   const method = (flag: string) => (value: unknown) => {
     const upper = String(value).trim().toUpperCase();
@@ -66,25 +93,43 @@ export function openapiProfile(): Profile {
   const flags: FlagSpec[] = [
     ...SERVER_FLAGS,
     { name: 'api-base-url', path: 'apis.0.apiBaseUrl', kind: 'string', arg: 'URL', apply: set('apiBaseUrl'), help: 'base URL of the upstream API (required; API_BASE_URL)' },
-    { name: 'openapi-spec', path: 'apis.0.openApiSpec', kind: 'string', arg: 'PATH|URL', apply: spec, help: 'OpenAPI description: file path or URL (OPENAPI_SPEC_PATH)' },
+    { name: 'openapi-spec', path: 'apis.0.openApiSpec', kind: 'string', arg: 'PATH|URL', apply: spec('--openapi-spec'), help: 'OpenAPI description: file path or URL (OPENAPI_SPEC_PATH)' },
     { name: 'spec-input-method', path: 'apis.0.specInputMethod', kind: 'string', arg: 'METHOD', apply: set('specInputMethod'), help: 'url, file, stdin or inline: how --openapi-spec is read (default: URL if http(s), else file)' },
+    { name: 'spec-inline', path: 'apis.0.openApiSpec', kind: 'string', arg: 'TEXT', apply: inline('--spec-inline'), help: 'the OpenAPI description itself, JSON or YAML (OPENAPI_SPEC_INLINE)' },
+    { name: 'spec-from-stdin', path: 'apis.0.specInputMethod', kind: 'flag', apply: fromStdin('--spec-from-stdin'), help: 'read the description from standard input (needs --transport http; OPENAPI_SPEC_FROM_STDIN)' },
     { name: 'headers', path: 'apis.0.headers', kind: 'headers', arg: 'NAME:VALUE,...', apply: mergeHeaders, help: 'headers sent upstream, comma-separated (API_HEADERS)' },
     { name: 'header', path: 'apis.0.headers', kind: 'string', multiple: true, arg: 'NAME=VALUE', apply: oneHeader, help: 'one header sent upstream' },
     { name: 'not-credential', path: 'apis.0.notCredentials', kind: 'string', multiple: true, arg: 'NAME', apply: add('notCredentials'), help: 'a configured header or base URL query parameter that holds no credential: where the upstream says its value back, it is shown, not redacted' },
-    { name: 'tools', path: 'apis.0.toolsMode', kind: 'string', arg: 'all|dynamic|explicit', apply: set('toolsMode'), help: 'tool loading mode (default all)' },
+    { name: 'tools', path: 'apis.0.toolsMode', kind: 'string', arg: 'all|dynamic|explicit', apply: set('toolsMode', lower), help: 'tool loading mode (default all; TOOLS_MODE)' },
     { name: 'tool', path: 'apis.0.includeTools', kind: 'string', multiple: true, arg: 'ID|NAME', apply: add('includeTools'), help: 'include this tool (ID or name)' },
     { name: 'tag', path: 'apis.0.includeTags', kind: 'string', multiple: true, arg: 'TAG', apply: add('includeTags'), help: 'include operations with this tag (case-sensitive)' },
     { name: 'resource', path: 'apis.0.includeResources', kind: 'string', multiple: true, arg: 'RESOURCE', apply: add('includeResources'), help: 'include this resource (name such as users, or path prefix such as /users)' },
     { name: 'operation', path: 'apis.0.includeOperations', kind: 'string', multiple: true, arg: 'METHOD', apply: add('includeOperations', method('operation')), help: 'include this HTTP method' },
+    { name: 'exclude-tag', path: 'apis.0.excludeTags', kind: 'string', multiple: true, arg: 'TAG', apply: add('excludeTags'), help: 'leave out operations with this tag (any case), in every mode and from the meta-tools' },
     { name: 'include-tags', path: 'apis.0.includeTags', kind: 'list', arg: 'A,B', apply: add('includeTags'), help: 'tags to include, comma-separated' },
     { name: 'include-operations', path: 'apis.0.includeOperations', kind: 'list', arg: 'GET,POST', apply: add('includeOperations', method('include-operations')), help: 'HTTP methods to include, comma-separated' },
-    { name: 'disable-abbreviation', path: 'apis.0.disableAbbreviation', kind: 'flag', apply: set('disableAbbreviation'), help: 'keep tool names unshortened (fails on names over 64 characters)' },
+    { name: 'disable-abbreviation', path: 'apis.0.disableAbbreviation', kind: 'flag', apply: set('disableAbbreviation'), help: 'keep tool names unshortened (fails on names over 64 characters; DISABLE_ABBREVIATION)' },
+    { name: 'name', path: 'name', kind: 'string', arg: 'NAME', help: 'server name reported to clients (default openapi-mcp-server; SERVER_NAME)' },
+    { name: 'server-version', path: 'version', kind: 'string', arg: 'VERSION', help: 'server version reported to clients (default 1.0.0; SERVER_VERSION)' },
+    { name: 'verbose', path: 'logLevel', kind: 'string', arg: 'true|false', apply: verbose('--verbose'), help: 'false: log warnings and errors only (VERBOSE)' },
     { name: 'spec-cache', path: 'apis.0.specCache', kind: 'string', arg: 'DIR|off', apply: set('specCache', (v) => (SPEC_CACHE_OFF.test(String(v)) ? false : v)), help: 'cache of compiled descriptions (default $XDG_CACHE_HOME/mcpvisor/openapi or ~/.cache/mcpvisor/openapi); off (or false, none): none' },
   ];
   const envVars: EnvSpec[] = [
     { name: 'API_BASE_URL', path: 'apis.0.apiBaseUrl', kind: 'string', apply: set('apiBaseUrl') },
-    { name: 'OPENAPI_SPEC_PATH', path: 'apis.0.openApiSpec', kind: 'string', apply: spec },
+    { name: 'OPENAPI_SPEC_PATH', path: 'apis.0.openApiSpec', kind: 'string', apply: spec('OPENAPI_SPEC_PATH') },
     { name: 'API_HEADERS', path: 'apis.0.headers', kind: 'headers', apply: mergeHeaders },
+    // The reference's; before SERVER_ENV, whose MCPVISOR_* set the same fields after them and win.
+    { name: 'OPENAPI_SPEC_INLINE', path: 'apis.0.openApiSpec', kind: 'string', apply: inline('OPENAPI_SPEC_INLINE') },
+    { name: 'OPENAPI_SPEC_FROM_STDIN', path: 'apis.0.specInputMethod', kind: 'bool', apply: fromStdin('OPENAPI_SPEC_FROM_STDIN') },
+    { name: 'TOOLS_MODE', path: 'apis.0.toolsMode', kind: 'string', apply: set('toolsMode', lower) },
+    { name: 'DISABLE_ABBREVIATION', path: 'apis.0.disableAbbreviation', kind: 'bool', apply: set('disableAbbreviation') },
+    { name: 'SERVER_NAME', path: 'name', kind: 'string' },
+    { name: 'SERVER_VERSION', path: 'version', kind: 'string' },
+    { name: 'TRANSPORT_TYPE', path: 'transport', kind: 'string' },
+    { name: 'HTTP_HOST', path: 'http.host', kind: 'string' },
+    { name: 'HTTP_PORT', path: 'http.port', kind: 'int' },
+    { name: 'ENDPOINT_PATH', path: 'http.endpointPath', kind: 'string' },
+    { name: 'VERBOSE', path: 'logLevel', kind: 'string', apply: verbose('VERBOSE') },
   ];
   return {
     command: 'openapi-mcp-server',
@@ -98,21 +143,26 @@ export function openapiProfile(): Profile {
     mergeByIndex: ['apis'],
     finalize(config: Config): Config {
       if (config.apis.length === 0) throw new ConfigError('apiBaseUrl is required: give --api-base-url <URL> or API_BASE_URL');
+      if (specGivers.size > 1) {
+        throw new ConfigError(`the OpenAPI description is given ${specGivers.size} ways (${[...specGivers.values()].join(', ')}): give one of --openapi-spec (OPENAPI_SPEC_PATH), --spec-inline (OPENAPI_SPEC_INLINE) or --spec-from-stdin (OPENAPI_SPEC_FROM_STDIN)`);
+      }
       const first = config.apis[0];
       if (first.specInputMethod === 'stdin') {
-        if (config.transport === 'stdio') throw new ConfigError('--spec-input-method stdin needs --transport http: with stdio, standard input carries the MCP messages');
+        const by = specGivers.get('stdin') ?? '--spec-input-method stdin';
+        if (config.transport === 'stdio') throw new ConfigError(`${by} needs --transport http: with stdio, standard input carries the MCP messages`);
         const text = readStdinSpec(MAX_SPEC_BYTES);
         return { ...config, apis: [{ ...first, specInputMethod: 'inline', openApiSpec: text, specSource: 'standard input' }, ...config.apis.slice(1)] };
       }
       if (first.openApiSpec === undefined) {
-        throw new ConfigError('no OpenAPI description given: use --openapi-spec <path or URL> (or OPENAPI_SPEC_PATH), or --spec-input-method stdin with --transport http');
+        throw new ConfigError('no OpenAPI description given: use --openapi-spec <path or URL> (or OPENAPI_SPEC_PATH), --spec-inline <content> (OPENAPI_SPEC_INLINE), or --spec-from-stdin with --transport http');
       }
       return config;
     },
     helpFooter: [
       'Tool IDs look like GET::users__---id (method, path segments joined by __, {param} as ---param).',
-      'Filters combine: a tool must match every filter given. --tools dynamic lists only the meta-tools',
-      'list-api-endpoints, get-api-endpoint-schema and invoke-api-endpoint.',
+      'Filters combine: a tool must match every filter given, except that --tool names the tools served',
+      'whatever --tag, --resource and --operation say; --exclude-tag applies in every mode. --tools dynamic',
+      'lists only the meta-tools list-api-endpoints, get-api-endpoint-schema and invoke-api-endpoint.',
       '',
       'Example:',
       '  openapi-mcp-server --api-base-url https://api.example.com --openapi-spec ./openapi.yaml \\',
@@ -149,4 +199,7 @@ function readStdinSpec(maxBytes: number): string {
   return text;
 }
 
-if (isCommand('openapi-mcp-server')) void runProfile(openapiProfile());
+if (isCommand('openapi-mcp-server')) {
+  const profile = openapiProfile();
+  void runProfile(profile, referenceArgv(process.argv.slice(2), [...COMMON_FLAGS, ...profile.flags], ['verbose']));
+}

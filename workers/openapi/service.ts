@@ -39,6 +39,7 @@ export interface ApiServiceOptions {
   includeTags?: string[];
   includeResources?: string[];
   includeOperations?: string[];
+  excludeTags?: string[];
   disableAbbreviation?: boolean;
   /**
    * Where compiled descriptions are cached (spec-cache.ts), or false for no cache. Default
@@ -60,7 +61,7 @@ export interface ApiServiceOptions {
 export interface ServerStats {
   tools: { total: number; endpointTools: number; metaTools: number };
   openapi: { version: string; paths: number; operations: number };
-  filtering?: { applied: boolean; includedTags?: string[]; includedOperations?: string[] };
+  filtering?: { applied: boolean; includedTags?: string[]; includedOperations?: string[]; excludedTags?: string[] };
 }
 
 const SILENT: WorkerLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };

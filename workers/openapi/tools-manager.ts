@@ -40,6 +40,8 @@ export interface ToolFilter {
   includeTags?: string[];
   includeResources?: string[];
   includeOperations?: string[];
+  /** Tags whose operations are never tools nor reachable through the meta-tools, in any mode. */
+  excludeTags?: string[];
 }
 
 export interface GenerateOptions {
@@ -54,18 +56,25 @@ export interface ToolsManagerStats {
   endpointTools: number;
   paths: number;
   operations: number;
-  filtering?: { applied: boolean; includedTags?: string[]; includedOperations?: string[] };
+  filtering?: { applied: boolean; includedTags?: string[]; includedOperations?: string[]; excludedTags?: string[] };
 }
 
 /**
  * Turns a description into endpoint tools and applies spec 000's modes and filters.
  *
  * Decisions (spec 000: "not shown"):
- * - Filters combine: a tool must match every filter given. includeTools matches tool IDs exactly
+ * - includeTools, when given, decides alone, in `all` mode too (as the reference documents): the
+ *   tools it names are served whatever includeTags, includeResources and includeOperations say,
+ *   with a warning that those were not applied; otherwise a tool must match every filter given
+ *   (they narrowed the named tools until none was left). includeTools matches tool IDs (the
+ *   method in any case, `get::users`, as invoke-api-endpoint takes it and the reference matched)
  *   and names without regard to case; includeTags is case-sensitive (spec); includeResources
  *   matches the resource name (`users`, any case) or a path prefix (`/users` matches
  *   `/users/{id}`); includeOperations matches the method in any case.
  * - `explicit` without includeTools gives no endpoint tools (and the warning).
+ * - excludeTags (not in spec 000; the reference's deny filter, `--exclude-tag`) wins over every
+ *   include filter and applies in every mode, the meta-tools' reach included. Any case: a deny
+ *   list that missed `Admin` for `admin` would expose what it was written to hide.
  * - Meta-tools reach only the tools that pass the filters.
  */
 export class ToolsManager {
@@ -118,7 +127,7 @@ export class ToolsManager {
       warn('toolsMode explicit without includeTools: no endpoint tools');
       return [];
     }
-    const ids = new Set(wantTools);
+    const ids = new Set(wantTools?.map(normaliseToolId));
     const names = new Set(wantTools?.map((t) => t.toLowerCase()));
     const tags = f.includeTags && f.includeTags.length > 0 ? new Set(f.includeTags) : undefined;
     const resources = f.includeResources && f.includeResources.length > 0 ? resourceMatcher(f.includeResources) : undefined;
@@ -126,11 +135,27 @@ export class ToolsManager {
     // Sets, not a search of every tool per entry: 8,000 entries over 8,000 operations took 4 s.
     if (tags) {
       const used = new Set(tools.flatMap((t) => t.tags ?? []));
-      for (const tag of tags) if (!used.has(tag)) warn(`no operations for tag '${tag}'`, { tag });
+      const byCase = new Map([...used].map((tag) => [tag.toLowerCase(), tag]));
+      for (const tag of tags) {
+        if (used.has(tag)) continue;
+        // Case-sensitive as spec 000 says; the reference matched any case, so say what was meant.
+        const other = byCase.get(tag.toLowerCase());
+        warn(`no operations for tag '${tag}'${other === undefined ? '' : ` (tags are case-sensitive: the description has '${other}')`}`, { tag });
+      }
+    }
+    if (wantTools && (tags || methods || resources)) {
+      const unused = [tags && 'includeTags', resources && 'includeResources', methods && 'includeOperations'].filter(Boolean).join(', ');
+      warn(`includeTools is given, so ${unused} ${unused.includes(',') ? 'are' : 'is'} not applied: the tools it names are served`, { ignored: unused });
+    }
+    const denied = f.excludeTags && f.excludeTags.length > 0 ? new Set(f.excludeTags.map((tag) => tag.toLowerCase())) : undefined;
+    if (denied) {
+      const used = new Set(tools.flatMap((t) => t.tags ?? []).map((tag) => tag.toLowerCase()));
+      for (const tag of f.excludeTags ?? []) if (!used.has(tag.toLowerCase())) warn(`excludeTags entry '${tag}' matches no operation's tag`, { tag });
     }
     const out = tools.filter((tool) => {
+      if (denied && (tool.tags ?? []).some((tag) => denied.has(tag.toLowerCase()))) return false;
       if (wantTools && !ids.has(tool.toolId) && !names.has(tool.name.toLowerCase())) return false;
-      if (mode === 'explicit') return true;
+      if (wantTools) return true;
       if (tags && !(tool.tags ?? []).some((tag) => tags.has(tag))) return false;
       if (methods && !methods.has(tool.method)) return false;
       if (resources && !resources(tool)) return false;
@@ -140,10 +165,10 @@ export class ToolsManager {
       const allIds = new Set(tools.map((t) => t.toolId));
       const allNames = new Set(tools.map((t) => t.name));
       for (const want of wantTools) {
-        if (!allIds.has(want) && !allNames.has(want.toLowerCase()) && !META_TOOL_NAMES.includes(want as never)) warn(`includeTools entry '${want}' matches no operation`, { tool: want });
+        if (!allIds.has(normaliseToolId(want)) && !allNames.has(want.toLowerCase()) && !META_TOOL_NAMES.includes(want as never)) warn(`includeTools entry '${want}' matches no operation`, { tool: want });
       }
     }
-    if (out.length === 0 && (mode !== 'all' || wantTools || tags || methods || resources)) warn('no tools left after filtering', { filter: f });
+    if (out.length === 0 && (mode !== 'all' || wantTools || tags || methods || resources || denied)) warn('no tools left after filtering', { filter: f });
     return out;
   }
 
@@ -160,7 +185,7 @@ export class ToolsManager {
 
   getStats(): ToolsManagerStats {
     const f = this.#filter;
-    const applied = Boolean(f.includeTools?.length || f.includeTags?.length || f.includeResources?.length || f.includeOperations?.length || (f.toolsMode ?? 'all') !== 'all');
+    const applied = Boolean(f.includeTools?.length || f.includeTags?.length || f.includeResources?.length || f.includeOperations?.length || f.excludeTags?.length || (f.toolsMode ?? 'all') !== 'all');
     return {
       endpointTools: this.#filtered.length,
       paths: this.#paths ?? Object.keys((this.#ctx.root.paths ?? {}) as object).filter((key) => key.startsWith('/')).length,
@@ -169,6 +194,7 @@ export class ToolsManager {
         applied,
         ...(f.includeTags?.length ? { includedTags: f.includeTags } : {}),
         ...(f.includeOperations?.length ? { includedOperations: f.includeOperations } : {}),
+        ...(f.excludeTags?.length ? { excludedTags: f.excludeTags } : {}),
       },
     };
   }
@@ -274,6 +300,12 @@ const MAX_RENAME_LINES = 20;
  * `/users/{id}`) or a resource name in any case. Sets looked up with each of the tool's path
  * prefixes, not every entry tried per tool: 8,000 entries over 8,000 operations took 4.6 s.
  */
+/** A tool ID with its method upper-cased (`get::users` → `GET::users`); the path part stays as written. */
+function normaliseToolId(id: string): string {
+  const at = id.indexOf('::');
+  return at > 0 ? id.slice(0, at).toUpperCase() + id.slice(at) : id;
+}
+
 function resourceMatcher(resources: string[]): (tool: EndpointTool) => boolean {
   const prefixes = new Set(resources.filter((r) => r.startsWith('/')).map((r) => r.replace(/\/+$/, '')));
   const names = new Set(resources.filter((r) => !r.startsWith('/')).map((r) => r.toLowerCase()));

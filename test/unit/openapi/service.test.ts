@@ -53,7 +53,7 @@ describe('modes and filters', () => {
     expect((await service({ includeTags: ['store'] })).names).toEqual(['get-inventory', ...META]);
     const wrongCase = await service({ includeTags: ['Store'] });
     expect(wrongCase.names).toEqual(META);
-    expect(wrongCase.warnings).toEqual(expect.arrayContaining(["no operations for tag 'Store'", 'no tools left after filtering']));
+    expect(wrongCase.warnings).toEqual(expect.arrayContaining(["no operations for tag 'Store' (tags are case-sensitive: the description has 'store')", 'no tools left after filtering']));
     expect((await service({ includeOperations: ['delete'] })).names).toEqual(['del-pet', ...META]);
     expect((await service({ includeResources: ['pets'] })).names).toEqual(['lst-pets', 'crt-pets', 'show-pet-by-id', 'del-pet', ...META]);
     expect((await service({ includeResources: ['/pets'], includeOperations: ['GET'] })).names).toEqual(['lst-pets', 'show-pet-by-id', ...META]);
