@@ -56,6 +56,8 @@ export function openapiProfile(): Profile {
     api.specInputMethod ??= 'url';
   };
   const inline = (by: string) => (input: ConfigInput, value: unknown) => {
+    // Else zod's "Too small: expected string to have >=1 characters" (a `--spec-inline "$SPEC"` with SPEC unset).
+    if (String(value).trim() === '') throw new ConfigError(`${by}: the OpenAPI description given is empty`);
     specGivers.set('inline', by);
     set('openApiSpec')(input, value);
     api.specInputMethod = 'inline';
@@ -150,7 +152,7 @@ export function openapiProfile(): Profile {
       if (first.specInputMethod === 'stdin') {
         const by = specGivers.get('stdin') ?? '--spec-input-method stdin';
         if (config.transport === 'stdio') throw new ConfigError(`${by} needs --transport http: with stdio, standard input carries the MCP messages`);
-        const text = readStdinSpec(MAX_SPEC_BYTES);
+        const text = readStdinSpec(MAX_SPEC_BYTES, by);
         return { ...config, apis: [{ ...first, specInputMethod: 'inline', openApiSpec: text, specSource: 'standard input' }, ...config.apis.slice(1)] };
       }
       if (first.openApiSpec === undefined) {
@@ -175,9 +177,9 @@ export function openapiProfile(): Profile {
  * The description on standard input, read to its end but never past `maxBytes` (an endless
  * stream grew the process to 16 GB): the loader's cap for URLs and streams (load-spec.ts).
  * Synchronous because finalize is. Throws ConfigError (BAD_INPUT) past the cap, on a read
- * error, and for an empty input.
+ * error, and for an empty input (naming `by`, the flag or variable that asked for it).
  */
-function readStdinSpec(maxBytes: number): string {
+function readStdinSpec(maxBytes: number, by: string): string {
   const chunks: Buffer[] = [];
   let size = 0;
   const chunk = Buffer.allocUnsafe(1024 * 1024);
@@ -195,7 +197,7 @@ function readStdinSpec(maxBytes: number): string {
     chunks.push(Buffer.from(chunk.subarray(0, read)));
   }
   const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') throw new ConfigError('standard input was empty: --spec-input-method stdin reads the OpenAPI description from it until it closes');
+  if (text.trim() === '') throw new ConfigError(`standard input was empty: ${by} reads the OpenAPI description from it until it closes`);
   return text;
 }
 

@@ -148,6 +148,17 @@ describe("the reference's command-line flags", () => {
     expect(await stdin.exited).toBe(2);
     expect(stdin.stderr()).toContain('OPENAPI_SPEC_FROM_STDIN needs --transport http: with stdio, standard input carries the MCP messages');
   });
+
+  it('names the flag for an empty description: --spec-inline "$SPEC" with SPEC unset, and --spec-from-stdin with nothing piped', async () => {
+    const empty = spawn(['--api-base-url', upstream.url, '--spec-inline', '']);
+    expect(await empty.exited).toBe(2);
+    expect(empty.stderr()).toContain('openapi-mcp-server: --spec-inline: the OpenAPI description given is empty\n');
+
+    const nothing = spawn(['--api-base-url', upstream.url, '--spec-from-stdin', '--transport', 'http', '--port', '0']);
+    nothing.child.stdin!.end();
+    expect(await nothing.exited).toBe(2);
+    expect(nothing.stderr()).toContain('standard input was empty: --spec-from-stdin reads the OpenAPI description from it until it closes');
+  });
 });
 
 describe("the reference's library example with excludeTags", () => {
