@@ -78,8 +78,12 @@ export function openapiProfile(): Profile {
     if (!HTTP_METHOD.test(upper)) throw new ConfigError(`--${flag}: '${String(value)}' is not an HTTP method (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS)`);
     return upper;
   };
+  // `--headers` repeated adds up, as `--header` does: the last one alone was kept, and the
+  // others (often the token) were silently never sent.
   const mergeHeaders = (input: ConfigInput, value: unknown) => {
-    api.headers = { ...((api.headers as Record<string, string> | undefined) ?? {}), ...(value as Record<string, string>) };
+    for (const headers of Array.isArray(value) ? value : [value]) {
+      api.headers = { ...((api.headers as Record<string, string> | undefined) ?? {}), ...(headers as Record<string, string>) };
+    }
     input.apis = [api as ApiInput];
   };
   const oneHeader = (input: ConfigInput, value: unknown) => {
@@ -99,7 +103,7 @@ export function openapiProfile(): Profile {
     { name: 'spec-input-method', path: 'apis.0.specInputMethod', kind: 'string', arg: 'METHOD', apply: set('specInputMethod'), help: 'url, file, stdin or inline: how --openapi-spec is read (default: URL if http(s), else file)' },
     { name: 'spec-inline', path: 'apis.0.openApiSpec', kind: 'string', arg: 'TEXT', apply: inline('--spec-inline'), help: 'the OpenAPI description itself, JSON or YAML (OPENAPI_SPEC_INLINE)' },
     { name: 'spec-from-stdin', path: 'apis.0.specInputMethod', kind: 'flag', apply: fromStdin('--spec-from-stdin'), help: 'read the description from standard input (needs --transport http; OPENAPI_SPEC_FROM_STDIN)' },
-    { name: 'headers', path: 'apis.0.headers', kind: 'headers', arg: 'NAME:VALUE,...', apply: mergeHeaders, help: 'headers sent upstream, comma-separated (API_HEADERS)' },
+    { name: 'headers', path: 'apis.0.headers', kind: 'headers', multiple: true, arg: 'NAME:VALUE,...', apply: mergeHeaders, help: 'headers sent upstream, comma-separated (API_HEADERS)' },
     { name: 'header', path: 'apis.0.headers', kind: 'string', multiple: true, arg: 'NAME=VALUE', apply: oneHeader, help: 'one header sent upstream' },
     { name: 'not-credential', path: 'apis.0.notCredentials', kind: 'string', multiple: true, arg: 'NAME', apply: add('notCredentials'), help: 'a configured header or base URL query parameter that holds no credential: where the upstream says its value back, it is shown, not redacted' },
     { name: 'tools', path: 'apis.0.toolsMode', kind: 'string', arg: 'all|dynamic|explicit', apply: set('toolsMode', lower), help: 'tool loading mode (default all; TOOLS_MODE)' },

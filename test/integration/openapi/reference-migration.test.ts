@@ -86,6 +86,17 @@ describe("the reference's command-line flags", () => {
     expect(logEntries(got.stderr).filter((entry) => Number(entry.level) < 40)).toEqual([]);
   });
 
+  it('sends the headers of every --headers given, where the last alone was kept and the others silently never sent', async () => {
+    const conn = await connectStdio('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', PETSTORE, '--headers', 'X-One:first-value-1', '-H', 'X-Two:second-value-2,X-Three:third-value-3'], ENV);
+    try {
+      const before = upstream.requests.length;
+      await conn.client.callTool({ name: 'get-inventory', arguments: {} });
+      expect(upstream.requests.slice(before).map((request) => [request.headers['x-one'], request.headers['x-two'], request.headers['x-three']])).toEqual([['first-value-1', 'second-value-2', 'third-value-3']]);
+    } finally {
+      await conn.close();
+    }
+  });
+
   it('keeps an excluded tag out of the meta-tools in dynamic mode: neither listed nor invoked', async () => {
     const conn = await connectStdio('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', PETSTORE, '--tools', 'dynamic', '--exclude-tag', 'store'], ENV);
     try {
