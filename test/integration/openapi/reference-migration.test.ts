@@ -97,6 +97,11 @@ describe("the reference's command-line flags", () => {
     }
   });
 
+  it('takes --include-tags and --include-operations more than once, where the last alone was kept', async () => {
+    const got = await names(['--api-base-url', upstream.url, '--openapi-spec', PETSTORE, '--include-tags', 'pets', '--include-tags', 'store', '--include-operations', 'get', '--include-operations', 'delete']);
+    expect(got.tools).toEqual(['lst-pets', 'show-pet-by-id', 'del-pet', 'get-inventory', ...META]);
+  });
+
   it('keeps an excluded tag out of the meta-tools in dynamic mode: neither listed nor invoked', async () => {
     const conn = await connectStdio('openapi-mcp-server', ['--api-base-url', upstream.url, '--openapi-spec', PETSTORE, '--tools', 'dynamic', '--exclude-tag', 'store'], ENV);
     try {
