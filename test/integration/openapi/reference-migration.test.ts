@@ -177,6 +177,32 @@ describe("the reference's command-line flags", () => {
   });
 });
 
+describe("the reference's library config", () => {
+  it('reads inline content from inlineSpecContent beside an openApiSpec placeholder, and takes verbose', async () => {
+    const server = new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: 'inline', specInputMethod: 'inline', inlineSpecContent: readFileSync(PETSTORE, 'utf8'), verbose: false, specCache: false });
+    try {
+      await server.start();
+      expect((await server.listTools()).map((tool) => tool.name)).toContain('show-pet-by-id');
+    } finally {
+      await server.stop();
+    }
+    expect(() => new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: PETSTORE, specInputMethod: 'file', inlineSpecContent: '{}' })).toThrow(
+      expect.objectContaining({ code: 'BAD_INPUT', message: "invalid configuration: inlineSpecContent is read with specInputMethod 'inline', not 'file'" }),
+    );
+  });
+
+  it('names what to do instead for the keys it has no equivalent of (they were each "Unrecognized key")', () => {
+    expect(() => new OpenAPIServer({ apiBaseUrl: upstream.url, openApiSpec: PETSTORE, extraTools: [], prompts: [], clientCertPath: './client.pem', colour: 'red' } as never)).toThrow(
+      expect.objectContaining({
+        code: 'BAD_INPUT',
+        message:
+          'invalid configuration: extraTools: not supported: serve hand-written tools as an mcpvisor customToolsets module; prompts: MCP prompts are not served (tools only); ' +
+          'clientCertPath: mutual TLS is not supported (a private CA: NODE_EXTRA_CA_CERTS); unrecognized key(s): colour',
+      }),
+    );
+  });
+});
+
 describe("the reference's library example with excludeTags", () => {
   it('leaves the tag out of the tools and the meta-tools', async () => {
     const server = new OpenAPIServer({ name: 'my-api-server', version: '1.0.0', apiBaseUrl: upstream.url, openApiSpec: PETSTORE, specInputMethod: 'file', toolsMode: 'all', excludeTags: ['store'], specCache: false });
