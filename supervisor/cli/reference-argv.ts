@@ -17,10 +17,13 @@ const BOOLEAN_WORD = /^(true|false|1|0|yes|no|on|off)$/i;
  * in the form our parser (node:util parseArgs) reads: its short aliases become long flags, and a
  * boolean flag given a value as yargs allows (`--disable-abbreviation true`, `--debug=false`)
  * becomes the bare flag, or nothing for a false value. A flag named in `optionalValue`
- * (`--verbose`, a string there) given with no value gets `true`. Anything else passes unchanged.
+ * (`--verbose`, a string there) given with no value gets `true`; a value starting with `-` that
+ * is no flag is joined to its flag (`--spec-inline=---…`). Anything else passes unchanged.
  */
 export function referenceArgv(argv: readonly string[], flags: readonly FlagSpec[], optionalValue: readonly string[] = []): string[] {
   const booleans = new Set(flags.filter((flag) => flag.kind === 'flag').map((flag) => `--${flag.name}`));
+  const valued = new Set(flags.filter((flag) => flag.kind !== 'flag').map((flag) => `--${flag.name}`));
+  const known = new Set([...booleans, ...valued, ...Object.keys(SHORT)]);
   const optional = new Set(optionalValue.map((name) => `--${name}`));
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -43,6 +46,15 @@ export function referenceArgv(argv: readonly string[], flags: readonly FlagSpec[
     }
     if (optional.has(long) && (i + 1 >= argv.length || argv[i + 1].startsWith('-'))) {
       out.push(long, 'true');
+      continue;
+    }
+    // A value that starts with `-` but is no flag (a YAML description's `---`, given to
+    // --spec-inline) is joined to its flag: parseArgs called it ambiguous. A flag stays a flag, so
+    // a missing value (`--api-base-url --openapi-spec x`) is still reported as missing.
+    const value = argv[i + 1];
+    if (valued.has(long) && value !== undefined && value.startsWith('-') && value !== '--' && !known.has(value.split('=')[0])) {
+      out.push(`${long}=${value}`);
+      i++;
       continue;
     }
     out.push(long);

@@ -143,6 +143,9 @@ describe("the reference's command-line flags", () => {
   it('reads --spec-inline, and --spec-from-stdin over HTTP', async () => {
     const inline = await names(['--api-base-url', upstream.url, '--spec-inline', readFileSync(PETSTORE, 'utf8')]);
     expect(inline.tools).toContain('show-pet-by-id');
+    // A YAML document that starts with `---`, which the parser took for a flag ("ambiguous").
+    const marked = await names(['--api-base-url', upstream.url, '--spec-inline', `---\n${readFileSync(PETSTORE, 'utf8')}`]);
+    expect(marked.tools).toContain('show-pet-by-id');
 
     const server = spawn(['--api-base-url', upstream.url, '--spec-from-stdin', '--transport', 'http', '--host', '127.0.0.1', '--port', '0']);
     server.child.stdin!.end(readFileSync(PETSTORE));
