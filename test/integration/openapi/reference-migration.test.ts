@@ -55,9 +55,10 @@ describe('a Claude Desktop config written for the reference (environment only)',
     expect(got.server).toMatchObject({ name: 'petstore', version: '2.1.0' });
   });
 
-  it('reads DISABLE_ABBREVIATION and OPENAPI_SPEC_INLINE', async () => {
-    const got = await names([], { API_BASE_URL: upstream.url, OPENAPI_SPEC_INLINE: readFileSync(PETSTORE, 'utf8'), DISABLE_ABBREVIATION: 'true' });
+  it('reads DISABLE_ABBREVIATION, OPENAPI_SPEC_INLINE and VERBOSE', async () => {
+    const got = await names([], { API_BASE_URL: upstream.url, OPENAPI_SPEC_INLINE: readFileSync(PETSTORE, 'utf8'), DISABLE_ABBREVIATION: 'true', TOOLS_MODE: 'All', VERBOSE: 'false' });
     expect(got.tools).toEqual(['list-pets', 'create-pets', 'show-pet-by-id', 'delete-pet', 'get-inventory', ...META]);
+    expect(logEntries(got.stderr).filter((entry) => Number(entry.level) < 40)).toEqual([]);
   });
 
   it('serves HTTP from TRANSPORT_TYPE, HTTP_HOST, HTTP_PORT and ENDPOINT_PATH', async () => {
