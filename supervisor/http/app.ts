@@ -10,7 +10,7 @@ import { readJsonBody } from './body';
 import { corsCheck } from './cors';
 import { hostGuard, middleware, originGuard, sendJsonRpcError, type Check } from './guards';
 import { clientKey, KeyedRateLimiter, rateLimit } from './rate-limit';
-import { LegacySseSessions } from './legacy-sse';
+import { LegacySseSessions, messageSessionId } from './legacy-sse';
 import { StreamableSessions } from './streamable';
 import { listenErrorHint } from './listen-error';
 import { openFilesWarning } from './open-files';
@@ -77,8 +77,8 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
     // Known sessions only: a bucket per unknown id would let a flood of made-up ids (any length,
     // answered 404 anyway) hold memory.
     (req) => {
-      const id = sessionKey(req);
-      return id !== undefined && (streamable.has(id) || legacy.has(id)) ? id : undefined;
+      const session = sessionOf(req, config.endpointPath);
+      return session && (session.legacy ? legacy.has(session.id) : streamable.has(session.id)) ? session.id : undefined;
     },
     'per-session',
   );
@@ -226,9 +226,20 @@ function cutWords(cut: StreamCut): string {
     : 'for clients not reading (the output waiting on every stream together over http.maxTotalStreamBufferBytes; the fullest close first)';
 }
 
-function sessionKey(req: IncomingMessage): string | undefined {
-  const header = req.headers['mcp-session-id'];
-  if (typeof header === 'string') return header;
-  const url = req.url ?? '';
-  return /^\/message\/([^/?]+)/.exec(url)?.[1] ?? /[?&]sessionId=([^&]+)/.exec(url)?.[1];
+/**
+ * The session a request names, as its transport reads it: the Streamable endpoint's
+ * `Mcp-Session-Id`, a legacy `POST /message`'s id (as LegacySseSessions.post reads it). Each
+ * route by its own rule: a legacy POST with an `Mcp-Session-Id` header of its own making went
+ * unlimited, keyed by a session that did not exist.
+ */
+function sessionOf(req: IncomingMessage, endpointPath: string): { id: string; legacy: boolean } | undefined {
+  const path = (req.url ?? '').split('?', 1)[0];
+  if (path === endpointPath) {
+    const header = req.headers['mcp-session-id'];
+    return typeof header === 'string' ? { id: header, legacy: false } : undefined;
+  }
+  if (!path.startsWith('/message')) return undefined;
+  // An express request here: the checks run as the /message routes' middleware.
+  const id = messageSessionId(req as Request);
+  return id === undefined ? undefined : { id, legacy: true };
 }

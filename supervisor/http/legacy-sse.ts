@@ -18,6 +18,16 @@ interface Entry {
 }
 
 /**
+ * The session a `POST /message` names, as express decoded it: the path's, else the query's
+ * `sessionId`. The per-session rate limit keys on this too (app.ts): read from the raw URL, a
+ * percent-encoded id (`/message/%61bc…`) named a session the limit did not know, and went unlimited.
+ */
+export function messageSessionId(req: Request): string | undefined {
+  const fromQuery = typeof req.query.sessionId === 'string' ? req.query.sessionId : undefined;
+  return (req.params as { sessionId?: string }).sessionId ?? fromQuery;
+}
+
+/**
  * The legacy HTTP+SSE transport (protocol 2024-11-05, spec 001): `GET /sse` opens a session whose
  * `endpoint` event names `/message?sessionId=<id>`; `POST /message/<id>` is accepted too. The
  * session lives as long as its stream, and at most `connectedSessionIdleTimeoutMs` past its last
@@ -88,8 +98,7 @@ export class LegacySseSessions {
   }
 
   async post(req: Request, res: Response): Promise<void> {
-    const fromQuery = typeof req.query.sessionId === 'string' ? req.query.sessionId : undefined;
-    const id = (req.params as { sessionId?: string }).sessionId ?? fromQuery;
+    const id = messageSessionId(req);
     if (!id) return sendJsonRpcError(res, 400, -32000, 'Bad Request: the session id is missing (POST /message/<sessionId>)');
     const entry = this.#sessions.get(id);
     if (!entry || this.#supervisor.draining) {
