@@ -7,6 +7,7 @@ import type { Supervisor } from '../supervisor';
 import { isJsonType } from './body';
 import { sendJsonRpcError } from './guards';
 import { startHeartbeat } from './heartbeat';
+import { sseEvent } from './sse-frames';
 import type { StreamBudget } from './stream-budget';
 import { paramsRefusal, toJsonRpcMessage } from '../wire';
 import { inTurns, sweepIntervalMs } from './streamable';
@@ -69,10 +70,13 @@ export class LegacySseSessions {
     }
     const transport = new SSEServerTransport('/message', res);
     const id = transport.sessionId;
-    // The SDK's transport writes each message on the stream: count what waits there after each.
-    const sdkSend = transport.send.bind(transport);
+    // Each message written as the Streamable endpoint writes it (sse-frames.ts): the SDK's send
+    // ran JSON.stringify, which parsed a preserialized tool list and kept the parse (+40 MB of
+    // heap for an 11.5 MB list) and copied a large answer into a string twice more. Then what
+    // waits on the stream is counted (stream-budget.ts).
     transport.send = async (message) => {
-      await sdkSend(message);
+      if (res.writableEnded || res.destroyed) throw new Error('Not connected');
+      res.write(sseEvent(message));
       this.#streamBudget.wrote(res);
     };
     let entry: Entry | undefined;
@@ -115,8 +119,10 @@ export class LegacySseSessions {
     const refused = message ? undefined : paramsRefusal(req.body);
     if (refused) return sendJsonRpcError(res, 400, refused.code, refused.message, refused.id);
     if (!message) return sendJsonRpcError(res, 400, -32600, 'Invalid Request: not a JSON-RPC 2.0 message (a request needs a string or integer id)');
-    // The message as wire.ts took it (null params dropped), not the body as sent.
-    await entry.transport.handlePostMessage(req, res, message);
+    // The message as wire.ts took it (null params dropped), not the body as sent; handed on as the
+    // SDK's handlePostMessage does, without its second zod parse of what wire.ts has recognised.
+    entry.transport.onmessage?.(message, { requestInfo: { headers: req.headers } });
+    res.writeHead(202).end('Accepted');
   }
 
   async closeAll(): Promise<void> {
