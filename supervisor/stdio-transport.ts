@@ -34,6 +34,8 @@ export class LineStdioTransport implements Transport {
   #protocolVersion: string | undefined;
   /** Batches being answered: the ids still to answer, and the answers so far. */
   #batches: Array<{ waiting: Set<RequestId>; answers: JSONRPCMessage[] }> = [];
+  /** Resolves at the output's next `drain`, while writes wait for one. */
+  #drained: Promise<void> | undefined;
 
   constructor(options: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream; maxLineBytes?: number } = {}) {
     this.#input = options.input ?? process.stdin;
@@ -61,10 +63,17 @@ export class LineStdioTransport implements Transport {
 
   /** Writes one line: `chunk` ends with its newline when it is bytes (serializeMessageBytes), not when text. */
   #write(chunk: string | Buffer): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.#output.write(typeof chunk === 'string' ? `${chunk}\n` : chunk)) resolve();
-      else this.#output.once('drain', resolve);
-    });
+    if (this.#output.write(typeof chunk === 'string' ? `${chunk}\n` : chunk)) return Promise.resolve();
+    // One wait for every write made while the client is not reading: a listener per write passed
+    // Node's limit of 10 (a MaxListenersExceededWarning, outside the JSON log, on stderr) when a
+    // client read slower than a batch of calls answered.
+    this.#drained ??= new Promise((resolve) =>
+      this.#output.once('drain', () => {
+        this.#drained = undefined;
+        resolve();
+      }),
+    );
+    return this.#drained;
   }
 
   /** Holds the answer `id` if a batch waits for it; writes the batch's array once it is complete. True when held. */
