@@ -16,6 +16,16 @@ const SKIPPED_TAIL_CHARS = 256;
  * than `maxLineBytes` is skipped as it arrives, so the buffer stays bounded, and answered -32600
  * when it ends, with its id when the line ends with one (the SDK client writes `id` last), so the
  * caller is not left waiting for its timeout.
+ *
+ * Backpressure: while more than `maxWaitingBytes` of output waits for a client that does not
+ * read stdout, no further line is taken and stdin is not read (the rest of a chunk already read is
+ * held), until the output drains. Before, a client that wrote calls and read nothing had every
+ * answer kept here (100 answers of 1 MB: RSS 67 to 160 MB); now it is the client's writes that
+ * wait, in stdin's pipe, as they do for any program on a pipe. What may wait beyond the bound is
+ * the answers of calls already running (at most maxConcurrentCallsPerSession of them).
+ * Decisions: a notifications/cancelled written meanwhile waits in the pipe with the rest (it
+ * cannot be read past what comes before it); stdin's end is told (`oninputend`) only once every
+ * line before it has been taken, so a call the client wrote before closing stdin is still run.
  */
 export class LineStdioTransport implements Transport {
   onclose?: () => void;
@@ -36,11 +46,28 @@ export class LineStdioTransport implements Transport {
   #batches: Array<{ waiting: Set<RequestId>; answers: JSONRPCMessage[] }> = [];
   /** Resolves at the output's next `drain`, while writes wait for one. */
   #drained: Promise<void> | undefined;
+  #maxWaitingBytes: number;
+  /** Reading stopped: the output waits past `maxWaitingBytes` (resumed at its drain). */
+  #paused = false;
+  /** What was read of stdin but not yet taken, while paused. */
+  #held: Buffer | undefined;
+  /** stdin ended while lines were held: told once they are taken. */
+  #inputEndWaits = false;
+  #inputEndTold = false;
+  #onpause: ((waitingBytes: number) => void) | undefined;
+  /** Called once stdin has ended and every line before its end has been taken. */
+  oninputend?: () => void;
 
-  constructor(options: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream; maxLineBytes?: number } = {}) {
+  /**
+   * `maxWaitingBytes` (default 4 MiB): output waiting past it stops the reading of input until it
+   * drains; `maxLineBytes` (default 4 MiB): a longer line is answered -32600.
+   */
+  constructor(options: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream; maxLineBytes?: number; maxWaitingBytes?: number; onpause?: (waitingBytes: number) => void } = {}) {
+    this.#onpause = options.onpause;
     this.#input = options.input ?? process.stdin;
     this.#output = options.output ?? process.stdout;
     this.#maxLineBytes = options.maxLineBytes ?? 4 * 1024 * 1024;
+    this.#maxWaitingBytes = options.maxWaitingBytes ?? 4 * 1024 * 1024;
   }
 
   async start(): Promise<void> {
@@ -48,6 +75,13 @@ export class LineStdioTransport implements Transport {
     // U+FFFD silently (a writeFile wrote them); a line now is checked whole (#lineEnds).
     this.#input.on('data', this.#onData);
     this.#input.on('error', this.#onError);
+    this.#input.once('end', this.#onInputEnd);
+    this.#input.once('close', this.#onInputEnd);
+  }
+
+  /** Whether the reading of input is stopped until the output drains. */
+  get paused(): boolean {
+    return this.#paused;
   }
 
   setProtocolVersion(version: string): void {
@@ -64,6 +98,7 @@ export class LineStdioTransport implements Transport {
   /** Writes one line: `chunk` ends with its newline when it is bytes (serializeMessageBytes), not when text. */
   #write(chunk: string | Buffer): Promise<void> {
     if (this.#output.write(typeof chunk === 'string' ? `${chunk}\n` : chunk)) return Promise.resolve();
+    this.#pauseIfFull();
     // One wait for every write made while the client is not reading: a listener per write passed
     // Node's limit of 10 (a MaxListenersExceededWarning, outside the JSON log, on stderr) when a
     // client read slower than a batch of calls answered.
@@ -90,15 +125,61 @@ export class LineStdioTransport implements Transport {
     return true;
   }
 
+  /**
+   * Stops reading while the output waits past the bound. Only once a write has been refused
+   * (`writableNeedDrain`), so that a 'drain' is sure to come and resume it.
+   */
+  #pauseIfFull(): void {
+    const output = this.#output as NodeJS.WritableStream & { writableLength?: number; writableNeedDrain?: boolean };
+    if (this.#paused || this.#closed || !output.writableNeedDrain || (output.writableLength ?? 0) <= this.#maxWaitingBytes) return;
+    this.#paused = true;
+    this.#input.pause();
+    this.#onpause?.(output.writableLength ?? 0);
+    this.#output.once('drain', this.#onDrain);
+  }
+
+  #onDrain = () => {
+    if (this.#closed) return;
+    this.#paused = false;
+    const held = this.#held;
+    this.#held = undefined;
+    // May stop again before the held lines are all taken: the rest stays held.
+    if (held) this.#onData(held);
+    if (this.#paused) return;
+    this.#input.resume();
+    if (this.#inputEndWaits) this.#onInputEnd();
+  };
+
+  #onInputEnd = () => {
+    if (this.#held !== undefined) {
+      this.#inputEndWaits = true;
+      return;
+    }
+    if (this.#inputEndTold) return;
+    this.#inputEndTold = true;
+    this.oninputend?.();
+  };
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#input.off('data', this.#onData);
     this.#input.off('error', this.#onError);
+    this.#input.off('end', this.#onInputEnd);
+    this.#input.off('close', this.#onInputEnd);
+    this.#output.off('drain', this.#onDrain);
+    this.#held = undefined;
     this.onclose?.();
   }
 
   #onError = (error: Error) => this.onerror?.(error);
+
+  /** While paused, keeps `rest` (what follows the line just taken) for the drain; true when it did. */
+  #holdIfPaused(rest: Buffer): boolean {
+    if (!this.#paused) return false;
+    if (rest.length > 0) this.#held = this.#held ? Buffer.concat([this.#held, rest]) : rest;
+    return true;
+  }
 
   /**
    * Each chunk is scanned once and the pieces of an unfinished line kept apart until its end:
@@ -107,22 +188,32 @@ export class LineStdioTransport implements Transport {
    */
   #onData = (data: Buffer | string) => {
     const chunk = typeof data === 'string' ? Buffer.from(data) : data;
+    // A chunk the stream emitted as it was paused: after what is held, in order.
+    if (this.#holdIfPaused(chunk)) return;
     // A 0x0A byte is never part of a longer UTF-8 sequence: splitting bytes there is safe.
     let start = 0;
     let at = chunk.indexOf(0x0a);
     if (at < 0) return this.#keep(chunk);
     this.#lineEnds(chunk.subarray(0, at));
     start = at + 1;
+    if (this.#holdIfPaused(chunk.subarray(start))) return;
     const last = chunk.lastIndexOf(0x0a);
     // The whole lines after the first, when all are UTF-8 and none can be too long (the usual
     // case): decoded at once and split as text, one Buffer and one check for all of them.
     if (last > start && last - start <= this.#maxLineBytes && isUtf8(chunk.subarray(start, last))) {
-      for (const line of chunk.toString('utf8', start, last).split('\n')) this.#text(line.endsWith('\r') ? line.slice(0, -1) : line);
+      const lines = chunk.toString('utf8', start, last).split('\n');
+      for (let i = 0; i < lines.length; i++) {
+        const line = lines[i];
+        this.#text(line.endsWith('\r') ? line.slice(0, -1) : line);
+        // The lines not taken go back to bytes: valid UTF-8, so the same bytes.
+        if (this.#paused && this.#holdIfPaused(i + 1 < lines.length ? Buffer.concat([Buffer.from(lines.slice(i + 1).join('\n')), chunk.subarray(last)]) : chunk.subarray(last + 1))) return;
+      }
       start = last + 1;
     }
     while ((at = chunk.indexOf(0x0a, start)) >= 0) {
       this.#lineEnds(chunk.subarray(start, at));
       start = at + 1;
+      if (this.#holdIfPaused(chunk.subarray(start))) return;
     }
     this.#keep(chunk.subarray(start));
   };

@@ -11,7 +11,9 @@ export interface RunningStdio {
 
 /** The one stdio session: JSON-RPC on stdin/stdout; logs stay on stderr. */
 export async function startStdio(supervisor: Supervisor, logger: Logger): Promise<RunningStdio> {
-  const transport = new LineStdioTransport({ maxLineBytes: supervisor.config.http.maxBodyBytes });
+  // The bound on output waiting for a client that stopped reading is the SSE streams' own
+  // (http.maxStreamBufferBytes): past it, stdin is not read until the client reads.
+  const transport = new LineStdioTransport({ maxLineBytes: supervisor.config.http.maxBodyBytes, maxWaitingBytes: supervisor.config.http.maxStreamBufferBytes, onpause: (waitingBytes) => logger.debug({ transport: 'stdio', waitingBytes }, 'stdio: the client is not reading its answers; stdin is not read until it does') });
   const session = createSession({
     supervisor,
     logger: logger.child({ transport: 'stdio' }),
@@ -19,9 +21,10 @@ export async function startStdio(supervisor: Supervisor, logger: Logger): Promis
   });
   let open = true;
   supervisor.addSessionCounter(() => (open ? 1 : 0));
+  // The transport's own end of input, not stdin's 'end': lines held while the client was not
+  // reading are taken first.
   const ended = new Promise<void>((resolve) => {
-    process.stdin.once('end', resolve);
-    process.stdin.once('close', resolve);
+    transport.oninputend = resolve;
     transport.onclose = () => resolve();
   });
   void ended.then(() => (open = false));

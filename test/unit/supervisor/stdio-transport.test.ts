@@ -104,3 +104,40 @@ describe('LineStdioTransport', () => {
     expect(chunks[0].toString()).toBe(`${JSON.stringify(message)}\n`);
   });
 });
+
+describe('LineStdioTransport backpressure', () => {
+  it('takes no further line while its output waits past maxWaitingBytes, holds the rest of the chunk, and takes it in order at each drain, its end last', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough({ highWaterMark: 16 });
+    const transport = new LineStdioTransport({ input, output, maxWaitingBytes: 100 });
+    const received: Array<string | number> = [];
+    let ended = 0;
+    // Each message answered at once, from the second on with 300 bytes: past the bound after each.
+    transport.onmessage = (message) => {
+      const id = (message as { id: number }).id;
+      received.push(id);
+      void transport.send({ jsonrpc: '2.0', id, result: { text: 'a'.repeat(id === 1 ? 1 : 300) } } as unknown as JSONRPCMessage);
+    };
+    transport.oninputend = () => ended++;
+    await transport.start();
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    // One chunk of five lines (those after the first taken together as text), the last cut in two:
+    // it stops after the second, in the middle of the text.
+    const lines = [1, 2, 3, 4, 5].map((id) => call(id, `é${id}`));
+    input.write(`${lines.join('\n').slice(0, -10)}`);
+    input.write(`${lines[4].slice(-10)}\n`);
+    input.end();
+    await settle();
+    expect(received).toEqual([1, 2]);
+    expect(transport.paused).toBe(true);
+    expect(ended).toBe(0);
+    let written = '';
+    output.setEncoding('utf8');
+    output.on('data', (chunk: string) => (written += chunk));
+    for (let turn = 0; turn < 20 && ended === 0; turn++) await settle();
+    expect(received).toEqual([1, 2, 3, 4, 5]);
+    expect(written.split('\n').filter(Boolean).map((line) => JSON.parse(line).id)).toEqual([1, 2, 3, 4, 5]);
+    expect(ended).toBe(1);
+    expect(transport.paused).toBe(false);
+  });
+});
