@@ -292,9 +292,13 @@ export function createSession(options: SessionOptions): Session {
       const stopListening = supervisor.onToolsChanged(() => {
         if (initialized) server.sendToolListChanged().catch(() => undefined);
       });
+      let ended = false;
       transport.onclose = () => {
         stopListening();
         for (const controller of running.values()) controller.abort();
+        // The one place every transport's session ends (DELETE, a closed stream, expiry, stdin).
+        if (!ended) supervisor.sessionEnded(sessionKey);
+        ended = true;
         sdkClose?.();
       };
     },

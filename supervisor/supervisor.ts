@@ -246,6 +246,20 @@ export class Supervisor {
     return result;
   }
 
+  /**
+   * An MCP session ended (mcp-session.ts, on its transport's close, whatever the transport): each
+   * toolset's onSessionEnd lets go what it kept for it. A hook that throws is logged, the others run.
+   */
+  sessionEnded(session: string): void {
+    for (const plan of this.#plans) {
+      try {
+        plan.onSessionEnd?.(session);
+      } catch (error) {
+        this.#log.warn({ toolset: plan.name, err: (error as Error).message }, 'a toolset failed to let go of a closed session');
+      }
+    }
+  }
+
   /** Transports report their live sessions through a counter. */
   addSessionCounter(counter: () => number): () => void {
     this.#sessionCounters.add(counter);

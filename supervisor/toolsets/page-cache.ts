@@ -31,6 +31,9 @@ export class PageCache<T extends { id: string }> {
   /** The same keys, oldest stored first: expired values are found at the front. */
   readonly #byAge = new Map<string, number>();
   readonly #lastIds = new Map<string, string>();
+  /** The kept keys of each group (a session's pages), and each kept key's group. */
+  readonly #groups = new Map<string, Set<string>>();
+  readonly #groupOf = new Map<string, string>();
   #bytes = 0;
   #sweep: NodeJS.Timeout | undefined;
 
@@ -56,9 +59,10 @@ export class PageCache<T extends { id: string }> {
   /**
    * Keeps `value` in place of what `key` held, dropping the least recently read values until it
    * fits; a value over `maxEntryBytes` is not kept (false), and what the key held goes too: it
-   * is an older version. Its id is remembered either way.
+   * is an older version. Its id is remembered either way. With `group`, the value goes with its
+   * group's (deleteGroup).
    */
-  set(key: string, value: T, bytes: number): boolean {
+  set(key: string, value: T, bytes: number, group?: string): boolean {
     this.remember(key, value.id);
     this.#drop(key);
     this.#dropExpired();
@@ -70,6 +74,12 @@ export class PageCache<T extends { id: string }> {
     this.#kept.set(key, { value, bytes });
     this.#byAge.set(key, this.#options.now());
     this.#bytes += bytes;
+    if (group !== undefined) {
+      let keys = this.#groups.get(group);
+      if (!keys) this.#groups.set(group, (keys = new Set()));
+      keys.add(key);
+      this.#groupOf.set(key, group);
+    }
     this.#scheduleSweep();
     return true;
   }
@@ -91,6 +101,16 @@ export class PageCache<T extends { id: string }> {
     this.#drop(key);
   }
 
+  /** Drops every value stored with `group` (their ids stay remembered): how many, and their bytes. */
+  deleteGroup(group: string): { count: number; bytes: number } {
+    const keys = this.#groups.get(group);
+    if (!keys) return { count: 0, bytes: 0 };
+    const before = this.#bytes;
+    const count = keys.size;
+    for (const key of [...keys]) this.#drop(key);
+    return { count, bytes: before - this.#bytes };
+  }
+
   get bytes(): number {
     return this.#bytes;
   }
@@ -105,6 +125,12 @@ export class PageCache<T extends { id: string }> {
     this.#kept.delete(key);
     this.#byAge.delete(key);
     this.#bytes -= kept.bytes;
+    const group = this.#groupOf.get(key);
+    if (group === undefined) return;
+    this.#groupOf.delete(key);
+    const keys = this.#groups.get(group)!;
+    keys.delete(key);
+    if (keys.size === 0) this.#groups.delete(group);
   }
 
   /** One timer at a time, due when the oldest value expires; it does not keep the process alive. */

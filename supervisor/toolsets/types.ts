@@ -66,6 +66,11 @@ export interface ToolsetPlan {
   /** Tool names become `<namespace>-<tool>` (several OpenAPI descriptions side by side). */
   namespace?: string;
   pools: PoolPlan[];
+  /**
+   * Told when an MCP session ends, on any transport (closed, deleted, expired, stdin's end), with
+   * the key its calls carried as `session`: for state kept per session (the web pager's pages).
+   */
+  onSessionEnd?: (session: string) => void;
 }
 
 /** What the supervisor knows of its start beyond the configuration's values. */

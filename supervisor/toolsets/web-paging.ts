@@ -4,6 +4,7 @@ import type { PoolCallOptions } from '../../protocol/pool';
 import { errorResult } from '../../protocol/results';
 import type { ToolCall, ToolResult } from '../../protocol/tool';
 import { formatWindow, PAGE_REQUEST_ARG, type KeptPage, type PageRequest, type SnapshotInfo } from '../../workers/web/fetch-window';
+import type { Logger } from '../logger';
 import { PageCache } from './page-cache';
 import type { RoutedCallOptions } from './types';
 
@@ -24,6 +25,8 @@ export interface FetchPagerOptions {
    */
   beforeFetch?: (args: Record<string, unknown>, signal: AbortSignal, maxWaitMs: number, session?: string) => Promise<void>;
   now?: () => number;
+  /** Where the release of a closed session's pages is told (debug). */
+  log?: Logger;
 }
 
 type Next = (call: ToolCall, options: PoolCallOptions) => Promise<ToolResult>;
@@ -36,6 +39,9 @@ interface Load {
   settled: boolean;
   /** The id of the version this session read before, when remembered. */
   previousId?: string;
+  session?: string;
+  /** Its session ended: what it fetches is not kept. */
+  released?: boolean;
 }
 
 /**
@@ -66,6 +72,8 @@ interface Load {
  *   `snapshot.id`s differ): the window notes it rather than splice two versions silently.
  * - A page larger than a quarter of `maxBytes` is not kept (so one page cannot empty the
  *   cache); its windows are fetched one by one as before, still with the change check.
+ * - A session's pages go when it ends (`release`, the toolset's onSessionEnd): no one can read
+ *   them after, and before they stayed until their TTL (10 min), taking room from live sessions.
  */
 export class FetchPager {
   readonly #cache: PageCache<KeptPage>;
@@ -82,6 +90,16 @@ export class FetchPager {
   /** Bytes of the pages kept now. */
   get bytes(): number {
     return this.#cache.bytes;
+  }
+
+  /**
+   * Lets the pages of `session` go (it ended), and keeps nothing its fetches in flight bring.
+   * The ids remembered for its pages stay (bounded by PageCache's maxRemembered).
+   */
+  release(session: string): void {
+    for (const load of this.#loads.values()) if (load.session === session) load.released = true;
+    const { count, bytes } = this.#cache.deleteGroup(session);
+    if (count > 0) this.#options.log?.debug({ session, pages: count, bytes, keptBytes: this.#cache.bytes }, 'web fetch: the pages kept for a closed session were let go');
   }
 
   /** The `aroundCall` hook of the web-fetch pool. */
@@ -113,15 +131,15 @@ export class FetchPager {
   #load(key: string, call: ToolCall, options: RoutedCallOptions, next: Next): Load {
     const controller = new AbortController();
     const previousId = this.#cache.lastId(key);
-    const load: Load = { controller, waiters: 0, settled: false, previousId, promise: undefined as unknown as Promise<ToolResult> };
+    const load: Load = { controller, waiters: 0, settled: false, previousId, session: options.session, promise: undefined as unknown as Promise<ToolResult> };
     const request: PageRequest = { maxEntryBytes: this.#maxEntryBytes, ...(previousId === undefined ? {} : { previousId }) };
     load.promise = this.#fetch(withPageRequest(call, request), { signal: controller.signal, deadlineMs: options.deadlineMs, session: options.session }, next).then((answer) => {
       load.settled = true;
       if (this.#loads.get(key) === load) this.#loads.delete(key);
       const page = answer.isError ? undefined : (answer.structuredContent?.page as KeptPage | undefined);
       // Kept without its image: only a first window shows one, and a first window always fetches.
-      if (page) this.#cache.set(key, withoutImage(page), page.bytes);
-      else this.#noteVersion(key, answer);
+      if (!page) this.#noteVersion(key, answer);
+      else if (!load.released) this.#cache.set(key, withoutImage(page), page.bytes, options.session);
       return answer;
     });
     this.#loads.set(key, load);

@@ -60,13 +60,14 @@ export const webToolsets: ToolsetFactory = (config, logger) => {
   const { ttlMs, maxBytes } = web.fetch.cache;
   const pager =
     ttlMs > 0 && maxBytes > 0
-      ? new FetchPager({ ttlMs, maxBytes, maxOutputChars: web.fetch.maxOutputChars, beforeFetch: (args, signal, maxWaitMs, session) => fetchTurn('fetch_web_content', args, signal, maxWaitMs, session) })
+      ? new FetchPager({ ttlMs, maxBytes, maxOutputChars: web.fetch.maxOutputChars, log, beforeFetch: (args, signal, maxWaitMs, session) => fetchTurn('fetch_web_content', args, signal, maxWaitMs, session) })
       : undefined;
 
   const workers = path.join(__dirname, '..', '..', 'workers', 'web');
   return [
     {
       name: 'web',
+      ...(pager ? { onSessionEnd: (session: string) => pager.release(session) } : {}),
       pools: [
         {
           kind: 'process',

@@ -86,4 +86,20 @@ describe('PageCache', () => {
       jest.useRealTimers();
     }
   });
+
+  it('drops the values of a group together (the pages of a closed session), and only those, their ids still remembered', () => {
+    const { cache: c } = cache();
+    c.set('a', page('a'), 100, 's1');
+    c.set('b', page('b'), 200, 's1');
+    c.set('c', page('c'), 300, 's2');
+    // A value dropped before (replaced without a group) is no longer the group's.
+    c.set('b', page('b2'), 50);
+    expect(c.deleteGroup('s1')).toEqual({ count: 1, bytes: 100 });
+    expect([c.has('a'), c.has('b'), c.has('c')]).toEqual([false, true, true]);
+    expect(c.bytes).toBe(350);
+    expect(c.lastId('a')).toBe('a');
+    expect(c.deleteGroup('s1')).toEqual({ count: 0, bytes: 0 });
+    expect(c.deleteGroup('s2')).toEqual({ count: 1, bytes: 300 });
+    expect(c.bytes).toBe(50);
+  });
 });

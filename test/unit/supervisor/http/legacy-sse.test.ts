@@ -25,7 +25,7 @@ describe('LegacySseSessions idle expiry', () => {
   it('keeps a session active a moment ago when the wall clock jumps an hour ahead (NTP after a VM resumes, `date -s`)', async () => {
     // setSystemTime moves Date.now() only; performance.now() moves with the fake timers. Sockets stay real.
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
-    const supervisor = { config: { name: 'test', pools: { progressIntervalMs: 0 } }, health: () => ({ version: '0.0.0' }), draining: false, sessions: 0, toolsMayChange: false, onToolsChanged: () => () => undefined } as unknown as Supervisor;
+    const supervisor = { config: { name: 'test', pools: { progressIntervalMs: 0 } }, health: () => ({ version: '0.0.0' }), draining: false, sessions: 0, toolsMayChange: false, onToolsChanged: () => () => undefined, sessionEnded: () => undefined } as unknown as Supervisor;
     sessions = new LegacySseSessions(supervisor, configSchema.parse({ http: { connectedSessionIdleTimeoutMs: IDLE_MS } }).http, pino({ level: 'silent' }), new StreamBudget({ maxStreamBytes: 4 << 20, maxTotalBytes: 256 << 20 }));
     server = createServer((req, res) => void sessions.open(req as Request, res as unknown as Response));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

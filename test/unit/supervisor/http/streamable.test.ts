@@ -27,6 +27,7 @@ function stubSupervisor() {
     refuse: () => ({ content: [], isError: true }),
     toolsMayChange: false,
     onToolsChanged: () => () => undefined,
+    sessionEnded: () => undefined,
   } as unknown as Supervisor;
   return { supervisor, callStarted, answer: (result: ToolResult) => answer(result) };
 }
