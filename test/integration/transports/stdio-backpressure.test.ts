@@ -7,6 +7,8 @@ import { bin, eventually, logEntries } from '../../helpers/processes';
 // what the client writes meanwhile waits in the pipe and is taken once the client reads.
 
 const MIB = 1024 * 1024;
+/** The server's debug line as it stops reading. */
+const PAUSED = 'stdio: the client is not reading its answers; stdin is not read until it does';
 /** Calls whose answers (500 KB each) fill the 1 MiB bound several times over. */
 const FILLERS = 8;
 
@@ -107,7 +109,7 @@ describe('stdio backpressure', () => {
       for (let id = 1; id <= FILLERS; id++) expect(client.answer(id)?.result?.content[0].text.length).toBe('slept 0 ms'.length + 500_000);
       expect(client.answer('late')?.result?.content[0].text).toBe('slept 0 ms');
       expect(await client.exited).toBe(0);
-      expect(logEntries(client.stderr()).some((entry) => entry.msg === 'stdio: the client is not reading its answers; stdin is not read until it does')).toBe(true);
+      expect(logEntries(client.stderr()).some((entry) => entry.msg === PAUSED)).toBe(true);
     } finally {
       client.child.kill('SIGKILL');
     }
@@ -122,8 +124,12 @@ describe('stdio backpressure', () => {
       const GROUP = 6;
       // A group of 6 calls in one write (one read), against a limit of 4; 200 KB answers, read one
       // chunk of stdout a turn: the answers outgrow the 1 MiB bound within a few groups.
+      const paused = () => logEntries(client.stderr()).some((entry) => entry.msg === PAUSED);
       for (let group = 0; group < GROUPS; group++) {
         client.child.stdin.write(Array.from({ length: GROUP }, (_, i) => `${JSON.stringify(call(group * GROUP + i + 1, { ms: 0, pad: 200_000 }))}\n`).join(''));
+        // Until the group's 4 calls have run (the 2 refused log no call line), or the server
+        // stopped reading: the groups written after that wait in the pipe.
+        expect(await eventually(() => client.calls() >= 4 * (group + 1) || paused(), 20_000)).toBe(true);
         await readOneChunk(client);
       }
       for (let turn = 0; turn < 1000 && client.ids().length < GROUPS * GROUP + 1; turn++) await readOneChunk(client);
@@ -139,7 +145,8 @@ describe('stdio backpressure', () => {
       }
       // Each group read at once met the limit of 4 (a group held over a pause is taken whole too).
       expect(busy).toBeGreaterThanOrEqual(2 * GROUPS);
-      expect(logEntries(client.stderr()).some((entry) => entry.msg === 'stdio: the client is not reading its answers; stdin is not read until it does')).toBe(true);
+      // The answers of the 4 that ran in each group outgrew the bound: the server stopped reading.
+      expect(paused()).toBe(true);
     } finally {
       client.child.kill('SIGKILL');
     }
