@@ -1,7 +1,6 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { Logger } from 'pino';
-import type { RestartConfig } from '../../config/schema';
 import type { ProgressReport } from '../../protocol/call-progress';
 import { McpvisorError } from '../../protocol/errors';
 import type { Pool, PoolCallOptions, PoolState, PoolStats } from '../../protocol/pool';
@@ -9,52 +8,16 @@ import { errorResult } from '../../protocol/results';
 import type { ThreadRetiring } from '../../protocol/thread-crash';
 import { threadClockMs, type ThreadAnswer, type ThreadTask } from '../../protocol/thread-runtime';
 import type { ToolCall, ToolResult } from '../../protocol/tool';
-import { announcedTools, type AnnouncedTool } from '../../protocol/tool-text';
+import type { AnnouncedTool } from '../../protocol/tool-text';
 import { RestartPolicy } from '../restart-policy';
-import { FairTaskQueue, QUEUE_OPTIONS, type SessionTag } from './fair-task-queue';
+import { AnnouncedList } from './announced-list';
+import { QUEUE_OPTIONS, type SessionTag } from './fair-task-queue';
+import { launchThreads, startThreads, threadStartError, type ThreadLaunch, type ThreadPoolOptions } from './thread-launch';
 
-export interface ThreadPoolOptions {
-  name: string;
-  /** Absolute path of the compiled module whose default export is `threadWorker(init)`. */
-  module: string;
-  threads: number;
-  /** Calls one thread runs at once: more than 1 lets their network waits overlap. */
-  concurrency: number;
-  workerConfig: unknown;
-  /** How long a cancelled call may run on before its thread (and its other calls) is terminated. */
-  cancelGraceMs: number;
-  maxQueue: number;
-  /** How long the threads may take to load the module and initialise (`pools.startTimeoutMs`); default 60 s. */
-  startTimeoutMs?: number;
-  /** V8 old-generation heap of each thread in MB (config `pools.threadMaxOldGenerationSizeMb`). */
-  maxOldGenerationSizeMb: number;
-  restart: RestartConfig;
-  logger: Logger;
-}
+export type { ThreadPoolOptions } from './thread-launch';
 
 /** Times a call is handed to a thread: more than once only when its thread was being replaced after a crash. */
 const MAX_TRIES = 3;
-
-const EXPORT_RULE = (module: string) => `${module} must export threadWorker(init) from 'mcpvisor', as module.exports or the default export`;
-
-/**
- * The answer of a thread module to `describe`, checked: a module whose export is not
- * `threadWorker(init)` (an init function exported as it is, as `runWorker` takes one) answered
- * something else, and the start failed with "the … threads failed to start: undefined".
- */
-function describeAnswer(answer: unknown, name: string, module: string): ThreadAnswer {
-  const fields = typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>) : undefined;
-  if (fields?.ok === true && 'tools' in fields) return answer as ThreadAnswer;
-  if (fields?.ok === false && typeof (fields.error as { message?: unknown } | undefined)?.message === 'string') return answer as ThreadAnswer;
-  const got = fields ? `an object with ${Object.keys(fields).map((key) => `'${key}'`).join(', ') || 'no keys'}` : String(answer);
-  return {
-    ok: false,
-    error: {
-      code: 'BAD_INPUT',
-      message: `the ${name} threads failed to start: its function answered ${got}, not a thread worker's answer; ${EXPORT_RULE(module)}`,
-    },
-  };
-}
 
 /**
  * The pool contract over piscina threads, for CPU-bound work in the supervisor's process (HTML to
@@ -64,18 +27,28 @@ function describeAnswer(answer: unknown, name: string, module: string): ThreadAn
  * yields) gets its thread terminated, which piscina replaces, failing that thread's other calls.
  * A task that crashes its thread answers WORKER_CRASHED; the thread's end counts once as a
  * restart, against the restart intensity only when no call caused it, like a process crash.
+ * While no new thread can start (its module removed, its init throwing), calls answer
+ * POOL_UNAVAILABLE naming why, and new threads are tried with the restart backoff (#noThreadStarts).
  */
 export class ThreadPool implements Pool {
   readonly name: string;
   #options: ThreadPoolOptions;
+  #launch: ThreadLaunch;
   #log: Logger;
   #piscina: Piscina | undefined;
-  #tools: AnnouncedTool[] = [];
+  #list: AnnouncedList;
   #state: PoolState = 'stopped';
   #policy: RestartPolicy;
   #restarts = 0;
   #inFlight = 0;
   #lastError: string | undefined;
+  /** Why no thread could start, while none can: calls answer POOL_UNAVAILABLE with it. */
+  #cannotStart: string | undefined;
+  /** When the next start is tried (performance.now()); undefined while one is being tried. */
+  #nextStartAt: number | undefined;
+  #startTimer: NodeJS.Timeout | undefined;
+  /** Threads no longer given calls: the ones that could not start, finishing what they run, and a start being tried. */
+  #retired = new Set<Piscina>();
   /**
    * True from terminating a runaway's thread until piscina has failed that thread's calls (they
    * fail in its 'exit' handler): those calls did nothing wrong and are not counted as crashes.
@@ -85,7 +58,6 @@ export class ThreadPool implements Pool {
   #retiring = new Set<number>();
   /** Calls of each session in the pool, waiting or running: the queue serves the session running fewest. */
   #perSession = new Map<string, number>();
-  #queue: FairTaskQueue = new FairTaskQueue((session): number => (this.#perSession.get(session) ?? 0) - this.#queue.waiting(session));
   /** Threads whose end was counted: piscina fails each call a thread held, and a thread ends once. */
   #ended = new Set<number>();
   /** A thread ended under calls that had not named their thread yet, counted in this turn of the event loop. */
@@ -96,74 +68,108 @@ export class ThreadPool implements Pool {
     this.#options = options;
     this.#log = options.logger.child({ pool: options.name });
     this.#policy = new RestartPolicy(options.restart);
+    this.#list = new AnnouncedList(options.name);
+    const { module, threads, concurrency, workerConfig, maxQueue, maxOldGenerationSizeMb } = options;
+    this.#launch = { name: options.name, module, threads, concurrency, workerConfig, maxQueue, maxOldGenerationSizeMb, debug: this.#log.isLevelEnabled('debug') };
   }
 
   get tools(): readonly AnnouncedTool[] {
-    return this.#tools;
+    return this.#list.tools;
   }
 
   async start(): Promise<void> {
     this.#state = 'starting';
-    // Loaded here: a configuration without thread pools never pays for piscina.
-    const { Piscina: PiscinaClass } = require('piscina') as typeof import('piscina');
-    const piscina = new PiscinaClass({
-      filename: this.#options.module,
-      minThreads: this.#options.threads,
-      maxThreads: this.#options.threads,
-      concurrentTasksPerWorker: this.#options.concurrency,
-      maxQueue: this.#options.maxQueue,
-      taskQueue: this.#queue,
-      idleTimeout: Number.POSITIVE_INFINITY,
-      // Idle threads run their event loop: asleep in Atomics.wait, a rejection from an earlier
-      // call's timer came when the next call woke the thread, and that call took the blame.
-      atomics: 'disabled',
-      // The threads share the supervisor's process: without a limit each may grow to V8's default.
-      resourceLimits: { maxOldGenerationSizeMb: this.#options.maxOldGenerationSizeMb },
-      // `pool` names the toolset in the thread's log lines (thread-runtime.ts).
-      workerData: { config: this.#options.workerConfig, pool: this.name, debug: this.#log.isLevelEnabled('debug') },
-    });
+    const piscina = this.#newThreads();
+    this.#piscina = piscina;
+    const failure = await startThreads(piscina, this.#launch, this.#options.startTimeoutMs ?? 60_000, (tools) => this.#list.accept(tools));
+    if (failure) {
+      this.#state = 'failed';
+      this.#lastError = failure.message;
+      await piscina.destroy();
+      throw McpvisorError.fromInfo(failure);
+    }
+    this.#state = 'ready';
+    this.#log.debug({ threads: this.#options.threads, tools: this.#list.tools.length }, 'pool ready');
+  }
+
+  /** New threads with the pool's listeners: only the threads serving calls speak for the pool. */
+  #newThreads(): Piscina {
+    const { piscina } = launchThreads(this.#launch, (session, queue) => (this.#perSession.get(session) ?? 0) - queue.waiting(session));
+    const serving = () => piscina === this.#piscina && this.#state === 'ready';
     piscina.on('error', (error: Error) => {
       this.#log.error({ err: error.message }, 'thread pool error');
       // A thread that failed as it started (its module removed or throwing since): piscina starts
-      // no other until a call comes, and /health said `ready` with the crash before as lastError.
-      if (piscina.threads.length === 0) this.#lastError = `no thread could start: ${error.message}`;
+      // no other until a call comes, and rejects none it queued: they waited out their deadline.
+      if (serving() && piscina.threads.length === 0) this.#noThreadStarts(threadStartError(error, this.#options.module));
     });
+    // A thread that ended as it started without an error (process.exit as the module loads): no
+    // 'error', and piscina, which replaces a thread in the same turn, is left without any.
+    const unstarted = () => {
+      if (serving() && piscina.threads.length === 0 && this.#cannotStart === undefined) this.#noThreadStarts(`a new thread ended as it loaded ${this.#options.module}, with no error (process.exit in it?)`);
+    };
+    piscina.on('workerDestroy', () => setImmediate(unstarted));
     piscina.on('message', (message: Partial<ThreadRetiring>) => {
       if (message?.mcpvisorThreadRetiring) void this.#retire(message.mcpvisorThreadRetiring);
     });
-    this.#piscina = piscina;
-    const { module } = this.#options;
-    // A thread whose init never ends held the whole start: a process pool's start gives up at
-    // startTimeoutMs, a thread pool's waited without end.
-    const startTimeoutMs = this.#options.startTimeoutMs ?? 60_000;
-    let startTimer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<ThreadAnswer>((resolve) => {
-      startTimer = setTimeout(
-        () => resolve({ ok: false, error: { code: 'POOL_UNAVAILABLE', message: `the ${this.name} threads did not become ready within ${startTimeoutMs} ms (pools.startTimeoutMs): its init has not finished` } }),
-        startTimeoutMs,
-      );
-    });
-    const described = piscina.run({ op: 'describe' } satisfies ThreadTask).catch((error: Error | undefined) => ({
-        ok: false,
-        // An answer that cannot leave its thread (a function in it) ends the thread with an error
-        // that arrives here as `{}`: the start said "failed to start: undefined".
-        // A module that does not load (a syntax error, a package not found) named neither itself nor the kind of error.
-        error: { code: 'POOL_UNAVAILABLE', message: `the ${this.name} threads failed to start: ${error?.message === undefined ? `its thread ended with an error that has no message (an answer it could not send, such as a function?); ${EXPORT_RULE(module)}` : `${error.name && error.name !== 'Error' ? `${error.name}: ` : ''}${error.message} (loading ${module})`}` },
-      }));
-    const answer = describeAnswer(await Promise.race([described, timedOut]).finally(() => clearTimeout(startTimer)), this.name, module);
-    if (!answer.ok) {
-      this.#state = 'failed';
-      this.#lastError = answer.error.message;
-      await piscina.destroy();
-      throw McpvisorError.fromInfo(answer.error);
+    return piscina;
+  }
+
+  /**
+   * No new thread could start (`cause`, in its error's own words). Its threads serve no more calls:
+   * those queued answer POOL_UNAVAILABLE now (piscina's close rejects what no thread took), those
+   * running end as they would, and new calls answer POOL_UNAVAILABLE until new threads start.
+   * Decision: tried again after the restart backoff, counted against the intensity as a process
+   * pool's failed replacement is, not at the next call: a pool `degraded` takes the instance out
+   * of a balancer's rotation (/health 503), where no call would come to bring it back.
+   */
+  #noThreadStarts(cause: string): void {
+    this.#cannotStart = cause;
+    this.#lastError = `no thread could start: ${cause}`;
+    const piscina = this.#piscina;
+    this.#piscina = undefined;
+    if (piscina) {
+      this.#retired.add(piscina);
+      void piscina.close({ force: true }).finally(() => this.#retired.delete(piscina));
     }
-    this.#tools = 'tools' in answer ? announcedTools(answer.tools) : [];
-    this.#state = 'ready';
-    this.#log.debug({ threads: this.#options.threads, tools: this.#tools.length }, 'pool ready');
+    const { delayMs, overIntensity } = this.#policy.next(performance.now());
+    this.#log[overIntensity ? 'error' : 'warn']({ err: cause, delayMs, overIntensity }, 'no thread could start; trying again');
+    this.#nextStartAt = performance.now() + delayMs;
+    this.#startTimer = setTimeout(() => void this.#startAgain(), delayMs);
+  }
+
+  /** New threads, asked for their tools as at the start; they serve once they answered the same list. */
+  async #startAgain(): Promise<void> {
+    this.#nextStartAt = undefined;
+    if (this.#state !== 'ready') return;
+    this.#restarts++;
+    const piscina = this.#newThreads();
+    this.#retired.add(piscina);
+    const cause = (await startThreads(piscina, this.#launch, this.#options.startTimeoutMs ?? 60_000, (tools) => this.#list.accept(tools)))?.message;
+    this.#retired.delete(piscina);
+    if (cause !== undefined || this.#state !== 'ready') {
+      await piscina.destroy();
+      if (cause !== undefined && this.#state === 'ready') this.#noThreadStarts(cause);
+      return;
+    }
+    this.#piscina = piscina;
+    this.#cannotStart = undefined;
+    this.#log.warn({ threads: this.#options.threads }, 'threads start again; the pool serves calls');
+  }
+
+  /** POOL_UNAVAILABLE for a call while no thread can start: why, and when it is tried again. */
+  #unavailable(): McpvisorError {
+    const next = this.#nextStartAt === undefined ? '; new threads are being started' : `; the next start is tried in ${Math.max(0, Math.ceil(this.#nextStartAt - performance.now()))} ms`;
+    return new McpvisorError('POOL_UNAVAILABLE', `the ${this.name} pool has no live thread (no thread could start: ${this.#cannotStart})${next}${this.#list.refused ? '' : '; try again shortly'}`);
+  }
+
+  /** A thread of the pool's, serving calls or finishing them. */
+  #thread(threadId: number | undefined) {
+    return threadId === undefined ? undefined : [this.#piscina, ...this.#retired].flatMap((piscina) => piscina?.threads ?? []).find((worker) => worker.threadId === threadId);
   }
 
   call(call: ToolCall, options: PoolCallOptions): Promise<ToolResult> {
     const piscina = this.#piscina;
+    if (this.#state === 'ready' && this.#cannotStart !== undefined) return Promise.resolve(errorResult(this.#unavailable()));
     if (!piscina || this.#state === 'stopping' || this.#state === 'stopped') {
       return Promise.resolve(errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down')));
     }
@@ -213,12 +219,20 @@ export class ThreadPool implements Pool {
           for (let queued = receiveMessageOnPort(port1); queued !== undefined; queued = receiveMessageOnPort(port1)) onMessage(queued.message as Parameters<typeof onMessage>[0]);
           // Run again once the crashed thread is gone: piscina would hand it to that thread again.
           if (!answer.ok && 'retry' in answer && canRetry()) return this.#gone(answer.threadId).then(again);
+          // Failed before its thread named itself, and not given up: the thread's init failed
+          // (thread-runtime.ts), and fails each call it gets, the same code and config in every thread.
+          if (!answer.ok && !('retry' in answer) && thread === undefined && !['CANCELLED', 'TIMEOUT'].includes(answer.error.code)) {
+            if (piscina === this.#piscina && this.#state === 'ready') this.#noThreadStarts(answer.error.message);
+            if (this.#cannotStart !== undefined) return errorResult(this.#unavailable());
+          }
           if (!answer.ok) return errorResult(answer.error);
           return 'result' in answer ? answer.result : errorResult(new McpvisorError('INTERNAL', 'the thread answered without a result'));
         },
         (error: Error) => {
           // The thread's first message (its id) may still wait on the port.
           for (let queued = receiveMessageOnPort(port1); queued !== undefined; queued = receiveMessageOnPort(port1)) onMessage(queued.message as Parameters<typeof onMessage>[0]);
+          // Queued on threads that could not start: closed with the reason.
+          if (thread === undefined && piscina !== this.#piscina && this.#cannotStart !== undefined && this.#state === 'ready') return errorResult(this.#unavailable());
           return thread === undefined && this.#retiring.size > 0 && !runaway && canRetry() ? again() : this.#failed(error, runaway, thread);
         },
       );
@@ -269,7 +283,7 @@ export class ThreadPool implements Pool {
    * answered by the thread itself: counted once, however many calls it ran.
    */
   #retire({ threadId, message, fromCall }: ThreadRetiring['mcpvisorThreadRetiring']): void {
-    const worker = this.#piscina?.threads.find((candidate) => candidate.threadId === threadId);
+    const worker = this.#thread(threadId);
     if (!worker || this.#retiring.has(threadId)) return;
     this.#retiring.add(threadId);
     this.#crashed(message, threadId, !fromCall);
@@ -279,13 +293,13 @@ export class ThreadPool implements Pool {
 
   /** Resolves once a thread has ended (at once if it has). */
   #gone(threadId: number): Promise<void> {
-    const worker = this.#piscina?.threads.find((candidate) => candidate.threadId === threadId);
+    const worker = this.#thread(threadId);
     return worker ? new Promise<void>((resolve) => worker.once('exit', () => setImmediate(resolve))) : Promise.resolve();
   }
 
   /** Terminates the thread of a call that ignored its cancel; piscina replaces it. */
   #terminate(thread: number | undefined, tool: string): void {
-    const worker = thread === undefined ? undefined : this.#piscina?.threads.find((candidate) => candidate.threadId === thread);
+    const worker = this.#thread(thread);
     if (!worker) return;
     this.#log.warn({ tool, graceMs: this.#options.cancelGraceMs }, 'a cancelled call kept its thread busy; terminating the thread');
     this.#terminating = true;
@@ -325,7 +339,7 @@ export class ThreadPool implements Pool {
       name: this.name,
       kind: 'thread',
       // As a process pool's: with no live thread it serves nothing, whatever its restarts.
-      state: state === 'ready' && piscina?.threads.length === 0 ? 'degraded' : state,
+      state: state === 'ready' && (piscina?.threads.length ?? 0) === 0 ? 'degraded' : state,
       workers: this.#options.threads,
       alive: piscina ? piscina.threads.length : 0,
       busy: this.#inFlight - (piscina?.queueSize ?? 0),
@@ -338,9 +352,10 @@ export class ThreadPool implements Pool {
   async stop(graceMs: number): Promise<void> {
     if (this.#state === 'stopped') return;
     this.#state = 'stopping';
+    clearTimeout(this.#startTimer);
     const deadline = performance.now() + graceMs;
     while (this.#inFlight > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    await this.#piscina?.destroy();
+    await Promise.all([this.#piscina, ...this.#retired].map((piscina) => piscina?.destroy()));
     this.#state = 'stopped';
   }
 

@@ -3,10 +3,11 @@
  * (a redeploy half done), or no process can be forked (EAGAIN: the server's cgroup at pids.max).
  * Calls answer POOL_UNAVAILABLE at once naming the cause, /health says the pool is degraded with
  * no live worker and why, and the pool comes back by itself once the cause is gone, the retries'
- * delay doubling up to backoffMaxMs rather than jumping to it. The built `mcpvisor` over HTTP,
- * the SDK client, an operator's own module.
+ * delay doubling up to backoffMaxMs rather than jumping to it. A thread toolset whose new threads
+ * cannot start (its module removed or ending its thread as it loads, its init throwing) likewise.
+ * The built `mcpvisor` over HTTP, the SDK client, an operator's own module.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { errorCodeOf } from '../../../protocol/results';
@@ -15,18 +16,30 @@ import { eventually, ROOT } from '../../helpers/processes';
 import { tempDir } from '../../helpers/temp';
 
 const TOOLS = `
+const { existsSync } = require('node:fs');
+// A redeploy's module that ends its thread as it loads, without an error.
+if (process.env.KIND === 'thread' && existsSync(__dirname + '/exit-on-load')) process.exit(0);
 const { runWorker, threadWorker, textResult } = require('mcpvisor');
-const init = async () => ({
-  tools: [{ name: 'hello', inputSchema: { type: 'object' } }, { name: 'exit', inputSchema: { type: 'object' } }],
+const init = async () => {
+  // A setting the operator broke after the start: each new worker's init throws.
+  if (existsSync(__dirname + '/broken')) throw new Error('the settings in ./broken do not parse');
+  return {
+  tools: ['hello', 'exit', 'hold'].map((name) => ({ name, inputSchema: { type: 'object' } })),
   async handle(call) {
     if (call.tool === 'exit') process.exit(3);
+    // Holds its worker until ./release exists, then ends it.
+    if (call.tool === 'hold') {
+      for (let i = 0; i < 3000 && !existsSync(__dirname + '/release'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      process.exit(3);
+    }
     return textResult('hello');
   },
-});
+  };
+};
 if (process.env.KIND === 'thread') module.exports = threadWorker(init); else runWorker(init);
 `;
 
-type Health = { status: string; pools: Array<{ name: string; state: string; alive: number; restarts: number; lastError?: string }> };
+type Health = { status: string; pools: Array<{ name: string; state: string; alive: number; busy: number; queued: number; restarts: number; lastError?: string }> };
 
 async function serve(restart: Record<string, number>, callTimeoutMs: number, kind = 'process'): Promise<{ dir: string; server: HttpServer; client: Client }> {
   const dir = tempDir('failed-starts-');
@@ -75,15 +88,33 @@ describe('a process toolset whose module was removed after the start', () => {
   }, 40_000);
 });
 
-describe('a thread toolset whose module was removed after the start', () => {
-  it('shows its pool degraded in /health with no thread and why, and serves again once the module is back', async () => {
-    const { dir, server, client } = await serve({ maxRestarts: 5, windowMs: 60_000, backoffBaseMs: 50, backoffMaxMs: 1000 }, 5000, 'thread');
+describe('a thread toolset whose new threads cannot start', () => {
+  // Calls waited for a thread that piscina tried only when a call came, and rejected none it
+  // queued: each answered TIMEOUT at its deadline (10 s here), naming nothing.
+  const restart = { maxRestarts: 20, windowMs: 60_000, backoffBaseMs: 100, backoffMaxMs: 1000 };
+
+  it('answers POOL_UNAVAILABLE at once naming the missing module, queued calls too, shows it in /health, and serves again by itself once the module is back', async () => {
+    const { dir, server, client } = await serve(restart, 10_000, 'thread');
     try {
       renameSync(path.join(dir, 'tools.cjs'), path.join(dir, 'tools.moved'));
-      expect(errorCodeOf(await call(client, 'exit'))).toBe('WORKER_CRASHED');
-      // It said `ready`, its lastError the crash before ("worker exited with code: 3").
-      expect(await eventually(async () => (await health(server)).pools[0].lastError?.startsWith('no thread could start: Cannot find module') === true)).toBe(true);
-      expect(await health(server)).toMatchObject({ httpStatus: 503, status: 'degraded', pools: [expect.objectContaining({ state: 'degraded', alive: 0 })] });
+      // Two calls queued behind one that then ends the only thread: they wait for its replacement, which cannot load the module.
+      const held = call(client, 'hold');
+      expect(await eventually(async () => (await health(server)).pools[0].busy === 1)).toBe(true);
+      const waiting = [call(client, 'hello'), call(client, 'hello')];
+      expect(await eventually(async () => (await health(server)).pools[0].queued === 2)).toBe(true);
+      writeFileSync(path.join(dir, 'release'), '');
+      expect(errorCodeOf(await held)).toBe('WORKER_CRASHED');
+      const queued = await Promise.all(waiting);
+      const refused = await call(client, 'hello');
+      for (const answer of [...queued, refused]) {
+        expect(errorCodeOf(answer)).toBe('POOL_UNAVAILABLE');
+        expect(textOf(answer)).toMatch(/^POOL_UNAVAILABLE \(tool hello, toolset mine\): the mine pool has no live thread \(no thread could start: Cannot find module '.*tools\.cjs'/);
+      }
+      expect(textOf(refused)).toMatch(/; (the next start is tried in \d+ ms|new threads are being started); try again shortly$/);
+      const down = await health(server);
+      expect(down).toMatchObject({ httpStatus: 503, status: 'degraded' });
+      expect(down.pools[0]).toMatchObject({ state: 'degraded', alive: 0, lastError: expect.stringMatching(/^no thread could start: Cannot find module/) });
+      // No server restart: new threads are tried with the backoff until the module loads.
       renameSync(path.join(dir, 'tools.moved'), path.join(dir, 'tools.cjs'));
       expect(await eventually(async () => textOf(await call(client, 'hello')) === 'hello', 15_000)).toBe(true);
       expect(await health(server)).toMatchObject({ httpStatus: 200, pools: [expect.objectContaining({ state: 'ready', alive: 1 })] });
@@ -91,7 +122,43 @@ describe('a thread toolset whose module was removed after the start', () => {
       await client.close();
       await server.stop();
     }
-  }, 40_000);
+  }, 60_000);
+
+  it('answers POOL_UNAVAILABLE when its module ends its new thread as it loads, with no error, and serves again once it loads', async () => {
+    const { dir, server, client } = await serve(restart, 10_000, 'thread');
+    try {
+      writeFileSync(path.join(dir, 'exit-on-load'), '');
+      expect(errorCodeOf(await call(client, 'exit'))).toBe('WORKER_CRASHED');
+      const refused = await call(client, 'hello');
+      expect(errorCodeOf(refused)).toBe('POOL_UNAVAILABLE');
+      expect(textOf(refused)).toMatch(/the mine pool has no live thread \(no thread could start: a new thread ended as it loaded .*tools\.cjs, with no error \(process\.exit in it\?\)\)/);
+      rmSync(path.join(dir, 'exit-on-load'));
+      expect(await eventually(async () => textOf(await call(client, 'hello')) === 'hello', 15_000)).toBe(true);
+    } finally {
+      await client.close();
+      await server.stop();
+    }
+  }, 60_000);
+
+  it("answers POOL_UNAVAILABLE naming its init's error while init throws in new threads, and serves again once init works", async () => {
+    const { dir, server, client } = await serve(restart, 10_000, 'thread');
+    try {
+      writeFileSync(path.join(dir, 'broken'), '');
+      expect(errorCodeOf(await call(client, 'exit'))).toBe('WORKER_CRASHED');
+      // Before: INTERNAL with init's message from the new thread, /health `ready`, and every
+      // later call the same, init's failure kept by the thread after the settings were mended.
+      const refused = await call(client, 'hello');
+      expect(errorCodeOf(refused)).toBe('POOL_UNAVAILABLE');
+      expect(textOf(refused)).toContain('the mine pool has no live thread (no thread could start: the settings in ./broken do not parse)');
+      expect((await health(server)).pools[0]).toMatchObject({ state: 'degraded', lastError: 'no thread could start: the settings in ./broken do not parse' });
+      rmSync(path.join(dir, 'broken'));
+      expect(await eventually(async () => textOf(await call(client, 'hello')) === 'hello', 15_000)).toBe(true);
+      expect(await health(server)).toMatchObject({ httpStatus: 200, pools: [expect.objectContaining({ state: 'ready', alive: 1 })] });
+    } finally {
+      await client.close();
+      await server.stop();
+    }
+  }, 60_000);
 });
 
 /** A pids cgroup of our own (v1 or v2): root on a writable cgroup file system. */
