@@ -1,7 +1,7 @@
 import type { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import type { RestartConfig } from '../../config/schema';
-import { toErrorInfo, type ErrorInfo } from '../../protocol/errors';
+import { McpvisorError, toErrorInfo, type ErrorInfo } from '../../protocol/errors';
 import type { ThreadAnswer, ThreadTask } from '../../protocol/thread-runtime';
 import type { ToolDescriptor } from '../../protocol/tool';
 import type { ToolTexts } from '../../protocol/tool-text';
@@ -72,18 +72,35 @@ export function threadStartError(error: Error | undefined, module: string): stri
 }
 
 /**
- * Starts new threads (describeThreads) and hands their tool list to `accept`, which throws when
- * the pool cannot take it. Resolves with the start's failure, or undefined when it worked.
+ * POOL_UNAVAILABLE for a call while no thread of the pool can start: why (`cause`), and in how
+ * long new threads are tried (`nextInMs`; undefined: being tried now). `refused`: they announced
+ * other tools, which only a restart of the server helps (announced-list.ts).
  */
-export async function startThreads(piscina: Piscina, launch: ThreadLaunch, startTimeoutMs: number, accept: (tools: ToolDescriptor[] | ToolTexts) => void): Promise<ErrorInfo | undefined> {
+export function noLiveThread(pool: string, cause: string, nextInMs: number | undefined, refused: boolean): McpvisorError {
+  const next = nextInMs === undefined ? '; new threads are being started' : `; the next start is tried in ${Math.max(0, Math.ceil(nextInMs))} ms`;
+  return new McpvisorError('POOL_UNAVAILABLE', `the ${pool} pool has no live thread (no thread could start: ${cause})${next}${refused ? '' : '; try again shortly'}`);
+}
+
+/**
+ * Starts new threads (describeThreads) and hands their tool list to `accept`, which throws when
+ * the pool cannot take it. Resolves with the start's failure (`cause`: its own words, without
+ * "the … threads failed to start"), or undefined when it worked.
+ */
+export async function startThreads(
+  piscina: Piscina,
+  launch: ThreadLaunch,
+  startTimeoutMs: number,
+  accept: (tools: ToolDescriptor[] | ToolTexts) => void,
+): Promise<{ error: ErrorInfo; cause: string } | undefined> {
   const answer = await describeThreads(piscina, launch, startTimeoutMs);
-  if (!answer.ok) return answer.error;
+  let error: ErrorInfo | undefined = answer.ok ? undefined : answer.error;
   try {
-    accept('tools' in answer ? answer.tools : []);
-    return undefined;
-  } catch (error) {
-    return toErrorInfo(error);
+    if (answer.ok) accept('tools' in answer ? answer.tools : []);
+  } catch (thrown) {
+    error = toErrorInfo(thrown);
   }
+  const failed = `the ${launch.name} threads failed to start: `;
+  return error && { error, cause: error.message.startsWith(failed) ? error.message.slice(failed.length) : error.message };
 }
 
 /**

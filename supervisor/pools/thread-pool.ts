@@ -12,7 +12,7 @@ import type { AnnouncedTool } from '../../protocol/tool-text';
 import { RestartPolicy } from '../restart-policy';
 import { AnnouncedList } from './announced-list';
 import { QUEUE_OPTIONS, type SessionTag } from './fair-task-queue';
-import { launchThreads, startThreads, threadStartError, type ThreadLaunch, type ThreadPoolOptions } from './thread-launch';
+import { launchThreads, noLiveThread, startThreads, threadStartError, type ThreadLaunch, type ThreadPoolOptions } from './thread-launch';
 
 export type { ThreadPoolOptions } from './thread-launch';
 
@@ -47,6 +47,8 @@ export class ThreadPool implements Pool {
   /** When the next start is tried (performance.now()); undefined while one is being tried. */
   #nextStartAt: number | undefined;
   #startTimer: NodeJS.Timeout | undefined;
+  /** A #checkThreads is waiting for its answer. */
+  #checking = false;
   /** Threads no longer given calls: the ones that could not start, finishing what they run, and a start being tried. */
   #retired = new Set<Piscina>();
   /**
@@ -81,7 +83,7 @@ export class ThreadPool implements Pool {
     this.#state = 'starting';
     const piscina = this.#newThreads();
     this.#piscina = piscina;
-    const failure = await startThreads(piscina, this.#launch, this.#options.startTimeoutMs ?? 60_000, (tools) => this.#list.accept(tools));
+    const failure = (await startThreads(piscina, this.#launch, this.#options.startTimeoutMs ?? 60_000, (tools) => this.#list.accept(tools)))?.error;
     if (failure) {
       this.#state = 'failed';
       this.#lastError = failure.message;
@@ -99,7 +101,7 @@ export class ThreadPool implements Pool {
     piscina.on('error', (error: Error) => {
       this.#log.error({ err: error.message }, 'thread pool error');
       // A thread that failed as it started (its module removed or throwing since): piscina starts
-      // no other until a call comes, and rejects none it queued: they waited out their deadline.
+      // no other by itself, and rejects none it queued: they waited out their deadline.
       if (serving() && piscina.threads.length === 0) this.#noThreadStarts(threadStartError(error, this.#options.module));
     });
     // A thread that ended as it started without an error (process.exit as the module loads): no
@@ -115,12 +117,11 @@ export class ThreadPool implements Pool {
   }
 
   /**
-   * No new thread could start (`cause`, in its error's own words). Its threads serve no more calls:
-   * those queued answer POOL_UNAVAILABLE now (piscina's close rejects what no thread took), those
-   * running end as they would, and new calls answer POOL_UNAVAILABLE until new threads start.
-   * Decision: tried again after the restart backoff, counted against the intensity as a process
-   * pool's failed replacement is, not at the next call: a pool `degraded` takes the instance out
-   * of a balancer's rotation (/health 503), where no call would come to bring it back.
+   * No new thread could start (`cause`: its error's own words). Queued calls and new ones answer
+   * POOL_UNAVAILABLE (piscina's close rejects what no thread took), running ones end as they would.
+   * Decision: new threads are tried after the restart backoff (counted, as a process pool's failed
+   * replacement), not at the next call: a `degraded` pool is out of a balancer's rotation (/health
+   * 503), where no call would come to bring it back.
    */
   #noThreadStarts(cause: string): void {
     this.#cannotStart = cause;
@@ -143,8 +144,8 @@ export class ThreadPool implements Pool {
     if (this.#state !== 'ready') return;
     this.#restarts++;
     const piscina = this.#newThreads();
-    this.#retired.add(piscina);
-    const cause = (await startThreads(piscina, this.#launch, this.#options.startTimeoutMs ?? 60_000, (tools) => this.#list.accept(tools)))?.message;
+    this.#retired.add(piscina); // stop() ends it
+    const cause = (await startThreads(piscina, this.#launch, this.#options.startTimeoutMs ?? 60_000, (tools) => this.#list.accept(tools)))?.cause;
     this.#retired.delete(piscina);
     if (cause !== undefined || this.#state !== 'ready') {
       await piscina.destroy();
@@ -156,13 +157,26 @@ export class ThreadPool implements Pool {
     this.#log.warn({ threads: this.#options.threads }, 'threads start again; the pool serves calls');
   }
 
-  /** POOL_UNAVAILABLE for a call while no thread can start: why, and when it is tried again. */
   #unavailable(): McpvisorError {
-    const next = this.#nextStartAt === undefined ? '; new threads are being started' : `; the next start is tried in ${Math.max(0, Math.ceil(this.#nextStartAt - performance.now()))} ms`;
-    return new McpvisorError('POOL_UNAVAILABLE', `the ${this.name} pool has no live thread (no thread could start: ${this.#cannotStart})${next}${this.#list.refused ? '' : '; try again shortly'}`);
+    return noLiveThread(this.name, this.#cannotStart ?? '', this.#nextStartAt === undefined ? undefined : this.#nextStartAt - performance.now(), this.#list.refused);
   }
 
-  /** A thread of the pool's, serving calls or finishing them. */
+  /**
+   * After a thread ended, asks for the tools as at the start: a lone thread's replacement answers,
+   * so one whose init throws or never ends (startTimeoutMs) says so now, not at a call's deadline.
+   */
+  #checkThreads(): void {
+    const piscina = this.#piscina;
+    if (!piscina || this.#checking || this.#state !== 'ready') return;
+    this.#checking = true;
+    void startThreads(piscina, this.#launch, this.#options.startTimeoutMs ?? 60_000, () => undefined).then((failure) => {
+      this.#checking = false;
+      // WORKER_CRASHED: it reached a thread ending after a crash of its own (thread-crash.ts), not a start.
+      if (failure && failure.error.code !== 'WORKER_CRASHED' && piscina === this.#piscina && this.#state === 'ready') this.#noThreadStarts(failure.cause);
+    });
+  }
+
+  /** A thread serving calls or finishing them. */
   #thread(threadId: number | undefined) {
     return threadId === undefined ? undefined : [this.#piscina, ...this.#retired].flatMap((piscina) => piscina?.threads ?? []).find((worker) => worker.threadId === threadId);
   }
@@ -342,7 +356,7 @@ export class ThreadPool implements Pool {
       state: state === 'ready' && (piscina?.threads.length ?? 0) === 0 ? 'degraded' : state,
       workers: this.#options.threads,
       alive: piscina ? piscina.threads.length : 0,
-      busy: this.#inFlight - (piscina?.queueSize ?? 0),
+      busy: Math.max(0, this.#inFlight - (piscina?.queueSize ?? 0)),
       queued: piscina?.queueSize ?? 0,
       restarts: this.#restarts,
       ...(this.#lastError ? { lastError: this.#lastError } : {}),
@@ -378,6 +392,7 @@ export class ThreadPool implements Pool {
     }
     this.#restarts++;
     this.#lastError = `a thread crashed: ${message}`;
+    void this.#gone(thread ?? -1).then(() => this.#checkThreads());
     const overIntensity = counted ? this.#policy.next(performance.now()).overIntensity : this.#policy.isOverIntensity(performance.now());
     this.#log.warn({ err: message, overIntensity, ...(counted ? {} : { byCall: true }) }, 'thread crashed; piscina replaces it');
   }

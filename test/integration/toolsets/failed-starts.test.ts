@@ -23,6 +23,8 @@ const { runWorker, threadWorker, textResult } = require('mcpvisor');
 const init = async () => {
   // A setting the operator broke after the start: each new worker's init throws.
   if (existsSync(__dirname + '/broken')) throw new Error('the settings in ./broken do not parse');
+  // ... or never ends (a connection it waits for).
+  if (existsSync(__dirname + '/hang')) await new Promise(() => {});
   return {
   tools: ['hello', 'exit', 'hold'].map((name) => ({ name, inputSchema: { type: 'object' } })),
   async handle(call) {
@@ -41,14 +43,14 @@ if (process.env.KIND === 'thread') module.exports = threadWorker(init); else run
 
 type Health = { status: string; pools: Array<{ name: string; state: string; alive: number; busy: number; queued: number; restarts: number; lastError?: string }> };
 
-async function serve(restart: Record<string, number>, callTimeoutMs: number, kind = 'process'): Promise<{ dir: string; server: HttpServer; client: Client }> {
+async function serve(restart: Record<string, number>, callTimeoutMs: number, kind = 'process', pools: Record<string, number> = {}): Promise<{ dir: string; server: HttpServer; client: Client }> {
   const dir = tempDir('failed-starts-');
   mkdirSync(path.join(dir, 'node_modules'));
   symlinkSync(ROOT, path.join(dir, 'node_modules', 'mcpvisor'));
   writeFileSync(path.join(dir, 'tools.cjs'), kind === 'thread' ? `process.env.KIND = 'thread';\n${TOOLS}` : TOOLS);
   writeFileSync(
     path.join(dir, 'config.yaml'),
-    ['shell: { enabled: false }', 'web: { enabled: false }', `pools: { restart: ${JSON.stringify(restart)} }`, 'customToolsets:', `  - { name: mine, module: ./tools.cjs, kind: ${kind}, callTimeoutMs: ${callTimeoutMs} }`, ''].join('\n'),
+    ['shell: { enabled: false }', 'web: { enabled: false }', `pools: ${JSON.stringify({ ...pools, restart })}`, 'customToolsets:', `  - { name: mine, module: ./tools.cjs, kind: ${kind}, callTimeoutMs: ${callTimeoutMs} }`, ''].join('\n'),
   );
   const server = await startHttp('mcpvisor', ['--config', path.join(dir, 'config.yaml')]);
   const { client } = await connectHttp(server.mcpUrl);
@@ -118,6 +120,23 @@ describe('a thread toolset whose new threads cannot start', () => {
       renameSync(path.join(dir, 'tools.moved'), path.join(dir, 'tools.cjs'));
       expect(await eventually(async () => textOf(await call(client, 'hello')) === 'hello', 15_000)).toBe(true);
       expect(await health(server)).toMatchObject({ httpStatus: 200, pools: [expect.objectContaining({ state: 'ready', alive: 1 })] });
+    } finally {
+      await client.close();
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('answers POOL_UNAVAILABLE naming pools.startTimeoutMs when init never ends in its new thread, and serves again once init ends', async () => {
+    const { dir, server, client } = await serve(restart, 10_000, 'thread', { startTimeoutMs: 1000 });
+    try {
+      writeFileSync(path.join(dir, 'hang'), '');
+      expect(errorCodeOf(await call(client, 'exit'))).toBe('WORKER_CRASHED');
+      // Before: it waited on the new thread's init for its whole deadline, TIMEOUT.
+      const refused = await call(client, 'hello');
+      expect(errorCodeOf(refused)).toBe('POOL_UNAVAILABLE');
+      expect(textOf(refused)).toContain('the mine pool has no live thread (no thread could start: the mine threads did not become ready within 1000 ms (pools.startTimeoutMs): its init has not finished)');
+      rmSync(path.join(dir, 'hang'));
+      expect(await eventually(async () => textOf(await call(client, 'hello')) === 'hello', 15_000)).toBe(true);
     } finally {
       await client.close();
       await server.stop();
