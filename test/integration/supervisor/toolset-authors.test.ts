@@ -4,11 +4,12 @@
  * transport where a toolset's mistakes cost the most: stdout carries JSON-RPC, and the SDK's
  * stdio client drops the connection on a message over 10 MiB.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { errorCodeOf } from '../../../protocol/results';
 import { connectStdio, textOf, type StdioConnection } from '../../helpers/mcp';
-import { eventually, logEntries, ROOT, spawnBin } from '../../helpers/processes';
+import { eventually, logEntries, spawnBin } from '../../helpers/processes';
+import { ownProject, PROCESS_ENTRY, THREAD_ENTRY } from '../../helpers/own-project';
 import { tempDir } from '../../helpers/temp';
 
 /** One module, served as a process toolset (`runWorker`) or a thread toolset (`threadWorker`). */
@@ -78,12 +79,7 @@ if (process.env.KIND === 'thread') module.exports = threadWorker(init); else run
 let server: StdioConnection;
 
 beforeAll(async () => {
-  const project = tempDir('toolset-author-');
-  mkdirSync(path.join(project, 'node_modules'));
-  symlinkSync(ROOT, path.join(project, 'node_modules', 'mcpvisor'));
-  writeFileSync(path.join(project, 'tools.cjs'), TOOLS);
-  writeFileSync(path.join(project, 'thread.cjs'), "process.env.KIND = 'thread';\nmodule.exports = require('./tools.cjs');\n");
-  writeFileSync(path.join(project, 'process.cjs'), "process.env.KIND = 'process';\nrequire('./tools.cjs');\n");
+  const project = ownProject('toolset-author-', { 'tools.cjs': TOOLS, 'thread.cjs': THREAD_ENTRY, 'process.cjs': PROCESS_ENTRY });
   writeFileSync(
     path.join(project, 'config.yaml'),
     [
@@ -239,10 +235,7 @@ describe('a toolset whose init never finishes', () => {
     // It held the whole start without end.
     ['thread', 'module.exports = threadWorker(() => new Promise(() => {}));', 'the slow threads did not become ready within 1500 ms (pools.startTimeoutMs): its init has not finished'],
   ])('stops the start at pools.startTimeoutMs, naming the toolset (%s toolset)', async (kind, source, message) => {
-    const project = tempDir('toolset-author-slow-');
-    mkdirSync(path.join(project, 'node_modules'));
-    symlinkSync(ROOT, path.join(project, 'node_modules', 'mcpvisor'));
-    writeFileSync(path.join(project, 'slow.cjs'), `const { runWorker, threadWorker } = require('mcpvisor');\n${source}\n`);
+    const project = ownProject('toolset-author-slow-', { 'slow.cjs': `const { runWorker, threadWorker } = require('mcpvisor');\n${source}\n` });
     const config = { shell: { enabled: false }, web: { enabled: false }, pools: { startTimeoutMs: 1500 }, customToolsets: [{ name: 'slow', module: './slow.cjs', kind }] };
     writeFileSync(path.join(project, 'config.json'), JSON.stringify(config));
     const server = spawnBin('mcpvisor', ['--config', path.join(project, 'config.json')]);

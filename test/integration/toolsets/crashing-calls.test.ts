@@ -5,13 +5,13 @@
  * own (idle) still count against the restart intensity and degrade the pool. Both kinds of custom
  * toolset, real modules of an operator's project, the built `mcpvisor` over HTTP, the SDK client.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { errorCodeOf } from '../../../protocol/results';
 import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
-import { eventually, ROOT } from '../../helpers/processes';
-import { tempDir } from '../../helpers/temp';
+import { eventually } from '../../helpers/processes';
+import { ownProject, PROCESS_ENTRY, THREAD_ENTRY } from '../../helpers/own-project';
 
 const TOOLS = `
 const { runWorker, threadWorker, textResult } = require('mcpvisor');
@@ -48,12 +48,7 @@ let server: HttpServer;
 let client: Client;
 
 beforeAll(async () => {
-  const dir = tempDir('crashing-calls-');
-  mkdirSync(path.join(dir, 'node_modules'));
-  symlinkSync(ROOT, path.join(dir, 'node_modules', 'mcpvisor'));
-  writeFileSync(path.join(dir, 'tools.cjs'), TOOLS);
-  writeFileSync(path.join(dir, 'thread.cjs'), "process.env.KIND = 'thread';\nmodule.exports = require('./tools.cjs');\n");
-  writeFileSync(path.join(dir, 'process.cjs'), "process.env.KIND = 'process';\nrequire('./tools.cjs');\n");
+  const dir = ownProject('crashing-calls-', { 'tools.cjs': TOOLS, 'thread.cjs': THREAD_ENTRY, 'process.cjs': PROCESS_ENTRY });
   writeFileSync(
     path.join(dir, 'config.yaml'),
     [

@@ -7,13 +7,13 @@
  * cannot start (its module removed or ending its thread as it loads, its init throwing) likewise.
  * The built `mcpvisor` over HTTP, the SDK client, an operator's own module.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { errorCodeOf } from '../../../protocol/results';
 import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
-import { eventually, ROOT } from '../../helpers/processes';
-import { tempDir } from '../../helpers/temp';
+import { eventually } from '../../helpers/processes';
+import { ownProject } from '../../helpers/own-project';
 
 const TOOLS = `
 const { existsSync } = require('node:fs');
@@ -44,10 +44,7 @@ if (process.env.KIND === 'thread') module.exports = threadWorker(init); else run
 type Health = { status: string; pools: Array<{ name: string; state: string; alive: number; busy: number; queued: number; restarts: number; lastError?: string }> };
 
 async function serve(restart: Record<string, number>, callTimeoutMs: number, kind = 'process', pools: Record<string, number> = {}): Promise<{ dir: string; server: HttpServer; client: Client }> {
-  const dir = tempDir('failed-starts-');
-  mkdirSync(path.join(dir, 'node_modules'));
-  symlinkSync(ROOT, path.join(dir, 'node_modules', 'mcpvisor'));
-  writeFileSync(path.join(dir, 'tools.cjs'), kind === 'thread' ? `process.env.KIND = 'thread';\n${TOOLS}` : TOOLS);
+  const dir = ownProject('failed-starts-', { 'tools.cjs': kind === 'thread' ? `process.env.KIND = 'thread';\n${TOOLS}` : TOOLS });
   writeFileSync(
     path.join(dir, 'config.yaml'),
     ['shell: { enabled: false }', 'web: { enabled: false }', `pools: ${JSON.stringify({ ...pools, restart })}`, 'customToolsets:', `  - { name: mine, module: ./tools.cjs, kind: ${kind}, callTimeoutMs: ${callTimeoutMs} }`, ''].join('\n'),

@@ -4,12 +4,12 @@
  * that cannot start still stops the start, naming itself and why. Real modules of an operator's
  * own project (`mcpvisor` linked to this checkout), the built `mcpvisor`, the SDK client.
  */
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { connectHttp, startHttp, textOf } from '../../helpers/mcp';
-import { ROOT, spawnBin } from '../../helpers/processes';
-import { tempDir } from '../../helpers/temp';
+import { spawnBin } from '../../helpers/processes';
+import { ownProject, PROCESS_ENTRY, THREAD_ENTRY } from '../../helpers/own-project';
 
 /** Tools of a process toolset (`runWorker`) or a thread toolset (`threadWorker`); init fails while the file `DOWN` names exists. */
 const TOOLS = `
@@ -23,12 +23,7 @@ if (process.env.KIND === 'thread') module.exports = threadWorker(init); else run
 `;
 
 function project(): string {
-  const dir = tempDir('own-toolsets-');
-  mkdirSync(path.join(dir, 'node_modules'));
-  symlinkSync(ROOT, path.join(dir, 'node_modules', 'mcpvisor'));
-  writeFileSync(path.join(dir, 'tools.cjs'), TOOLS);
-  writeFileSync(path.join(dir, 'steady.cjs'), "process.env.KIND = 'process';\nrequire('./tools.cjs');\n");
-  return dir;
+  return ownProject('own-toolsets-', { 'tools.cjs': TOOLS, 'steady.cjs': PROCESS_ENTRY, 'thread.cjs': THREAD_ENTRY });
 }
 
 type Health = { status: string; pools: Array<{ name: string; state: string; lastError?: string }> };
@@ -38,7 +33,6 @@ describe('a custom toolset with affectsHealth: false that cannot start', () => {
     const dir = project();
     const down = path.join(dir, 'database-down');
     writeFileSync(down, '');
-    writeFileSync(path.join(dir, 'thread.cjs'), "process.env.KIND = 'thread';\nmodule.exports = require('./tools.cjs');\n");
     writeFileSync(
       path.join(dir, 'config.yaml'),
       [
@@ -102,8 +96,7 @@ describe('a required custom toolset that cannot start', () => {
     const dir = project();
     const down = path.join(dir, 'down');
     writeFileSync(down, '');
-    writeFileSync(path.join(dir, 'thread.cjs'), "process.env.KIND = 'thread';\nmodule.exports = require('./tools.cjs');\n");
-    writeFileSync(path.join(dir, 'proc-down.cjs'), "process.env.KIND = 'process';\nrequire('./tools.cjs');\n");
+    writeFileSync(path.join(dir, 'proc-down.cjs'), PROCESS_ENTRY);
     writeFileSync(path.join(dir, 'throws.cjs'), "throw new Error('MY_KEY is not set');\n");
     writeFileSync(
       path.join(dir, 'config.yaml'),
