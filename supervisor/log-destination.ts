@@ -47,13 +47,7 @@ export class LogDestination {
       return true;
     }
     // The loss is told where it happened: before the first line that got through after it.
-    if (this.#dropped > 0) {
-      const notice = this.#droppedLine();
-      this.#queue.push(notice);
-      this.#queuedBytes += notice.length;
-      this.#queued = { notices: this.#queued.notices + 1, counted: this.#queued.counted + this.#dropped };
-      this.#dropped = 0;
-    }
+    if (this.#dropped > 0) this.#queueNotice();
     this.#queue.push(line);
     this.#queuedBytes += line.length;
     if (!this.#writing) this.#next();
@@ -129,8 +123,21 @@ export class LogDestination {
         return;
       }
       this.#drop(countLines(bytes) - this.#inFlight.notices + this.#inFlight.counted, `${code} writing the log`);
+      // Lines queued while the failed write was out go next: the notice goes before them (it came
+      // after them, and the disk freed meanwhile showed them first, the loss told later or never).
+      if (this.#queue.length > 0) this.#queueNotice(true);
       this.#next();
     });
+  }
+
+  /** Queues the notice of the lines dropped so far, at the end or (`first`) before what is queued. */
+  #queueNotice(first = false): void {
+    const notice = this.#droppedLine();
+    if (first) this.#queue.unshift(notice);
+    else this.#queue.push(notice);
+    this.#queuedBytes += notice.length;
+    this.#queued = { notices: this.#queued.notices + 1, counted: this.#queued.counted + this.#dropped };
+    this.#dropped = 0;
   }
 
   #drop(lines: number, reason: string): void {

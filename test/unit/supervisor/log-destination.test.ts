@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import fs, { closeSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LogDestination } from '../../../supervisor/log-destination';
 import { tempDir } from '../../helpers/temp';
@@ -38,6 +38,34 @@ describe('LogDestination', () => {
       const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { msg: string }).msg);
       expect(lines).toEqual(['line 1 .....', 'line 2 .....', '3 log line(s) dropped: the log reader is not keeping up', 'after']);
     } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('tells of lines a failed write lost before the lines queued behind that write, when the next write gets through', async () => {
+    const file = path.join(tempDir('mcpvisor-log-'), 'log');
+    const fd = openSync(file, 'w');
+    const realWrite = fs.write;
+    // The first write fails with ENOSPC after the next line was queued (the disk was full); the
+    // disk has room by the time that line goes. Found by the full-disk test of the built server.
+    let fail = true;
+    const spy = jest.spyOn(fs, 'write').mockImplementation(((...args: unknown[]) => {
+      if (!fail) return (realWrite as (...a: unknown[]) => void)(...args);
+      fail = false;
+      const callback = args[args.length - 1] as (error: NodeJS.ErrnoException) => void;
+      setImmediate(() => callback(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' })));
+    }) as typeof fs.write);
+    try {
+      const destination = new LogDestination(fd);
+      destination.write('{"msg":"lost"}\n');
+      destination.write('{"msg":"queued behind it"}\n');
+      await flushed(destination);
+      destination.write('{"msg":"after"}\n');
+      await flushed(destination);
+      const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { msg: string }).msg);
+      expect(lines).toEqual(['1 log line(s) dropped: ENOSPC writing the log', 'queued behind it', 'after']);
+    } finally {
+      spy.mockRestore();
       closeSync(fd);
     }
   });
