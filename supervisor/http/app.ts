@@ -37,7 +37,7 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
   void supervisor.metrics; // count calls from the first one on
   const { budget: streamBudget, flush: flushStreamCuts } = streamBudgetOf(supervisor, config, log);
   const streamable = new StreamableSessions(supervisor, config, logger, streamBudget);
-  const legacy = new LegacySseSessions(supervisor, config, logger, streamBudget);
+  const legacy = new LegacySseSessions(supervisor, config, logger, streamBudget, streamable.resumeBudget);
   supervisor.addSessionCounter(() => streamable.size + legacy.size);
 
   const app = express();

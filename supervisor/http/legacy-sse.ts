@@ -1,21 +1,22 @@
-import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { Request, Response } from 'express';
 import type { HttpConfig } from '../../config/schema';
 import type { Logger } from '../logger';
 import { createSession, type Session } from '../mcp-session';
 import type { Supervisor } from '../supervisor';
 import { isJsonType } from './body';
+import type { SharedBudget } from './event-store';
 import { sendJsonRpcError } from './guards';
-import { startHeartbeat } from './heartbeat';
-import { sseEvent } from './sse-frames';
+import { LegacyStream } from './legacy-stream';
 import type { StreamBudget } from './stream-budget';
 import { paramsRefusal, toJsonRpcMessage } from '../wire';
 import { inTurns, sweepIntervalMs } from './streamable';
 
 interface Entry {
-  transport: SSEServerTransport;
+  transport: LegacyStream;
   session: Session;
   lastActiveAt: number;
+  /** Set while its stream is cut: the session ends when it fires (resumeWindowMs). */
+  windowTimer?: NodeJS.Timeout;
 }
 
 /**
@@ -31,8 +32,13 @@ export function messageSessionId(req: Request): string | undefined {
 /**
  * The legacy HTTP+SSE transport (protocol 2024-11-05, spec 001): `GET /sse` opens a session whose
  * `endpoint` event names `/message?sessionId=<id>`; `POST /message/<id>` is accepted too. The
- * session lives as long as its stream, and at most `connectedSessionIdleTimeoutMs` past its last
- * request or call.
+ * session lives at most `connectedSessionIdleTimeoutMs` past its last request or call. Without
+ * resumability it lives as long as its stream. With it (`http.resumability.enabled`), a cut stream
+ * (a proxy's timeout, a network change) leaves the session and its calls running for
+ * `resumeWindowMs`, their events kept; a `GET /sse` whose `Last-Event-ID` is one of its event ids
+ * takes the stream's place: the same `endpoint` again, then what followed that event. Decision:
+ * a session not resumed within the window ends as a closed stream ended it before (its calls
+ * cancelled, its events gone); a later resume, like any id no session gave, opens a new session.
  */
 export class LegacySseSessions {
   #sessions = new Map<string, Entry>();
@@ -42,14 +48,18 @@ export class LegacySseSessions {
   #sweeper: NodeJS.Timeout | undefined;
   /** The output waiting on every SSE stream (shared with Streamable HTTP). */
   #streamBudget: StreamBudget;
+  /** What every session keeps for resumes (shared with Streamable HTTP: one `maxTotalBytes`). */
+  #resumeBudget: SharedBudget;
 
-  constructor(supervisor: Supervisor, config: HttpConfig, logger: Logger, streamBudget: StreamBudget) {
+  constructor(supervisor: Supervisor, config: HttpConfig, logger: Logger, streamBudget: StreamBudget, resumeBudget: SharedBudget = { bytes: 0, maxTotalBytes: config.resumability.maxTotalBytes }) {
     this.#supervisor = supervisor;
     this.#config = config;
     this.#streamBudget = streamBudget;
+    this.#resumeBudget = resumeBudget;
     this.#log = logger.child({ transport: 'sse' });
-    if (config.connectedSessionIdleTimeoutMs > 0) {
-      this.#sweeper = setInterval(() => this.#expireIdle(), sweepIntervalMs(config));
+    // Kept events expire on this sweep too (a quiet session adds none to expire them on).
+    if (config.connectedSessionIdleTimeoutMs > 0 || config.resumability.enabled) {
+      this.#sweeper = setInterval(() => this.#sweep(), sweepIntervalMs(config));
       this.#sweeper.unref();
     }
   }
@@ -63,22 +73,22 @@ export class LegacySseSessions {
     return this.#sessions.size;
   }
 
-  async open(_req: Request, res: Response): Promise<void> {
+  async open(req: Request, res: Response): Promise<void> {
     if (this.#supervisor.draining) return sendJsonRpcError(res, 503, -32000, 'Service Unavailable: the server is shutting down');
+    const lastEventId = req.headers['last-event-id'];
+    if (typeof lastEventId === 'string' && this.#config.resumability.enabled && this.#resume(lastEventId, res)) return;
     if (this.#supervisor.sessions >= this.#config.maxSessions) {
       return sendJsonRpcError(res, 503, -32000, `Service Unavailable: the server holds its maximum of ${this.#config.maxSessions} sessions`);
     }
-    const transport = new SSEServerTransport('/message', res);
+    // Each message written as the Streamable endpoint writes it (sse-frames.ts): the SDK's
+    // transport ran JSON.stringify, which parsed a preserialized tool list and kept the parse.
+    const { resumability } = this.#config;
+    const transport = new LegacyStream({
+      streamBudget: this.#streamBudget,
+      heartbeatIntervalMs: this.#config.heartbeatIntervalMs,
+      resumability: resumability.enabled ? { limits: resumability, total: this.#resumeBudget } : undefined,
+    });
     const id = transport.sessionId;
-    // Each message written as the Streamable endpoint writes it (sse-frames.ts): the SDK's send
-    // ran JSON.stringify, which parsed a preserialized tool list and kept the parse (+40 MB of
-    // heap for an 11.5 MB list) and copied a large answer into a string twice more. Then what
-    // waits on the stream is counted (stream-budget.ts).
-    transport.send = async (message) => {
-      if (res.writableEnded || res.destroyed) throw new Error('Not connected');
-      res.write(sseEvent(message));
-      this.#streamBudget.wrote(res);
-    };
     let entry: Entry | undefined;
     const session = createSession({
       supervisor: this.#supervisor,
@@ -93,12 +103,41 @@ export class LegacySseSessions {
     entry = { transport, session, lastActiveAt: performance.now() };
     this.#sessions.set(id, entry);
     transport.onclose = () => {
+      clearTimeout(entry.windowTimer);
       if (this.#sessions.delete(id)) this.#log.debug({ sessionId: id }, 'session ended');
     };
-    res.on('close', () => void transport.close());
+    transport.attach(res, undefined, () => this.#cut(entry));
     await session.connect(transport);
-    startHeartbeat(res, this.#config.heartbeatIntervalMs, this.#streamBudget);
     this.#log.debug({ sessionId: id }, 'session started');
+  }
+
+  /** Reattaches the session `lastEventId` names to `res`; false when no session gave that id. */
+  #resume(lastEventId: string, res: Response): boolean {
+    const entry = this.#sessions.get(lastEventId.slice(0, Math.max(0, lastEventId.indexOf('.'))));
+    const replay = entry?.transport.resume(lastEventId);
+    if (!entry || !replay) {
+      this.#log.debug({ lastEventId }, 'Last-Event-ID of no session: a new session');
+      return false;
+    }
+    clearTimeout(entry.windowTimer);
+    entry.windowTimer = undefined;
+    entry.lastActiveAt = performance.now();
+    entry.transport.attach(res, replay, () => this.#cut(entry));
+    this.#log.debug({ sessionId: entry.transport.sessionId, replayedBytes: replay.length }, 'session resumed');
+    return true;
+  }
+
+  /** The session's stream closed: without resumability the session ends; with it, it waits resumeWindowMs. */
+  #cut(entry: Entry): void {
+    const { transport } = entry;
+    if (!transport.resumable) return void transport.close();
+    this.#log.debug({ sessionId: transport.sessionId, inFlight: entry.session.inFlight }, 'stream cut: waiting for a resume');
+    clearTimeout(entry.windowTimer);
+    entry.windowTimer = setTimeout(() => {
+      this.#log.debug({ sessionId: transport.sessionId }, 'not resumed within resumeWindowMs: session ended');
+      void transport.close();
+    }, this.#config.resumability.resumeWindowMs);
+    entry.windowTimer.unref();
   }
 
   async post(req: Request, res: Response): Promise<void> {
@@ -131,7 +170,13 @@ export class LegacySseSessions {
     this.#sessions.clear();
   }
 
-  /** Ends the streams of sessions with no request and no call for `connectedSessionIdleTimeoutMs`. */
+  #sweep(): void {
+    const now = performance.now();
+    for (const entry of this.#sessions.values()) entry.transport.sweep(now);
+    if (this.#config.connectedSessionIdleTimeoutMs > 0) this.#expireIdle();
+  }
+
+  /** Ends the sessions with no request and no call for `connectedSessionIdleTimeoutMs`. */
   #expireIdle(): void {
     const idle = (entry: Entry, now: number) => now - entry.lastActiveAt > this.#config.connectedSessionIdleTimeoutMs && entry.session.inFlight === 0;
     const now = performance.now();

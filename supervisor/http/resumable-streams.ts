@@ -29,7 +29,7 @@ interface EndedStream {
  * seconds (the SDK client gives up after ~2.5 s), and a client that read it never resumes. Kept
  * for eventTtlMs instead, every answer of a client that takes only SSE stayed 5 min.
  */
-const DELIVERED_GRACE_MS = 10_000;
+export const DELIVERED_GRACE_MS = 10_000;
 
 /** What a resume from an event id gets. */
 export type Resumption<S> =
@@ -120,8 +120,7 @@ export class ResumableStreams<S extends NumberedStream> {
     const frames = replay.frames.map((frame) => (typeof frame === 'string' ? Buffer.from(frame) : frame));
     if (replay.lost) {
       this.#store.forgetLost(at.stream);
-      const { bound } = replay.lost;
-      const message = `the answer to this request was dropped before the client read it: over http.resumability.${bound} (${String(this.#limits[bound as keyof HttpConfig['resumability']])}); call again`;
+      const message = lostAnswerMessage(this.#limits, replay.lost.bound);
       const numbered = { key: at.stream, seq: state.seq, open: new Set<RequestId>() };
       for (const id of replay.lost.answers) frames.push(this.frame(numbered, lostAnswer(id, message)));
       state.seq = numbered.seq;
@@ -158,4 +157,9 @@ export class ResumableStreams<S extends NumberedStream> {
     this.#streams.delete(key);
     this.#store.forget(key);
   }
+}
+
+/** The error text that takes the place of an answer dropped by the bound `bound` before the client read it. */
+export function lostAnswerMessage(limits: HttpConfig['resumability'], bound: string): string {
+  return `the answer to this request was dropped before the client read it: over http.resumability.${bound} (${String(limits[bound as keyof HttpConfig['resumability']])}); call again`;
 }

@@ -50,6 +50,11 @@ export class StreamableSessions {
     this.#sweeper.unref();
   }
 
+  /** What every session keeps for resumes (the legacy transport's sessions count in it too). */
+  get resumeBudget(): SharedBudget {
+    return this.#resumeBudget;
+  }
+
   /** Whether `id` names a session this endpoint holds. */
   has(id: string): boolean {
     return this.#sessions.has(id);
