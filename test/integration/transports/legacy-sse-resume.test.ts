@@ -1,12 +1,16 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
-import { startHttp, textOf, untilCallRunning, type HttpServer } from '../../helpers/mcp';
-import { eventually } from '../../helpers/processes';
+import { connectSse, startHttp, textOf, untilCallRunning, type HttpServer } from '../../helpers/mcp';
+import { eventually, tempCacheEnv } from '../../helpers/processes';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
 import { tempDir } from '../../helpers/temp';
+import { startUpstream } from '../../fixtures/openapi/upstream';
 
 // A legacy HTTP+SSE session (GET /sse, POST /message/{sessionId}) whose GET /sse stream is cut
 // (a proxy's idle timeout, a network change), through a TCP proxy on 127.0.0.1 the test cuts.
@@ -302,4 +306,48 @@ describe('a legacy SSE session with http.resumability.enabled false', () => {
     expect(await eventually(() => existsSync(marker))).toBe(true);
     expect(await eventually(async () => (await sessions(server)) === 0)).toBe(true);
   });
+});
+
+describe('an optional API that starts while a legacy SSE stream is cut', () => {
+  it('is told to the session with notifications/tools/list_changed once its client reconnects', async () => {
+    const upstream = await startUpstream();
+    const petstore = readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'openapi', 'petstore-3.0.yaml'), 'utf8');
+    let down = true;
+    const host: Server = createServer((_req, res) => (down ? res.writeHead(503).end('down') : res.writeHead(200, { 'content-type': 'application/yaml' }).end(petstore)));
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+    const spec = `http://127.0.0.1:${(host.address() as AddressInfo).port}/openapi.yaml`;
+    const config = writeConfig({ shell: { enabled: false }, web: { enabled: false }, apis: [{ apiBaseUrl: upstream.url, openApiSpec: spec, namespace: 'flaky', affectsHealth: false }] }, 'legacy-resume-flaky.json');
+    const server = await startHttp('mcpvisor', ['--config', config], tempCacheEnv());
+    const proxy = await startTcpProxy(server.baseUrl);
+    const { client, transport } = await connectResuming(proxy.origin);
+    // A client on a stream never cut: it is told when the API has started.
+    const { client: witness } = await connectSse(server.baseUrl);
+    try {
+      const before = endpointOf(transport);
+      const bounded = (what: Promise<void>, message: string) => Promise.race([what, new Promise<void>((_, reject) => setTimeout(() => reject(new Error(message)), 20_000))]);
+      let told!: () => void;
+      const changed = new Promise<void>((resolve) => (told = resolve));
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => told());
+      let witnessTold!: () => void;
+      const witnessChanged = new Promise<void>((resolve) => (witnessTold = resolve));
+      witness.setNotificationHandler(ToolListChangedNotificationSchema, () => witnessTold());
+      expect((await client.listTools()).tools).toEqual([]);
+      proxy.hold();
+      proxy.sever();
+      down = false;
+      // The first retry comes 5 s after the start.
+      await bounded(witnessChanged, 'the API did not start');
+      proxy.release();
+      await bounded(changed, 'no notifications/tools/list_changed after the reconnect');
+      expect(endpointOf(transport)).toBe(before);
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('flaky-show-pet-by-id');
+    } finally {
+      await client.close();
+      await witness.close();
+      await proxy.close();
+      await server.stop();
+      await new Promise<void>((resolve) => host.close(() => resolve()));
+      await upstream.close();
+    }
+  }, 60_000);
 });
