@@ -160,6 +160,13 @@ const httpSchema = z.strictObject({
       maxTotalBytes: z.number().int().positive().default(128 * 1024 * 1024),
       eventTtlMs: timerMs().default(5 * 60_000),
       resumeWindowMs: timerMs().default(2 * 60_000),
+      /**
+       * Legacy `GET /sse` streams resume too (with `enabled`). Decision: off by default. The SDK's
+       * SSEClientTransport (1.32) never sends Last-Event-ID, so it cannot resume, and with this on
+       * each legacy stream its client closed leaves its session and calls running for
+       * resumeWindowMs; clients that send the header (browsers' EventSource) gain from it.
+       */
+      legacySse: z.boolean().default(false),
     })
     .prefault({}),
 });

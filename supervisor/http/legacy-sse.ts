@@ -33,7 +33,8 @@ export function messageSessionId(req: Request): string | undefined {
  * The legacy HTTP+SSE transport (protocol 2024-11-05, spec 001): `GET /sse` opens a session whose
  * `endpoint` event names `/message?sessionId=<id>`; `POST /message/<id>` is accepted too. The
  * session lives at most `connectedSessionIdleTimeoutMs` past its last request or call. Without
- * resumability it lives as long as its stream. With it (`http.resumability.enabled`), a cut stream
+ * resumability it lives as long as its stream. With it (`http.resumability.enabled` and
+ * `legacySse`, off by default: the SDK's client cannot resume, see config/schema.ts), a cut stream
  * (a proxy's timeout, a network change) leaves the session and its calls running for
  * `resumeWindowMs`, their events kept; a `GET /sse` whose `Last-Event-ID` is one of its event ids
  * takes the stream's place: the same `endpoint` again, then what followed that event. Decision:
@@ -50,15 +51,18 @@ export class LegacySseSessions {
   #streamBudget: StreamBudget;
   /** What every session keeps for resumes (shared with Streamable HTTP: one `maxTotalBytes`). */
   #resumeBudget: SharedBudget;
+  /** Whether cut streams wait for a resume (http.resumability.enabled and legacySse). */
+  #resumable: boolean;
 
   constructor(supervisor: Supervisor, config: HttpConfig, logger: Logger, streamBudget: StreamBudget, resumeBudget: SharedBudget = { bytes: 0, maxTotalBytes: config.resumability.maxTotalBytes }) {
     this.#supervisor = supervisor;
     this.#config = config;
     this.#streamBudget = streamBudget;
     this.#resumeBudget = resumeBudget;
+    this.#resumable = config.resumability.enabled && config.resumability.legacySse;
     this.#log = logger.child({ transport: 'sse' });
     // Kept events expire on this sweep too (a quiet session adds none to expire them on).
-    if (config.connectedSessionIdleTimeoutMs > 0 || config.resumability.enabled) {
+    if (config.connectedSessionIdleTimeoutMs > 0 || this.#resumable) {
       this.#sweeper = setInterval(() => this.#sweep(), sweepIntervalMs(config));
       this.#sweeper.unref();
     }
@@ -76,7 +80,7 @@ export class LegacySseSessions {
   async open(req: Request, res: Response): Promise<void> {
     if (this.#supervisor.draining) return sendJsonRpcError(res, 503, -32000, 'Service Unavailable: the server is shutting down');
     const lastEventId = req.headers['last-event-id'];
-    if (typeof lastEventId === 'string' && this.#config.resumability.enabled && this.#resume(lastEventId, res)) return;
+    if (typeof lastEventId === 'string' && this.#resumable && this.#resume(lastEventId, res)) return;
     if (this.#supervisor.sessions >= this.#config.maxSessions) {
       return sendJsonRpcError(res, 503, -32000, `Service Unavailable: the server holds its maximum of ${this.#config.maxSessions} sessions`);
     }
@@ -86,7 +90,7 @@ export class LegacySseSessions {
     const transport = new LegacyStream({
       streamBudget: this.#streamBudget,
       heartbeatIntervalMs: this.#config.heartbeatIntervalMs,
-      resumability: resumability.enabled ? { limits: resumability, total: this.#resumeBudget } : undefined,
+      resumability: this.#resumable ? { limits: resumability, total: this.#resumeBudget } : undefined,
     });
     const id = transport.sessionId;
     let entry: Entry | undefined;

@@ -4,7 +4,7 @@
  */
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { connectSse, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
-import { descendants, eventually } from '../../helpers/processes';
+import { descendants } from '../../helpers/processes';
 import { RecoveringClient, startNginx, type Nginx } from './cluster';
 
 const SESSIONS = 100;
@@ -23,8 +23,7 @@ async function sessionsOf(instance: HttpServer): Promise<number> {
 }
 
 beforeAll(async () => {
-  // A closed legacy SSE session waits resumeWindowMs for a resume (README, Legacy HTTP+SSE): short here, so the counts after the legacy test are exact.
-  const config = writeConfig(fixtureConfig({ thread: false, root: { http: { resumability: { resumeWindowMs: 500 } } } }));
+  const config = writeConfig(fixtureConfig({ thread: false }));
   instances = await Promise.all([startHttp('mcpvisor', ['--config', config]), startHttp('mcpvisor', ['--config', config])]);
   nginx = await startNginx(instances.map((instance) => new URL(instance.baseUrl).host));
 }, 60_000);
@@ -74,8 +73,6 @@ describe('two mcpvisor instances behind nginx with Mcp-Session-Id affinity', () 
   });
 
   it('routes legacy SSE sessions by the tag nginx writes into their endpoint event', async () => {
-    const total = async () => (await Promise.all(instances.map(sessionsOf))).reduce((sum, n) => sum + n, 0);
-    const before = await total();
     const sse = await Promise.all(Array.from({ length: 6 }, () => connectSse(nginx.origin)));
     try {
       for (const { client } of sse) {
@@ -90,7 +87,6 @@ describe('two mcpvisor instances behind nginx with Mcp-Session-Id affinity', () 
       expect(nginx.accessLog()).not.toMatch(/"POST \/message\?sessionId=\S+ HTTP\/1\.1" 404/);
     } finally {
       await Promise.all(sse.map(({ client }) => client.close()));
-      expect(await eventually(async () => (await total()) === before)).toBe(true);
     }
   });
 

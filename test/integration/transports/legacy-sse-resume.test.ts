@@ -19,8 +19,12 @@ type Result = { content: Array<{ type: string; text?: string }>; isError?: boole
 
 const TOKEN = 'legacy-resume-token';
 
-const config = (http: Record<string, unknown> = {}) =>
-  writeConfig(fixtureConfig({ thread: false, process: { callTimeoutMs: 30_000 }, root: { pools: { cancelGraceMs: 300, progressIntervalMs: 0 }, http } }), 'legacy-resume.json');
+/** Legacy resume is opt-in (`http.resumability.legacySse`); `resumability` here adds to it. */
+const config = ({ resumability, ...http }: Record<string, unknown> = {}) =>
+  writeConfig(
+    fixtureConfig({ thread: false, process: { callTimeoutMs: 30_000 }, root: { pools: { cancelGraceMs: 300, progressIntervalMs: 0 }, http: { ...http, resumability: { legacySse: true, ...(resumability as object) } } } }),
+    'legacy-resume.json',
+  );
 
 const sessions = async (server: HttpServer) => Number(/^mcpvisor_sessions (\d+)/m.exec(await (await fetch(`${server.baseUrl}/metrics`)).text())?.[1]);
 const inFlight = async (server: HttpServer) => ((await (await fetch(`${server.baseUrl}/health`)).json()) as { inFlightCalls: number }).inFlightCalls;
@@ -316,7 +320,7 @@ describe('an optional API that starts while a legacy SSE stream is cut', () => {
     const host: Server = createServer((_req, res) => (down ? res.writeHead(503).end('down') : res.writeHead(200, { 'content-type': 'application/yaml' }).end(petstore)));
     await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
     const spec = `http://127.0.0.1:${(host.address() as AddressInfo).port}/openapi.yaml`;
-    const config = writeConfig({ shell: { enabled: false }, web: { enabled: false }, apis: [{ apiBaseUrl: upstream.url, openApiSpec: spec, namespace: 'flaky', affectsHealth: false }] }, 'legacy-resume-flaky.json');
+    const config = writeConfig({ shell: { enabled: false }, web: { enabled: false }, http: { resumability: { legacySse: true } }, apis: [{ apiBaseUrl: upstream.url, openApiSpec: spec, namespace: 'flaky', affectsHealth: false }] }, 'legacy-resume-flaky.json');
     const server = await startHttp('mcpvisor', ['--config', config], tempCacheEnv());
     const proxy = await startTcpProxy(server.baseUrl);
     const { client, transport } = await connectResuming(proxy.origin);

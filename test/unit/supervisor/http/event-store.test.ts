@@ -65,7 +65,7 @@ describe('ResumableStreams', () => {
   const session = 'abcdef12-3456-7890-abcd-ef1234567890';
 
   test('numbers events <tag>.<stream>.<seq> and primes a 2025-11-25 stream only', () => {
-    const streams = new ResumableStreams({ enabled: true, resumeWindowMs: 1000, maxTotalBytes: 10_000, ...limits }, session);
+    const streams = new ResumableStreams({ enabled: true, legacySse: false, resumeWindowMs: 1000, maxTotalBytes: 10_000, ...limits }, session);
     const one = stream();
     expect(streams.open(one, '2025-11-25')).toBe('id: abcdef12.1.0\ndata: \n\n');
     expect(streams.open(stream(), '2025-06-18')).toBeUndefined();
@@ -78,13 +78,13 @@ describe('ResumableStreams', () => {
     { given: 'a stream never opened', id: 'abcdef12.9.0' },
     { given: 'an event not sent yet', id: 'abcdef12.1.5' },
   ])('refuses an id of $given with 400 naming it', ({ id }) => {
-    const streams = new ResumableStreams({ enabled: true, resumeWindowMs: 1000, maxTotalBytes: 10_000, ...limits }, session);
+    const streams = new ResumableStreams({ enabled: true, legacySse: false, resumeWindowMs: 1000, maxTotalBytes: 10_000, ...limits }, session);
     streams.open(stream(), '2025-11-25');
     expect(streams.resume(id)).toEqual({ status: 400, message: expect.stringContaining(`Last-Event-ID ${JSON.stringify(id)} is not an event id of this session`) });
   });
 
   test('replays an ended stream once, then answers 410', () => {
-    const streams = new ResumableStreams({ enabled: true, resumeWindowMs: 1000, maxTotalBytes: 10_000, ...limits }, session);
+    const streams = new ResumableStreams({ enabled: true, legacySse: false, resumeWindowMs: 1000, maxTotalBytes: 10_000, ...limits }, session);
     const one = stream() as NumberedStream & { key: number };
     streams.open(one, '2025-11-25');
     const answer = streams.frame(one, { jsonrpc: '2.0', id: 1, result: {} });
@@ -95,7 +95,7 @@ describe('ResumableStreams', () => {
   });
 
   test('keeps for a resume the very bytes the stream writes, not a second copy of a large answer', () => {
-    const streams = new ResumableStreams({ enabled: true, resumeWindowMs: 1000, maxEvents: 10, maxBytes: 1_000_000, maxTotalBytes: 1_000_000, eventTtlMs: 60_000 }, session);
+    const streams = new ResumableStreams({ enabled: true, legacySse: false, resumeWindowMs: 1000, maxEvents: 10, maxBytes: 1_000_000, maxTotalBytes: 1_000_000, eventTtlMs: 60_000 }, session);
     const one = stream() as NumberedStream & { key: number };
     streams.open(one, '2025-11-25');
     const text = 'x'.repeat(200_000);
@@ -107,7 +107,7 @@ describe('ResumableStreams', () => {
   });
 
   test('lets a stream written out whole go after a short grace, not after eventTtlMs', () => {
-    const long = { enabled: true, resumeWindowMs: 1000, maxEvents: 10, maxBytes: 1000, maxTotalBytes: 10_000, eventTtlMs: 300_000 };
+    const long = { enabled: true, legacySse: false, resumeWindowMs: 1000, maxEvents: 10, maxBytes: 1000, maxTotalBytes: 10_000, eventTtlMs: 300_000 };
     const streams = new ResumableStreams(long, session);
     const [read, cut] = [stream() as NumberedStream & { key: number }, stream() as NumberedStream & { key: number }];
     for (const one of [read, cut]) {
