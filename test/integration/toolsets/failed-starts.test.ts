@@ -123,51 +123,26 @@ describe('a thread toolset whose new threads cannot start', () => {
     }
   }, 60_000);
 
-  it('answers POOL_UNAVAILABLE naming pools.startTimeoutMs when init never ends in its new thread, and serves again once init ends', async () => {
-    const { dir, server, client } = await serve(restart, 10_000, 'thread', { startTimeoutMs: 1000 });
+  // Each cause is a file the test's module looks for as a new thread loads or inits.
+  it.each([
+    // Before: the call waited on the new thread's init for its whole deadline, TIMEOUT.
+    ['init never ends in a new thread', 'hang', 'the mine threads did not become ready within 1000 ms (pools.startTimeoutMs): its init has not finished', { startTimeoutMs: 1000 }],
+    // Before: TIMEOUT; piscina raised no error.
+    ["a new thread's module ends it as it loads, with no error", 'exit-on-load', /a new thread ended as it loaded .*tools\.cjs, with no error \(process\.exit in it\?\)/, {}],
+    // Before: INTERNAL with init's message from the new thread, /health `ready`, and every later
+    // call the same, init's failure kept by the thread after the settings were mended.
+    ["init throws in a new thread (its error's words)", 'broken', 'the settings in ./broken do not parse', {}],
+  ])('answers POOL_UNAVAILABLE naming why when %s, /health degraded, and serves again once the cause is gone', async (_what, cause, why, pools) => {
+    const { dir, server, client } = await serve(restart, 10_000, 'thread', pools);
     try {
-      writeFileSync(path.join(dir, 'hang'), '');
-      expect(errorCodeOf(await call(client, 'exit'))).toBe('WORKER_CRASHED');
-      // Before: it waited on the new thread's init for its whole deadline, TIMEOUT.
-      const refused = await call(client, 'hello');
-      expect(errorCodeOf(refused)).toBe('POOL_UNAVAILABLE');
-      expect(textOf(refused)).toContain('the mine pool has no live thread (no thread could start: the mine threads did not become ready within 1000 ms (pools.startTimeoutMs): its init has not finished)');
-      rmSync(path.join(dir, 'hang'));
-      expect(await eventually(async () => textOf(await call(client, 'hello')) === 'hello', 15_000)).toBe(true);
-    } finally {
-      await client.close();
-      await server.stop();
-    }
-  }, 60_000);
-
-  it('answers POOL_UNAVAILABLE when its module ends its new thread as it loads, with no error, and serves again once it loads', async () => {
-    const { dir, server, client } = await serve(restart, 10_000, 'thread');
-    try {
-      writeFileSync(path.join(dir, 'exit-on-load'), '');
+      writeFileSync(path.join(dir, cause), '');
       expect(errorCodeOf(await call(client, 'exit'))).toBe('WORKER_CRASHED');
       const refused = await call(client, 'hello');
       expect(errorCodeOf(refused)).toBe('POOL_UNAVAILABLE');
-      expect(textOf(refused)).toMatch(/the mine pool has no live thread \(no thread could start: a new thread ended as it loaded .*tools\.cjs, with no error \(process\.exit in it\?\)\)/);
-      rmSync(path.join(dir, 'exit-on-load'));
-      expect(await eventually(async () => textOf(await call(client, 'hello')) === 'hello', 15_000)).toBe(true);
-    } finally {
-      await client.close();
-      await server.stop();
-    }
-  }, 60_000);
-
-  it("answers POOL_UNAVAILABLE naming its init's error while init throws in new threads, and serves again once init works", async () => {
-    const { dir, server, client } = await serve(restart, 10_000, 'thread');
-    try {
-      writeFileSync(path.join(dir, 'broken'), '');
-      expect(errorCodeOf(await call(client, 'exit'))).toBe('WORKER_CRASHED');
-      // Before: INTERNAL with init's message from the new thread, /health `ready`, and every
-      // later call the same, init's failure kept by the thread after the settings were mended.
-      const refused = await call(client, 'hello');
-      expect(errorCodeOf(refused)).toBe('POOL_UNAVAILABLE');
-      expect(textOf(refused)).toContain('the mine pool has no live thread (no thread could start: the settings in ./broken do not parse)');
-      expect((await health(server)).pools[0]).toMatchObject({ state: 'degraded', lastError: 'no thread could start: the settings in ./broken do not parse' });
-      rmSync(path.join(dir, 'broken'));
+      const reason = typeof why === 'string' ? why.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : why.source;
+      expect(textOf(refused)).toMatch(new RegExp(`the mine pool has no live thread \\(no thread could start: ${reason}\\)`));
+      expect((await health(server)).pools[0]).toMatchObject({ state: 'degraded', lastError: expect.stringMatching(new RegExp(`^no thread could start: ${reason}`)) });
+      rmSync(path.join(dir, cause));
       expect(await eventually(async () => textOf(await call(client, 'hello')) === 'hello', 15_000)).toBe(true);
       expect(await health(server)).toMatchObject({ httpStatus: 200, pools: [expect.objectContaining({ state: 'ready', alive: 1 })] });
     } finally {
