@@ -44,6 +44,25 @@ export interface ToolFilter {
   excludeTags?: string[];
 }
 
+const FILTER_KEYS = ['toolsMode', 'includeTools', 'includeTags', 'includeResources', 'includeOperations', 'excludeTags'] as const;
+/** Entries of a filter list a log line shows; the rest are counted. */
+const SHOWN_ENTRIES = 20;
+
+/**
+ * The filters as a log line shows them: the filter keys only (the service passes the whole API
+ * configuration as its filter, which put its base URL, headers and every other setting in the
+ * warning), each list cut at SHOWN_ENTRIES with a count (16,000 includeTools entries were one line).
+ */
+function shownFilter(filter: ToolFilter): Record<string, unknown> {
+  const shown: Record<string, unknown> = {};
+  for (const key of FILTER_KEYS) {
+    const value = filter[key];
+    if (value === undefined) continue;
+    shown[key] = Array.isArray(value) && value.length > SHOWN_ENTRIES ? [...value.slice(0, SHOWN_ENTRIES), `… ${value.length} in all`] : value;
+  }
+  return shown;
+}
+
 export interface GenerateOptions {
   disableAbbreviation?: boolean;
   /** Longest name; default 64, less when the supervisor adds a namespace prefix. */
@@ -168,7 +187,7 @@ export class ToolsManager {
         if (!allIds.has(normaliseToolId(want)) && !allNames.has(want.toLowerCase()) && !META_TOOL_NAMES.includes(want as never)) warn(`includeTools entry '${want}' matches no operation`, { tool: want });
       }
     }
-    if (out.length === 0 && (mode !== 'all' || wantTools || tags || methods || resources || denied)) warn('no tools left after filtering', { filter: f });
+    if (out.length === 0 && (mode !== 'all' || wantTools || tags || methods || resources || denied)) warn('no tools left after filtering', { filter: shownFilter(f) });
     return out;
   }
 
