@@ -1,6 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -8,7 +6,7 @@ import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { connectSse, startHttp, textOf, untilCallRunning, type HttpServer } from '../../helpers/mcp';
 import { eventually, tempCacheEnv } from '../../helpers/processes';
 import { tempDir } from '../../helpers/temp';
-import { startUpstream } from '../../fixtures/openapi/upstream';
+import { flakyApi } from '../../helpers/flaky-api';
 
 // What was built and tested on Streamable HTTP first, through the legacy HTTP+SSE transport
 // (GET /sse, POST /message/{sessionId}) with the SDK's SSEClientTransport.
@@ -71,13 +69,8 @@ describe('calls over legacy SSE', () => {
 
 describe('an optional API left out at the start, over legacy SSE', () => {
   it('is listed once it starts, and the legacy session is told with notifications/tools/list_changed', async () => {
-    const upstream = await startUpstream();
-    const petstore = readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'openapi', 'petstore-3.0.yaml'), 'utf8');
-    let down = true;
-    const host: Server = createServer((_req, res) => (down ? res.writeHead(503).end('down') : res.writeHead(200, { 'content-type': 'application/yaml' }).end(petstore)));
-    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
-    const spec = `http://127.0.0.1:${(host.address() as AddressInfo).port}/openapi.yaml`;
-    const config = writeConfig({ shell: { enabled: false }, web: { enabled: false }, apis: [{ apiBaseUrl: upstream.url, openApiSpec: spec, namespace: 'flaky', affectsHealth: false }] });
+    const api = await flakyApi();
+    const config = writeConfig({ shell: { enabled: false }, web: { enabled: false }, apis: [{ apiBaseUrl: api.upstream.url, openApiSpec: api.spec, namespace: 'flaky', affectsHealth: false }] });
     const server = await startHttp('mcpvisor', ['--config', config], tempCacheEnv());
     const { client } = await connectSse(server.baseUrl);
     try {
@@ -86,15 +79,14 @@ describe('an optional API left out at the start, over legacy SSE', () => {
       const changed = new Promise<void>((resolve) => (told = resolve));
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => told());
       expect((await client.listTools()).tools).toEqual([]);
-      down = false;
+      api.up();
       // The first retry comes 5 s after the start; bounded so that a missing notification fails, not hangs.
       await Promise.race([changed, new Promise((_, reject) => setTimeout(() => reject(new Error('no notifications/tools/list_changed on the legacy stream')), 20_000))]);
       expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('flaky-show-pet-by-id');
     } finally {
       await client.close();
       await server.stop();
-      await new Promise<void>((resolve) => host.close(() => resolve()));
-      await upstream.close();
+      await api.close();
     }
   }, 40_000);
 });

@@ -1,6 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -10,7 +8,7 @@ import { connectSse, startHttp, textOf, untilCallRunning, type HttpServer } from
 import { eventually, tempCacheEnv } from '../../helpers/processes';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
 import { tempDir } from '../../helpers/temp';
-import { startUpstream } from '../../fixtures/openapi/upstream';
+import { flakyApi } from '../../helpers/flaky-api';
 
 // A legacy HTTP+SSE session (GET /sse, POST /message/{sessionId}) whose GET /sse stream is cut
 // (a proxy's idle timeout, a network change), through a TCP proxy on 127.0.0.1 the test cuts.
@@ -155,22 +153,31 @@ describe('a legacy SSE session whose GET /sse stream is cut', () => {
     await server?.stop();
   });
 
+  /**
+   * Starts a `sleep` call, then cuts the stream and keeps the network down until the call has
+   * ended (its answer can only come from what was kept), runs `whileCut`, then lets the client
+   * reconnect: what the call got.
+   */
+  async function callAcrossCut(client: Client, args: Record<string, unknown>, whileCut: () => Promise<void> = async () => undefined): Promise<{ value?: Result; error?: Error }> {
+    const answered = client.callTool({ name: 'sleep', arguments: args }, undefined, { timeout: 8000 }).then(
+      (value) => ({ value: value as Result }),
+      (error: Error) => ({ error }),
+    );
+    await untilCallRunning(server);
+    proxy.hold();
+    proxy.sever();
+    expect(await eventually(async () => (await inFlight(server)) === 0)).toBe(true);
+    await whileCut();
+    proxy.release();
+    return answered;
+  }
+
   it('gets the answer of a call that ended while it was cut once the SDK client reconnects, and goes on in the same session', async () => {
     const { client, transport } = await connectResuming(proxy.origin);
     try {
       const before = endpointOf(transport);
-      const answered: Promise<{ value?: Result; error?: Error }> = client.callTool({ name: 'sleep', arguments: { ms: 1000 } }, undefined, { timeout: 8000 }).then(
-        (value) => ({ value: value as Result }),
-        (error: Error) => ({ error }),
-      );
-      await untilCallRunning(server);
-      // Cut, and the network stays down until the call has ended: its answer can only come from what was kept.
-      proxy.hold();
-      proxy.sever();
-      expect(await eventually(async () => (await inFlight(server)) === 0)).toBe(true);
-      expect(await sessions(server)).toBe(1);
-      proxy.release();
-      const { value, error } = await answered;
+      // The session is still there while its stream is down.
+      const { value, error } = await callAcrossCut(client, { ms: 1000 }, async () => expect(await sessions(server)).toBe(1));
       expect(error).toBeUndefined();
       expect(textOf(value)).toBe('slept 1000 ms');
       expect(endpointOf(transport)).toBe(before);
@@ -187,16 +194,7 @@ describe('a legacy SSE session whose GET /sse stream is cut', () => {
     const { client, transport } = await connectResuming(proxy.origin);
     try {
       const before = endpointOf(transport);
-      const answered: Promise<{ value?: Result; error?: Error }> = client.callTool({ name: 'sleep', arguments: { ms: 1000, pad: 10_000 } }, undefined, { timeout: 8000 }).then(
-        (value) => ({ value: value as Result }),
-        (error: Error) => ({ error }),
-      );
-      await untilCallRunning(server);
-      proxy.hold();
-      proxy.sever();
-      expect(await eventually(async () => (await inFlight(server)) === 0)).toBe(true);
-      proxy.release();
-      const { value, error } = await answered;
+      const { value, error } = await callAcrossCut(client, { ms: 1000, pad: 10_000 });
       expect(value).toBeUndefined();
       expect(error?.message).toMatch(/http\.resumability\.maxBytes \(4096\)/);
       expect(endpointOf(transport)).toBe(before);
@@ -314,13 +312,8 @@ describe('a legacy SSE session with http.resumability.enabled false', () => {
 
 describe('an optional API that starts while a legacy SSE stream is cut', () => {
   it('is told to the session with notifications/tools/list_changed once its client reconnects', async () => {
-    const upstream = await startUpstream();
-    const petstore = readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'openapi', 'petstore-3.0.yaml'), 'utf8');
-    let down = true;
-    const host: Server = createServer((_req, res) => (down ? res.writeHead(503).end('down') : res.writeHead(200, { 'content-type': 'application/yaml' }).end(petstore)));
-    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
-    const spec = `http://127.0.0.1:${(host.address() as AddressInfo).port}/openapi.yaml`;
-    const config = writeConfig({ shell: { enabled: false }, web: { enabled: false }, http: { resumability: { legacySse: true } }, apis: [{ apiBaseUrl: upstream.url, openApiSpec: spec, namespace: 'flaky', affectsHealth: false }] }, 'legacy-resume-flaky.json');
+    const api = await flakyApi();
+    const config = writeConfig({ shell: { enabled: false }, web: { enabled: false }, http: { resumability: { legacySse: true } }, apis: [{ apiBaseUrl: api.upstream.url, openApiSpec: api.spec, namespace: 'flaky', affectsHealth: false }] }, 'legacy-resume-flaky.json');
     const server = await startHttp('mcpvisor', ['--config', config], tempCacheEnv());
     const proxy = await startTcpProxy(server.baseUrl);
     const { client, transport } = await connectResuming(proxy.origin);
@@ -338,7 +331,7 @@ describe('an optional API that starts while a legacy SSE stream is cut', () => {
       expect((await client.listTools()).tools).toEqual([]);
       proxy.hold();
       proxy.sever();
-      down = false;
+      api.up();
       // The first retry comes 5 s after the start.
       await bounded(witnessChanged, 'the API did not start');
       proxy.release();
@@ -350,8 +343,7 @@ describe('an optional API that starts while a legacy SSE stream is cut', () => {
       await witness.close();
       await proxy.close();
       await server.stop();
-      await new Promise<void>((resolve) => host.close(() => resolve()));
-      await upstream.close();
+      await api.close();
     }
   }, 60_000);
 });
