@@ -151,7 +151,12 @@ function bytesText(bytes: number): string {
 function sandboxLimits(limits: SystemInfo['sandbox']['limits']): string {
   if (!limits) return '';
   const memory = limits.maxMemoryBytes === null ? 'no memory limit' : `${bytesText(limits.maxMemoryBytes)} of memory per process`;
-  return `; in the sandbox, files up to ${bytesText(limits.maxFileBytes)}, ${memory}, /tmp of ${bytesText(limits.tmpBytes)}, ${limits.network ? "the host's network" : 'no network'}`;
+  return `; in the sandbox, files up to ${bytesText(limits.maxFileBytes)}, ${memory}, /tmp of ${bytesText(limits.tmpBytes)}, ${limits.network ? "the host's network" : 'no network'}${homeText(limits.home)}`;
+}
+
+function homeText(home: NonNullable<SystemInfo['sandbox']['limits']>['home']): string {
+  if (!home) return '';
+  return `, HOME ${home.path} ${home.kept ? 'kept between commands' : 'empty at each command'}`;
 }
 
 function cgroupLine(cgroup: SystemInfo['cgroup'], sandbox: SystemInfo['sandbox']): string {

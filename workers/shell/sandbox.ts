@@ -253,7 +253,9 @@ function realPathOf(file: string): string {
 
 /** The whole environment of a sandboxed command: nothing of the host's leaks in (command-env.ts). */
 export function sandboxEnv(workspace: string, network = false, home?: string): NodeJS.ProcessEnv {
-  return sandboxCommandEnv(workspace, PATH_INSIDE, network, home);
+  // Last on PATH, where `pip install --user` and `npm`'s user prefix put programs: found, but a
+  // program left there by one session's command never shadows a system one in another's.
+  return sandboxCommandEnv(workspace, home ? `${PATH_INSIDE}:${home}/.local/bin` : PATH_INSIDE, network, home);
 }
 
 /**

@@ -309,6 +309,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
           maxProcesses: process.getuid?.() === 0 ? null : config.sandboxMaxProcesses,
           tmpBytes: config.sandboxTmpBytes,
           network: config.sandboxNetwork,
+          ...(home ? { home: { path: home.inside, kept: home.host !== undefined } } : {}),
         };
         const info = await getSystemInfo(workspace, { enabled: config.sandbox, state: sandbox, limits }, config.commandTimeoutMs, cgroupState);
         return { content: [{ type: 'text', text: formatSystemInfo(info) }], structuredContent: { ...info } };

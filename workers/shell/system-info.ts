@@ -46,6 +46,8 @@ export interface SandboxLimits {
   tmpBytes: number;
   /** Whether it shares the host's network; false: it has none. */
   network: boolean;
+  /** HOME inside the sandbox; `kept`: the same directory for every command and restart, else empty at each command. */
+  home?: { path: string; kept: boolean };
 }
 
 /** Everything spec 002's getSystemInfo names, with the unit in each field name. Never throws for the disk part. */

@@ -37,6 +37,12 @@ describe('the sandbox home', () => {
       expect(await stdoutOf(server, `ln -s / ~/root-link && ln -s ${state} ~/state-link && ls -d ~/root-link${state} ~/state-link/mcpvisor 2>/dev/null; echo end`)).toBe('end\n');
       // Nothing of the host's path shows in the environment.
       expect(await stdoutOf(server, 'env')).not.toContain(state);
+      // Programs a user install puts in ~/.local/bin (pip install --user) run by name, after the system's.
+      await stdoutOf(server, "mkdir -p ~/.local/bin && printf '#!/bin/sh\\necho user tool\\n' > ~/.local/bin/user-tool && chmod +x ~/.local/bin/user-tool && printf '#!/bin/sh\\necho shadow\\n' > ~/.local/bin/ls && chmod +x ~/.local/bin/ls");
+      expect(await stdoutOf(server, 'user-tool && ls -d /')).toBe('user tool\n/\n');
+      const info = await call(server, 'getSystemInfo', {});
+      expect(info.structuredContent!.sandbox).toMatchObject({ limits: { home: { path: '/home/sandbox', kept: true } } });
+      expect(textOf(info)).toContain('HOME /home/sandbox kept between commands');
     } finally {
       await server.close();
     }
@@ -45,7 +51,7 @@ describe('the sandbox home', () => {
     expect(homes).toEqual([expect.stringMatching(/^shell-home-ws-.+-[0-9a-f]{16}$/)]);
     const home = path.join(state, 'mcpvisor', 'sandbox-home', homes[0]);
     expect(statSync(home).mode & 0o777).toBe(0o700);
-    expect(readdirSync(home).sort()).toEqual(['.gitconfig', '.npmrc', '.probe', 'root-link', 'state-link']);
+    expect(readdirSync(home).sort()).toEqual(['.gitconfig', '.local', '.npmrc', '.probe', 'root-link', 'state-link']);
     expect(lstatSync(path.join(home, 'root-link')).isSymbolicLink()).toBe(true);
 
     // A new server on the same workspace finds them; one on another workspace has a home of its own.
@@ -76,6 +82,9 @@ describe('the sandbox home', () => {
       expect(server.stderr()).toContain(`would lie in the workspace ${ws}`);
       const { tools } = await server.client.listTools();
       expect(tools.find((tool) => tool.name === 'exec')!.description).toContain('HOME is /home/sandbox, empty at each command');
+      const info = await call(server, 'getSystemInfo', {});
+      expect(info.structuredContent!.sandbox).toMatchObject({ limits: { home: { path: '/home/sandbox', kept: false } } });
+      expect(textOf(info)).toContain('HOME /home/sandbox empty at each command');
     } finally {
       await server.close();
     }
