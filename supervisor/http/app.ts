@@ -149,6 +149,23 @@ export function startHttp(supervisor: Supervisor, config: HttpConfig, logger: Lo
   app.get('/sse', ...mcp, wrap((req, res) => legacy.open(req, res)));
   app.post(['/message', '/message/:sessionId'], ...mcp, json, wrap((req, res) => legacy.post(req, res)));
 
+  // A known path asked with a method it does not take: 405 naming the ones it does (a 404 "not
+  // found" for `POST /health` sent operators looking for a missing route). OPTIONS stays a 404
+  // (cors.ts), and an endpoint turned off stays unknown.
+  const methodsOf = (path: string): string | undefined => {
+    if (path === '/' || path === '/sse') return 'GET, HEAD';
+    if (path === '/health') return config.healthEndpoint === 'off' ? undefined : 'GET, HEAD';
+    if (path === '/metrics') return config.metricsEndpoint === 'off' ? undefined : 'GET, HEAD';
+    if (path === '/message' || /^\/message\/[^/]+$/.test(path)) return 'POST';
+    return undefined;
+  };
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const allow = req.method === 'OPTIONS' ? undefined : methodsOf(req.path);
+    if (!allow) return next();
+    req.resume();
+    res.setHeader('Allow', allow);
+    res.status(405).json({ error: `method ${req.method} not allowed on ${req.path}`, allow: allow.split(', ') });
+  });
   app.use((_req: Request, res: Response) => {
     res.status(404).json({ error: 'not found', endpoints: [config.endpointPath, '/sse', '/message/{sessionId}', '/health', '/'] });
   });

@@ -292,6 +292,13 @@ describe('Streamable HTTP and legacy SSE transports', () => {
     expect(((await parse.json()) as { error: { code: number } }).error.code).toBe(-32700);
     const put = await fetch(server.mcpUrl, { method: 'PUT', headers: HEADERS, body: '{}' });
     expect(put.status).toBe(405);
+    // Other known paths name the methods they take; unknown ones and OPTIONS stay 404.
+    for (const [method, where, allow] of [['POST', '/health', 'GET, HEAD'], ['DELETE', '/metrics', 'GET, HEAD'], ['POST', '/', 'GET, HEAD'], ['PUT', '/sse', 'GET, HEAD'], ['GET', '/message/abc', 'POST']]) {
+      const wrong = await fetch(`${server.baseUrl}${where}`, { method, headers: HEADERS, body: method === 'GET' ? undefined : '{}' });
+      expect([method, where, wrong.status, wrong.headers.get('allow')]).toEqual([method, where, 405, allow]);
+      expect(((await wrong.json()) as { error: string }).error).toBe(`method ${method} not allowed on ${where}`);
+    }
+    for (const [method, where] of [['POST', '/nowhere'], ['OPTIONS', '/health']]) expect([method, where, (await fetch(`${server.baseUrl}${where}`, { method })).status]).toEqual([method, where, 404]);
     // A malformed initialize is said to be one, not a request without a session.
     const badInit = await fetch(server.mcpUrl, { method: 'POST', headers: HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 5 } }) });
     const answer = (await badInit.json()) as { error: { code: number; message: string } };
