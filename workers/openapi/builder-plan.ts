@@ -57,7 +57,11 @@ export function builderPlan(spec: JsonObject): BuilderPlan {
     // Without schemas: the builder reads a parameter's schema only to run JSON.parse on a string
     // value when the schema also allows an object or array (its UI takes JSON text), and a string
     // argument must stay that string (`filter: "{\"a\":1}"` went out as `?a=1`).
-    kept[method] = { ...(operation as JsonObject), parameters: spec.swagger ? builderParameters : builderParameters.map(withoutSchema) };
+    // Without `default`s: the builder sent a parameter's `default` (Swagger 2.0's, or one written
+    // beside an OpenAPI 3 schema) in place of one not given, `?page=1&sort=created` the model
+    // never asked for. The default is what the server assumes when none is sent (Swagger 2.0,
+    // Parameter Object), as OpenAPI 3 calls already went.
+    kept[method] = { ...(operation as JsonObject), parameters: builderParameters.map((p) => withoutDefault(spec.swagger ? p : withoutSchema(p))) };
     const requestBody = (operation as JsonObject).requestBody;
     if (isObject(requestBody) && isObject(requestBody.content)) (kept[method] as JsonObject).requestBody = { ...requestBody, content: bareFormTypes(requestBody.content) };
   }
@@ -112,6 +116,12 @@ function bareFormTypes(content: JsonObject): JsonObject {
   const out: JsonObject = { ...content };
   for (const [type, media] of Object.entries(content)) if (formKind(type) === 'multipart' && out['multipart/form-data'] === undefined) out['multipart/form-data'] = media;
   return out;
+}
+
+function withoutDefault(parameter: Json): Json {
+  if (!isObject(parameter) || parameter.default === undefined) return parameter;
+  const { default: _default, ...rest } = parameter;
+  return rest;
 }
 
 function withoutSchema(parameter: Json): Json {

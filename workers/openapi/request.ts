@@ -60,7 +60,7 @@ export function planSpec(entry: OperationEntry, ctx: RefContext): JsonObject {
     for (const [type, media] of Object.entries(content)) {
       const followed = followObject(media, ctx, requestBody.uri);
       const given = followed?.value.encoding === undefined ? undefined : (deref(followed.value.encoding, ctx, undefined, followed.uri) as JsonObject);
-      const encoding = followed && /^(application\/x-www-form-urlencoded|multipart\/form-data)\b/i.test(type) ? formEncoding(followed.value.schema, given, ctx, followed.uri) : given;
+      const encoding = followed && /^(application\/x-www-form-urlencoded|multipart\/form-data)\b/i.test(type) ? formEncoding(followed.value.schema, given, ctx, followed.uri, /^multipart\//i.test(type)) : given;
       types[type] = encoding === undefined ? {} : { encoding };
     }
     operation.requestBody = { content: types };
@@ -217,7 +217,7 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
   } else if (req.body instanceof FormData) {
     // undici writes the boundary itself.
     delete headers['content-type'];
-    out = req.body;
+    out = withoutBlobNames(req.body, isPlainObject(requestBody) ? requestBody : bodyProps);
   } else if (req.body !== undefined && req.body !== null) {
     const type = headers['content-type'] ?? '';
     if (typeof req.body === 'string' && !/json/i.test(type)) out = req.body;
@@ -316,6 +316,27 @@ function queryName(pair: string): string {
   } catch {
     return name;
   }
+}
+
+/**
+ * The builder's form with its typed parts (an Encoding Object's `contentType`: a JSON object, a
+ * CSV text) made parts without a file name: it wrote them as files named `blob`
+ * (`filename="blob"`), so multer refused the request ("Unexpected field") and Starlette and
+ * Spring's `@RequestParam` took the value for an upload. RFC 7578 4.2: a file name is for the
+ * content of a file. Files, the parts of binary properties (binary.ts, among `given`), keep
+ * the property's name.
+ * undici writes no `filename` for a file whose name is empty.
+ */
+function withoutBlobNames(form: FormData, given: Record<string, unknown>): FormData {
+  const files = new Set<unknown>(Object.values(given).flat());
+  let typed = false;
+  form.forEach((value) => {
+    typed ||= value instanceof Blob && !files.has(value);
+  });
+  if (!typed) return form;
+  const out = new FormData();
+  form.forEach((value, name) => out.append(name, value instanceof Blob && !files.has(value) ? new File([value], '', { type: value.type }) : value));
+  return out;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

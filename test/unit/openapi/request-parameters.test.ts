@@ -135,3 +135,42 @@ describe('Swagger 2.0 collectionFormat of header and multipart arrays', () => {
     expect([body.get('s'), body.get('t'), body.get('p')]).toEqual(['x y z', 'x\ty', 'x|y']);
   });
 });
+
+describe('a parameter with a default, not given', () => {
+  // The builder sent Swagger 2.0's `default` (and one written on an OpenAPI 3 Parameter Object)
+  // in place of no value: the default is what the server assumes when none is sent.
+  const SWAGGER = {
+    swagger: '2.0',
+    info: { title: 't', version: '1' },
+    paths: {
+      '/list': {
+        post: {
+          operationId: 'things',
+          consumes: ['application/x-www-form-urlencoded'],
+          parameters: [
+            { name: 'page', in: 'query', type: 'integer', default: 1 },
+            { name: 'sort', in: 'query', type: 'string', enum: ['created', 'name'], default: 'created' },
+            { name: 'X-Lang', in: 'header', type: 'string', default: 'en' },
+            { name: 'note', in: 'formData', type: 'string', default: 'none' },
+            { name: 'q', in: 'formData', type: 'string' },
+          ],
+          responses: OK,
+        },
+      },
+    },
+  };
+
+  test.each([
+    ['Swagger 2.0: no query, header or form value is sent', {}, '/list', undefined, 'q=x'],
+    ['Swagger 2.0: the values given are sent', { page: 2, sort: 'name', 'X-Lang': 'de', note: 'n' }, '/list?page=2&sort=name', 'de', 'note=n&q=x'],
+  ])('%s', async (_label, args, url, lang, body) => {
+    const build = await requestBuilder(SWAGGER);
+    const req = build('things', { ...args, q: 'x' });
+    expect([req.url, req.headers['x-lang'], req.body]).toEqual([`${BASE}${url}`, lang, body]);
+  });
+
+  test('OpenAPI 3: a default written on the Parameter Object is not sent either', async () => {
+    const build = await requestBuilder(oas3({ '/l': { get: { operationId: 'l', parameters: [{ name: 'page', in: 'query', default: 1, schema: { type: 'integer', default: 1 } }], responses: OK } } }));
+    expect([build('l', {}).url, build('l', { page: 3 }).url]).toEqual([`${BASE}/l`, `${BASE}/l?page=3`]);
+  });
+});

@@ -1,0 +1,65 @@
+import path from 'node:path';
+import { connectStdio, type StdioConnection } from '../../helpers/mcp';
+import { tempCacheEnv } from '../../helpers/processes';
+import { startUpstream, type Recorded, type Upstream } from '../../fixtures/openapi/upstream';
+
+const FIXTURES = path.join(__dirname, '..', '..', 'fixtures', 'openapi');
+
+let upstream: Upstream;
+beforeAll(async () => {
+  upstream = await startUpstream();
+});
+afterAll(() => upstream.close());
+
+/** What the upstream got for one call, which must succeed. */
+async function sent(conn: StdioConnection, name: string, args: Record<string, unknown>): Promise<Recorded> {
+  const before = upstream.requests.length;
+  const result = await conn.client.callTool({ name, arguments: args });
+  expect(result.isError).toBeUndefined();
+  return upstream.requests[before];
+}
+
+/** The header lines and the content of the multipart part named `name`, as the upstream got it. */
+function part(body: string, name: string): { head: string; content: string } | undefined {
+  const match = new RegExp(`Content-Disposition: form-data; name="${name}"([^]*?)\\r\\n\\r\\n([^]*?)\\r\\n--`).exec(body);
+  return match === null ? undefined : { head: match[1], content: match[2] };
+}
+
+describe('openapi-mcp-server: what goes on the wire', () => {
+  test('multipart: a JSON or typed part carries its type and no file name; a file part its name', async () => {
+    const conn = await connectStdio('openapi-mcp-server', ['--api-base-url', `${upstream.url}/v1`, '--openapi-spec', path.join(FIXTURES, 'wire-formats.yaml')], tempCacheEnv());
+    try {
+      const request = await sent(conn, 'upload', {
+        file: Buffer.from('%PDF-1.4').toString('base64'),
+        metadata: { title: 'Q3', tags: ['a', 'b'] },
+        options: { public: true },
+        rows: 'a,b\n1,2',
+        comment: 'c',
+      });
+      expect(request.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+      // swagger-client named the metadata part `blob` (filename="blob"), which multer refuses as an
+      // unexpected file, and sent `options` with no type (OpenAPI's default for an object is JSON).
+      expect(['file', 'metadata', 'options', 'rows', 'comment'].map((name) => part(request.body, name))).toEqual([
+        { head: '; filename="file"\r\nContent-Type: application/octet-stream', content: '%PDF-1.4' },
+        { head: '\r\nContent-Type: application/json', content: '{"title":"Q3","tags":["a","b"]}' },
+        { head: '\r\nContent-Type: application/json', content: '{"public":true}' },
+        { head: '\r\nContent-Type: text/csv', content: 'a,b\n1,2' },
+        { head: '', content: 'c' },
+      ]);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  test('Swagger 2.0: a parameter\'s default is not sent for an argument left out; one given is', async () => {
+    const conn = await connectStdio('openapi-mcp-server', ['--api-base-url', `${upstream.url}/v1`, '--openapi-spec', path.join(FIXTURES, 'wire-formats-2.0.yaml')], tempCacheEnv());
+    try {
+      const bare = await sent(conn, 'search-orders', { q: 'x' });
+      expect([bare.url, bare.headers['accept-language'], bare.body]).toEqual(['/v1/orders', undefined, 'q=x']);
+      const given = await sent(conn, 'search-orders', { q: 'x', page: 2, status: 'closed', 'Accept-Language': 'de', note: 'n' });
+      expect([given.url, given.headers['accept-language'], given.body]).toEqual(['/v1/orders?page=2&status=closed', 'de', 'note=n&q=x']);
+    } finally {
+      await conn.close();
+    }
+  });
+});
