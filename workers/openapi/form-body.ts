@@ -64,15 +64,32 @@ function formPair(name: string, value: unknown, encoding: JsonObject): string | 
 /**
  * Multipart values for the builder: each as its JSON text, which the builder's `JSON.parse`
  * turns back into the value given (a string stays that string); files as they are. `null` is
- * left out, as in a form-urlencoded body.
+ * left out, as in a form-urlencoded body. An object, and each object of an array, whose
+ * Encoding Object (in `encodings`) names no type or style is a part typed `application/json`,
+ * OpenAPI's default for objects (Spring's `@RequestPart` refuses a JSON part without it); the
+ * builder sent untyped text. Decision: by the value, so an object given where the schema also
+ * allows a string (`oneOf`) is typed too. These parts have no file name (request.ts).
  */
-export function multipartValues(values: Record<string, unknown>): Record<string, unknown> {
+export function multipartValues(values: Record<string, unknown>, encodings: JsonObject | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = Object.create(null);
   for (const [name, value] of Object.entries(values)) {
     if (value === undefined || value === null) continue;
-    out[name] = isFileLike(value) ? value : JSON.stringify(value);
+    const own = isObject(encodings?.[name]) ? (encodings![name] as JsonObject) : undefined;
+    if (isFileLike(value)) out[name] = value;
+    else if (isPlainObject(value) && own?.contentType === undefined && own?.style === undefined && own?.explode === undefined) out[name] = jsonPart(value);
+    // An array's encoding is style form, explode true unless the description says otherwise (form-encoding.ts).
+    else if (Array.isArray(value) && value.length > 0 && value.every(isPlainObject) && own?.contentType === undefined && (own?.style ?? 'form') === 'form' && own?.explode !== false) out[name] = value.map(jsonPart);
+    else out[name] = JSON.stringify(value);
   }
   return out;
+}
+
+function jsonPart(value: unknown): File {
+  return new File([JSON.stringify(value)], '', { type: 'application/json' });
+}
+
+function isPlainObject(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Blob);
 }
 
 function isFileLike(value: unknown): boolean {

@@ -1,4 +1,4 @@
-import { followObject, isObject, MAX_REF_HOPS, type Json, type JsonObject, type RefContext } from './refs';
+import { followObject, MAX_REF_HOPS, type Json, type JsonObject, type RefContext } from './refs';
 
 /**
  * A form body's `encoding` with OpenAPI's default for array properties made explicit: style
@@ -7,40 +7,21 @@ import { followObject, isObject, MAX_REF_HOPS, type Json, type JsonObject, type 
  * explode defaulting to true for style form, as the specification says. For multipart bodies the
  * same setting makes the builder send one part per item (RFC 7578 4.3), not one joined part.
  * The properties are those formProperties finds, composed schemas included.
- * For `multipart` bodies an object property without an encoding also gets OpenAPI's default
- * `contentType` for objects, `application/json`, so its part says what it holds (Spring's
- * `@RequestPart` refuses a JSON part without the type); the builder sent a bare text part.
  * `uri` is the document of the media type object, which `schema` is written in; `given` has no refs.
  */
-export function formEncoding(schema: Json | undefined, given: JsonObject | undefined, ctx: RefContext, uri: string | undefined, multipart = false): JsonObject | undefined {
+export function formEncoding(schema: Json | undefined, given: JsonObject | undefined, ctx: RefContext, uri: string | undefined): JsonObject | undefined {
   const properties = formProperties(schema, ctx, uri);
   if (properties.size === 0) return given;
   // Keyed by property names, which may be `__proto__` or `constructor`.
   const out: JsonObject = Object.assign(Object.create(null) as JsonObject, given);
   for (const [name, definitions] of properties) {
     const own = followObject(out[name], ctx, uri)?.value;
-    if (multipart && own === undefined && definitions.every(({ schema: at, uri: where }) => isObjectSchema(at, ctx, where))) {
-      out[name] = { contentType: 'application/json' };
-      continue;
-    }
     const style = typeof own?.style === 'string' ? own.style : 'form';
     // An explicit contentType (a JSON-encoded part) only applies while style and explode are unset.
     if (own?.explode !== undefined || style !== 'form' || (own?.contentType !== undefined && own.style === undefined)) continue;
     if (own !== undefined || definitions.some(({ schema: at, uri: where }) => mayBeArray(at, ctx, where))) out[name] = { ...own, style, explode: true };
   }
   return Object.keys(out).length > 0 ? out : given;
-}
-
-/**
- * Whether a property's schema says its value is an object: `type: object`, or no type but
- * `properties` (through `$ref`s). Decision: a schema that also allows another type (a type
- * list, `oneOf` a string) is not: the builder sends a string under a JSON type as it is, so a
- * string value would go out as invalid JSON.
- */
-function isObjectSchema(schema: Json, ctx: RefContext, uri: string | undefined): boolean {
-  const found = followObject(schema, ctx, uri)?.value;
-  if (found === undefined || found.oneOf !== undefined || found.anyOf !== undefined) return false;
-  return found.type === 'object' || (found.type === undefined && isObject(found.properties));
 }
 
 /** A property's schema and the document it is written in. */

@@ -60,7 +60,7 @@ export function planSpec(entry: OperationEntry, ctx: RefContext): JsonObject {
     for (const [type, media] of Object.entries(content)) {
       const followed = followObject(media, ctx, requestBody.uri);
       const given = followed?.value.encoding === undefined ? undefined : (deref(followed.value.encoding, ctx, undefined, followed.uri) as JsonObject);
-      const encoding = followed && /^(application\/x-www-form-urlencoded|multipart\/form-data)\b/i.test(type) ? formEncoding(followed.value.schema, given, ctx, followed.uri, /^multipart\//i.test(type)) : given;
+      const encoding = followed && /^(application\/x-www-form-urlencoded|multipart\/form-data)\b/i.test(type) ? formEncoding(followed.value.schema, given, ctx, followed.uri) : given;
       types[type] = encoding === undefined ? {} : { encoding };
     }
     operation.requestBody = { content: types };
@@ -180,7 +180,7 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
     // A whole body given as a string is taken as the form text written out.
     formBody = isPlainObject(requestBody) ? formUrlEncoded(requestBody, bodyEncodings(plan.spec, body!.contentType)) : typeof requestBody === 'string' ? requestBody : String(requestBody ?? '');
   }
-  const builderBody = form === 'urlencoded' ? undefined : form === 'multipart' && isPlainObject(requestBody) ? multipartValues(requestBody) : requestBody;
+  const builderBody = form === 'urlencoded' ? undefined : form === 'multipart' && isPlainObject(requestBody) ? multipartValues(requestBody, bodyEncodings(plan.spec, body!.contentType)) : requestBody;
 
   let req: { url: string; method: string; headers: Record<string, string>; body?: unknown };
   try {

@@ -19,10 +19,9 @@ async function sent(conn: StdioConnection, name: string, args: Record<string, un
   return upstream.requests[before];
 }
 
-/** The header lines and the content of the multipart part named `name`, as the upstream got it. */
-function part(body: string, name: string): { head: string; content: string } | undefined {
-  const match = new RegExp(`Content-Disposition: form-data; name="${name}"([^]*?)\\r\\n\\r\\n([^]*?)\\r\\n--`).exec(body);
-  return match === null ? undefined : { head: match[1], content: match[2] };
+/** The header lines after the name and the content of each multipart part named `name`, as the upstream got them. */
+function parts(body: string, name: string): Array<{ head: string; content: string }> {
+  return [...body.matchAll(new RegExp(`Content-Disposition: form-data; name="${name}"([^]*?)\\r\\n\\r\\n([^]*?)\\r\\n--`, 'g'))].map((match) => ({ head: match[1], content: match[2] }));
 }
 
 describe('openapi-mcp-server: what goes on the wire', () => {
@@ -35,16 +34,19 @@ describe('openapi-mcp-server: what goes on the wire', () => {
         options: { public: true },
         rows: 'a,b\n1,2',
         comment: 'c',
+        sections: [{ heading: 'h1' }, { heading: 'h2' }],
       });
       expect(request.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
       // swagger-client named the metadata part `blob` (filename="blob"), which multer refuses as an
-      // unexpected file, and sent `options` with no type (OpenAPI's default for an object is JSON).
-      expect(['file', 'metadata', 'options', 'rows', 'comment'].map((name) => part(request.body, name))).toEqual([
-        { head: '; filename="file"\r\nContent-Type: application/octet-stream', content: '%PDF-1.4' },
-        { head: '\r\nContent-Type: application/json', content: '{"title":"Q3","tags":["a","b"]}' },
-        { head: '\r\nContent-Type: application/json', content: '{"public":true}' },
-        { head: '\r\nContent-Type: text/csv', content: 'a,b\n1,2' },
-        { head: '', content: 'c' },
+      // unexpected file, and sent `options` and each section with no type (OpenAPI's default for an object is JSON).
+      const json = '\r\nContent-Type: application/json';
+      expect(['file', 'metadata', 'options', 'rows', 'comment', 'sections'].map((name) => parts(request.body, name))).toEqual([
+        [{ head: '; filename="file"\r\nContent-Type: application/octet-stream', content: '%PDF-1.4' }],
+        [{ head: json, content: '{"title":"Q3","tags":["a","b"]}' }],
+        [{ head: json, content: '{"public":true}' }],
+        [{ head: '\r\nContent-Type: text/csv', content: 'a,b\n1,2' }],
+        [{ head: '', content: 'c' }],
+        [{ head: json, content: '{"heading":"h1"}' }, { head: json, content: '{"heading":"h2"}' }],
       ]);
     } finally {
       await conn.close();

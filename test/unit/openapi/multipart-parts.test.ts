@@ -7,6 +7,8 @@ const PROPERTIES = {
   csv: { type: 'string' },
   either: { oneOf: [{ type: 'string' }, { type: 'object' }] },
   s: { type: 'string' },
+  rows2: { type: 'array', items: { type: 'object' } },
+  ids: { type: 'array', items: { type: 'integer' } },
 };
 const SPEC = oas3({
   '/upload': {
@@ -40,12 +42,19 @@ describe('multipart parts', () => {
     ['an object property without an encoding: typed application/json, no file name', 'meta', { a: 'é' }, { name: '', type: 'application/json', text: '{"a":"é"}' }],
     ['a string under its encoding\'s type: that type, no file name', 'csv', 'a,b\n1,2', { name: '', type: 'text/csv', text: 'a,b\n1,2' }],
     ['a property that may be a string or an object: untyped text, a string as given', 'either', '{"a"', { text: '{"a"' }],
-    ['a property that may be a string or an object: an object as JSON text', 'either', { a: 1 }, { text: '{"a":1}' }],
+    ['a property that may be a string or an object: an object typed application/json', 'either', { a: 1 }, { name: '', type: 'application/json', text: '{"a":1}' }],
     ['a string property: untyped text', 's', 'x', { text: 'x' }],
     ['a binary property: a file named after the property', 'file', Buffer.from('bytes').toString('base64'), { name: 'file', type: 'application/octet-stream', text: 'bytes' }],
   ])('%s', async (_label, property, value, want) => {
     const req = build('upload', { [property]: value });
     expect(await part(req.body as FormData, property)).toEqual(want);
+  });
+
+  test('an array of objects is a part per item, each typed application/json; an array of numbers untyped parts', async () => {
+    const form = build('upload', { rows2: [{ a: 1 }, { b: [2] }], ids: [1, 2] }).body as FormData;
+    const rows = await Promise.all(form.getAll('rows2').map(async (item) => ({ name: (item as File).name, type: (item as File).type, text: await (item as File).text() })));
+    expect(rows).toEqual([{ name: '', type: 'application/json', text: '{"a":1}' }, { name: '', type: 'application/json', text: '{"b":[2]}' }]);
+    expect(form.getAll('ids')).toEqual(['1', '2']);
   });
 
   test('typed parts and files go together, each as its own kind', async () => {
