@@ -205,7 +205,14 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
             fix: str,
             limits: {
               type: 'object',
-              properties: { maxFileBytes: int, maxMemoryBytes: { type: ['integer', 'null'] }, maxProcesses: { type: ['integer', 'null'] }, tmpBytes: int, network: bool },
+              properties: {
+                maxFileBytes: int,
+                maxMemoryBytes: { type: ['integer', 'null'] },
+                maxProcesses: { type: ['integer', 'null'] },
+                tmpBytes: int,
+                network: bool,
+                home: { type: 'object', properties: { path: str, kept: bool }, required: ['path', 'kept'] },
+              },
               required: ['maxFileBytes', 'maxMemoryBytes', 'maxProcesses', 'tmpBytes', 'network'],
             },
           },
