@@ -11,24 +11,13 @@
  */
 const os = require('node:os');
 const path = require('node:path');
+const { instanceLayout } = require('./deploy/instance-layout');
 
-/**
- * An integer variable of this file, `fallback` when unset or empty. Anything else outside
- * `min`..`max` stops `pm2 start` naming it: `Number('abc')` gave no app at all, and pm2 started
- * nothing and said nothing; `MCPVISOR_BASE_PORT=abc` gave each instance `--port NaN`.
- */
-function integerVar(name, fallback, min, max) {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= min && value <= max)) throw new Error(`ecosystem.config.js: ${name} must be an integer from ${min} to ${max}, got '${raw}'`);
-  return value;
-}
-
-// Decision: at most 64 instances (each is a whole supervisor with its pools); base port from 1:
-// 0 would give every instance a random port, which the nginx template cannot route to.
-const INSTANCES = integerVar('MCPVISOR_INSTANCES', 1, 1, 64);
-const BASE_PORT = integerVar('MCPVISOR_BASE_PORT', 3000, 1, 65_536 - INSTANCES);
+// MCPVISOR_INSTANCES (1 to 64, default 1) and MCPVISOR_BASE_PORT (default 3000), read as
+// deploy/render-nginx-conf.js reads them, so that nginx routes to the ports started here. A value
+// that is not such an integer stops `pm2 start` naming it: `Number('abc')` gave no app at all, and
+// pm2 started nothing and said nothing; `MCPVISOR_BASE_PORT=abc` gave each instance `--port NaN`.
+const { instances: INSTANCES, basePort: BASE_PORT } = instanceLayout('ecosystem.config.js');
 // pm2 resolves a relative script, and runs the app, in the directory `pm2 start` was typed in:
 // `pm2 start /srv/mcpvisor/ecosystem.config.js` from anywhere else said `Script not found`. The
 // app runs in the checkout; a relative MCPVISOR_CONFIG means the directory it was typed in, and

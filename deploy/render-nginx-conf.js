@@ -14,6 +14,7 @@
 const { readFileSync } = require('node:fs');
 const { isIP } = require('node:net');
 const path = require('node:path');
+const { instanceLayout } = require('./instance-layout');
 
 const TEMPLATE = path.join(__dirname, 'nginx.conf.template');
 
@@ -22,8 +23,10 @@ const TEMPLATE = path.join(__dirname, 'nginx.conf.template');
  * @param {string[]} [options.upstreams] `host:port` of every instance, in a stable order (the
  *   order gives the instance tags i1..iN); default: NGINX_UPSTREAMS (comma-separated), else
  *   `instances` consecutive ports from `basePort` on `upstreamHost`.
- * @param {number} [options.instances] default 1 (or MCPVISOR_INSTANCES).
- * @param {number} [options.basePort] default 3000 (or MCPVISOR_BASE_PORT).
+ * @param {number} [options.instances] default MCPVISOR_INSTANCES, else 1; 1 to 64.
+ * @param {number} [options.basePort] default MCPVISOR_BASE_PORT, else 3000; the last port at most
+ *   65535. Either one that is not such an integer throws, naming the variable (ecosystem.config.js's
+ *   rules: empty is unset).
  * @param {string} [options.upstreamHost] default 127.0.0.1; an IPv6 address bare (`::1`) or in
  *   brackets. In `upstreams` and NGINX_UPSTREAMS an IPv6 address is in brackets: `[::1]:3000`.
  * @param {string} [options.listen] nginx `listen` value; default 8080 (or NGINX_LISTEN).
@@ -39,13 +42,11 @@ const TEMPLATE = path.join(__dirname, 'nginx.conf.template');
  */
 function render(options = {}) {
   const env = process.env;
-  const instances = Number(options.instances ?? env.MCPVISOR_INSTANCES ?? 1);
-  const basePort = Number(options.basePort ?? env.MCPVISOR_BASE_PORT ?? 3000);
   const given = options.upstreamHost ?? '127.0.0.1';
   // nginx reads `::1:3000` as host `::1` with a bad port: "invalid port in upstream".
   const host = isIP(given) === 6 ? `[${given}]` : given;
   const listed = env.NGINX_UPSTREAMS ? env.NGINX_UPSTREAMS.split(',').map((item) => item.trim()).filter(Boolean) : undefined;
-  const upstreams = options.upstreams ?? listed ?? Array.from({ length: instances }, (_, i) => `${host}:${basePort + i}`);
+  const upstreams = options.upstreams ?? listed ?? consecutive(host, options, env);
   if (upstreams.length === 0) throw new Error('render-nginx-conf: at least one upstream is needed');
   const bare = upstreams.find((address) => !address.startsWith('[') && (address.match(/:/g) ?? []).length > 1);
   if (bare !== undefined) throw new Error(`render-nginx-conf: upstream ${bare}: write an IPv6 address in brackets, as in [::1]:3000`);
@@ -89,6 +90,26 @@ function render(options = {}) {
   return text;
 }
 
+/**
+ * `instances` ports from `basePort` on `host`, the layout ecosystem.config.js starts: read from
+ * the options, else MCPVISOR_INSTANCES and MCPVISOR_BASE_PORT, by the same rules as that file.
+ */
+function consecutive(host, options, env) {
+  const { instances, basePort } = instanceLayout('render-nginx-conf', {
+    MCPVISOR_INSTANCES: options.instances ?? env.MCPVISOR_INSTANCES,
+    MCPVISOR_BASE_PORT: options.basePort ?? env.MCPVISOR_BASE_PORT,
+  });
+  return Array.from({ length: instances }, (_, i) => `${host}:${basePort + i}`);
+}
+
 module.exports = { render, TEMPLATE };
 
-if (require.main === module) process.stdout.write(render());
+if (require.main === module) {
+  // A refusal is one line and exit code 1, not a stack trace above an empty output file.
+  try {
+    process.stdout.write(render());
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
+}
