@@ -178,9 +178,18 @@ async function serve(
 /**
  * Refuses to serve a non-loopback address without a bearer token: anyone who can reach the port
  * could drive the tools (a shell among them). `dangerouslyAllowUnauthenticatedNetwork` opts out.
+ * Refuses `/health` or `/metrics` set to `token` with no token to check (ConfigError, exit 2).
  */
 function checkExposure(config: Config): void {
   const { http } = config;
+  // `token` with no token set answered 401 to every request, the monitor's too, without a word.
+  const locked = (['healthEndpoint', 'metricsEndpoint'] as const).find((key) => http[key] === 'token');
+  if (config.transport === 'http' && locked !== undefined && http.authToken === undefined) {
+    throw new ConfigError(
+      `http.${locked} is token, but no bearer token is set: ${locked === 'healthEndpoint' ? '/health' : '/metrics'} would refuse every request; ` +
+        'set MCPVISOR_AUTH_TOKEN (or http.authToken), or make it public or off',
+    );
+  }
   if (config.transport !== 'http' || isLoopback(http.host) || http.authToken || http.dangerouslyAllowUnauthenticatedNetwork) return;
   throw new ConfigError(
     `refusing to serve ${http.host} without a bearer token: set MCPVISOR_AUTH_TOKEN (or http.authToken), ` +

@@ -104,6 +104,15 @@ describe('exposure rules', () => {
     expect(server.stderr()).toContain('refusing to serve 0.0.0.0 without a bearer token');
   });
 
+  it('refuses /health or /metrics behind a token when no token is set: every request, the monitor\'s too, got 401', async () => {
+    for (const key of ['healthEndpoint', 'metricsEndpoint'] as const) {
+      const server = spawnBin('mcpvisor', ['--transport', 'http', '--port', '0', '--config', writeConfig(fixtureConfig({ thread: false, root: { http: { [key]: 'token' } } }))]);
+      expect(await server.exited).toBe(2);
+      const endpoint = key === 'healthEndpoint' ? '/health' : '/metrics';
+      expect(server.stderr()).toContain(`mcpvisor: http.${key} is token, but no bearer token is set: ${endpoint} would refuse every request; set MCPVISOR_AUTH_TOKEN (or http.authToken), or make it public or off`);
+    }
+  });
+
   it('binds a non-loopback address with the loud opt-out flag', async () => {
     const server = spawnBin('mcpvisor', [
       '--transport', 'http', '--host', '0.0.0.0', '--port', '0', '--dangerously-allow-unauthenticated-network',
