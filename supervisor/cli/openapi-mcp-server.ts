@@ -7,7 +7,7 @@ import { ConfigError, type Config, type ConfigInput } from '../../config/validat
 import { SPEC_CACHE_OFF } from '../../config/openapi';
 import { COMMON_FLAGS, runProfile, SERVER_ENV, SERVER_FLAGS, type Profile } from '../profile';
 import { isCommand } from './command';
-import { referenceArgv } from './reference-argv';
+import { REFERENCE_SHORT_FLAGS, referenceArgv } from './reference-argv';
 import { HEADER_NAME } from '../../protocol/http-headers';
 import { MAX_SPEC_BYTES } from '../../workers/openapi/spec-limits';
 
@@ -169,6 +169,10 @@ export function openapiProfile(): Profile {
       'Filters combine: a tool must match every filter given, except that --tool names the tools served',
       'whatever --tag, --resource and --operation say; --exclude-tag applies in every mode. --tools dynamic',
       'lists only the meta-tools list-api-endpoints, get-api-endpoint-schema and invoke-api-endpoint.',
+      '',
+      // README names them ("Coming from @ivotoby/openapi-mcp-server"); --help did not.
+      'One-letter flags, as @ivotoby/openapi-mcp-server has them:',
+      `  ${Object.entries(REFERENCE_SHORT_FLAGS).map(([short, long]) => `${short} ${long}`).join(', ')}`,
       '',
       'Example:',
       '  openapi-mcp-server --api-base-url https://api.example.com --openapi-spec ./openapi.yaml \\',

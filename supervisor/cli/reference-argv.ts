@@ -1,7 +1,7 @@
 import { parseBool, type FlagSpec } from '../../config/load';
 
 /** The reference's one-letter flags (its yargs aliases), as long ones. `-v` is left out: it sets the server version there, and prints ours here. */
-const SHORT: Readonly<Record<string, string>> = Object.freeze({
+export const REFERENCE_SHORT_FLAGS: Readonly<Record<string, string>> = Object.freeze({
   '-u': '--api-base-url',
   '-s': '--openapi-spec',
   '-H': '--headers',
@@ -23,7 +23,7 @@ const BOOLEAN_WORD = /^(true|false|1|0|yes|no|on|off)$/i;
 export function referenceArgv(argv: readonly string[], flags: readonly FlagSpec[], optionalValue: readonly string[] = []): string[] {
   const booleans = new Set(flags.filter((flag) => flag.kind === 'flag').map((flag) => `--${flag.name}`));
   const valued = new Set(flags.filter((flag) => flag.kind !== 'flag').map((flag) => `--${flag.name}`));
-  const known = new Set([...booleans, ...valued, ...Object.keys(SHORT)]);
+  const known = new Set([...booleans, ...valued, ...Object.keys(REFERENCE_SHORT_FLAGS)]);
   const optional = new Set(optionalValue.map((name) => `--${name}`));
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -32,7 +32,7 @@ export function referenceArgv(argv: readonly string[], flags: readonly FlagSpec[
       out.push(...argv.slice(i));
       break;
     }
-    const long = SHORT[arg] ?? arg;
+    const long = REFERENCE_SHORT_FLAGS[arg] ?? arg;
     const eq = long.indexOf('=');
     const name = long.startsWith('--') && eq > 0 ? long.slice(0, eq) : long;
     if (booleans.has(name)) {

@@ -20,7 +20,7 @@ Usage:
   web-search fetch <url>        fetch a page and print it as Markdown with its metadata
   web-search interactive        read commands from the terminal (type help)
   web-search mcp [options]      MCP server over stdio (same as web-search-mcp)
-  web-search mcp-http [options] MCP server over HTTP (default localhost:3001; --host, --port)
+  web-search mcp-http [options] MCP server over HTTP (default 127.0.0.1:3001; --host, --port)
 
 Options of search and fetch:
   --json           print JSON (the SearchResult array, or the FetchResult)
@@ -33,7 +33,7 @@ const INTERACTIVE_HELP = `Commands:
   search <query>, s <query>   search the web
   fetch <url>, f <url>        fetch a page as Markdown
   mcp                         become an MCP server over stdio
-  mcp-http                    become an MCP server over HTTP (localhost:3001)
+  mcp-http                    become an MCP server over HTTP (127.0.0.1:3001)
   help, h                     this help
   version, v                  print the version
   clear, cls                  clear the screen

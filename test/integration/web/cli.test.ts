@@ -38,6 +38,9 @@ describe('web-search', () => {
     const help = await run(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/web-search search <query>[\s\S]*web-search mcp-http/);
+    // The address mcp-http binds (README, Web search and fetch): it said localhost:3001.
+    expect(help.stdout).toContain('MCP server over HTTP (default 127.0.0.1:3001; --host, --port)');
+    expect(help.stdout).not.toContain('localhost');
     expect((await run([])).code).toBe(2);
     expect((await run(['version'])).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });

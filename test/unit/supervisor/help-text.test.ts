@@ -16,3 +16,17 @@ describe('--help', () => {
     expect(lines).toContain('  --dangerously-allow-unauthenticated-network');
   });
 });
+
+describe('openapi-mcp-server --help', () => {
+  it("names the reference's one-letter flags it reads, each with its long flag (README names them; --help did not)", () => {
+    const { openapiProfile } = require('../../../supervisor/cli/openapi-mcp-server') as typeof import('../../../supervisor/cli/openapi-mcp-server');
+    const { referenceArgv } = require('../../../supervisor/cli/reference-argv') as typeof import('../../../supervisor/cli/reference-argv');
+    const profile = openapiProfile();
+    const help = helpText(profile, [...SERVER_FLAGS, ...profile.flags]);
+    const pairs: Array<[string, string]> = [['-u', '--api-base-url'], ['-s', '--openapi-spec'], ['-H', '--headers'], ['-t', '--transport'], ['-p', '--port'], ['-n', '--name']];
+    for (const [short, long] of pairs) {
+      expect(referenceArgv([short, 'x'], profile.flags)).toEqual([long, 'x']);
+      expect(help).toContain(`${short} ${long}`);
+    }
+  });
+});
