@@ -11,7 +11,9 @@ export const mcpvisorProfile: Profile = {
   envVars: SERVER_ENV,
   envPrefix: 'MCPVISOR_',
   finalize(config, origins) {
-    if (config.shell.enabled) checkWorkspace(config, origins, 'shell.workspace (unset: the current directory)');
+    if (config.shell.enabled) {
+      checkWorkspace(config, origins, 'shell.workspace (unset: the current directory)', 'point shell.workspace at another directory in a --config file (or set shell.enabled: false)');
+    }
     return config;
   },
   helpFooter: 'Configuration: defaults < --config FILE < MCPVISOR_* environment < flags. See README.md.',

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { parseBool, setPath, type EnvSpec, type FlagSpec } from '../../config/load';
 import { expandPath } from '../../config/paths';
@@ -59,13 +58,8 @@ export const shellProfile: Profile = {
   envPrefix: 'MCPVISOR_',
   defaults: { transport: 'stdio', web: { enabled: false } },
   finalize(config: Config, origins?: Origins): Config {
-    const { dir, setting } = checkWorkspace(config, origins, 'SHELL_WORKSPACE (shell.workspace)');
-    // Claude Desktop starts stdio servers in /, so the default workspace is the root there; the
-    // worker refused it without naming the setting, after the pools had started (exit 1).
-    if (config.shell.sandbox && realpathSync(dir) === '/') {
-      const why = config.shell.workspace === undefined ? 'the current directory, /, as MCP clients such as Claude Desktop start servers there' : '/';
-      throw new ConfigError(`${setting}: the workspace is ${why}; sandbox mode confines commands to a directory below the root: set SHELL_WORKSPACE=DIR in the client's server config (its "env")`);
-    }
+    // The worker refused the root without naming the setting, after the pools had started (exit 1).
+    checkWorkspace(config, origins, 'SHELL_WORKSPACE (shell.workspace)', 'set SHELL_WORKSPACE=DIR in the client\'s server config (its "env")');
     return config;
   },
   helpFooter: [

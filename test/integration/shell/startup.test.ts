@@ -93,15 +93,17 @@ describe('mcpvisor with the shell toolset', () => {
     }
   });
 
-  test('started in / (where MCP clients start stdio servers) with no workspace set, stops and names the setting', async () => {
+  test('started in / (where MCP clients start stdio servers) with no workspace set, stops at once and names the setting (it started every pool, then exited 1)', async () => {
     const config = path.join(dir, 'root-workspace.json');
     writeFileSync(config, JSON.stringify({ web: { enabled: false } }));
     const child = spawn(process.execPath, [bin('mcpvisor'), '--config', config], { cwd: '/', stdio: ['pipe', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const code = await new Promise((resolve) => child.on('exit', (exitCode, signal) => resolve(signal ?? exitCode)));
-    expect(code).toBe(1);
-    expect(stderr).toContain('the shell workspace is / (shell.workspace in the config, SHELL_WORKSPACE for shell-mcp-server');
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      'mcpvisor: shell.workspace (unset: the current directory): the workspace is the current directory, /, as MCP clients such as Claude Desktop start servers there; sandbox mode confines commands to a directory below the root: point shell.workspace at another directory in a --config file (or set shell.enabled: false)\n',
+    );
   });
 
   test('started in its own checkout, warns that the workspace is read-only and names the setting mcpvisor reads', async () => {

@@ -75,6 +75,13 @@ describe('mcpvisor and the other server commands', () => {
     expect(await refused('mcpvisor', ['--config', file])).toBe(`mcpvisor: shell.workspace in ${file}: ${path.join(path.dirname(file), 'not-there')} does not exist\n`);
   });
 
+  it("refuses mcpvisor's shell workspace at the root in sandbox mode at once, as shell-mcp-server does (it started every pool, then exited 1; unset, in /: shell/startup.test.ts)", async () => {
+    const file = configFile('shell: { workspace: / }\n');
+    expect(await refused('mcpvisor', ['--config', file])).toBe(
+      `mcpvisor: shell.workspace in ${file}: the workspace is /; sandbox mode confines commands to a directory below the root: point shell.workspace at another directory in a --config file (or set shell.enabled: false)\n`,
+    );
+  });
+
   it('names the variable or the key of an unknown search engine', async () => {
     expect(await refused('web-search-mcp', [], { WEB_SEARCH_ENGINE: 'altavista' })).toMatch(/^web-search-mcp: WEB_SEARCH_ENGINE \(web\.search\.engine\): unknown search engine 'altavista'; expected one of /);
     const file = configFile("web: { search: { fallbackEngines: [bing, 'lycos'] } }\n");
