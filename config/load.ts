@@ -202,6 +202,14 @@ function parseFlags(options: LoadOptions): { values: Record<string, unknown>; po
     }
     const positional = /Unexpected argument '([^']+)'/.exec(message)?.[1];
     if (positional) throw new ConfigError(`unexpected argument '${positional}'; see --help`);
+    // node's own words ("Option '--port <value>' argument missing") named the flag as its parser does.
+    const arg = (name: string) => options.flags.find((flag) => `--${flag.name}` === name)?.arg ?? 'VALUE';
+    const missing = /Option '(--[^' ]+) <value>' argument missing/.exec(message)?.[1];
+    if (missing) throw new ConfigError(`${missing}: expected a value (${arg(missing)}), got none; see --help`);
+    const ambiguous = /Option '(--[^']+)' argument is ambiguous/.exec(message)?.[1];
+    if (ambiguous) throw new ConfigError(`${ambiguous}: expected a value (${arg(ambiguous)}), got an option; a value that starts with '-' is given as ${ambiguous}=VALUE`);
+    const valued = /Option '(--[^']+)' does not take an argument/.exec(message)?.[1];
+    if (valued) throw new ConfigError(`${valued} takes no value: give it alone; see --help`);
     throw new ConfigError(message.replace(/\s+To specify.*$/s, ''));
   }
 }

@@ -109,6 +109,12 @@ describe('configuration errors', () => {
     expect(errorOf(() => loadConfig(base({ argv: ['--prot', '1'] })))).toBe("unknown option --prot (did you mean '--port'?); see --help");
   });
 
+  it("names a flag given without its value, or a switch given one, in this server's words (they were node's parser's: \"Option '--port <value>' argument missing\")", () => {
+    expect(errorOf(() => loadConfig(base({ argv: ['--log-level'] })))).toBe('--log-level: expected a value (LEVEL), got none; see --help');
+    expect(errorOf(() => loadConfig(base({ argv: ['--port', '--debug'] })))).toBe("--port: expected a value (PORT), got an option; a value that starts with '-' is given as --port=VALUE");
+    expect(errorOf(() => loadConfig(base({ argv: ['--debug=yes'] })))).toBe('--debug takes no value: give it alone; see --help');
+  });
+
   it('names an unknown MCPVISOR_ variable and suggests the closest one', () => {
     expect(errorOf(() => loadConfig(base({ env: { MCPVISOR_PROT: '1' } })))).toBe("unknown environment variable MCPVISOR_PROT (did you mean 'MCPVISOR_PORT'?)");
   });
