@@ -56,7 +56,7 @@ export const shellProfile: Profile = {
   flags,
   envVars: [...envVars, ...SERVER_ENV],
   envPrefix: 'MCPVISOR_',
-  defaults: { transport: 'stdio', web: { enabled: false } },
+  defaults: { name: 'shell-mcp-server', transport: 'stdio', web: { enabled: false } },
   finalize(config: Config, origins?: Origins): Config {
     // The worker refused the root without naming the setting, after the pools had started (exit 1).
     checkWorkspace(config, origins, 'SHELL_WORKSPACE (shell.workspace)', 'set SHELL_WORKSPACE=DIR in the client\'s server config (its "env")');

@@ -57,7 +57,7 @@ export function checkWebConfig(config: Config, origins?: Origins): Config {
 const WEB_HTTP = { host: '127.0.0.1', port: 3001 };
 
 /** Profile defaults: stdio, HTTP on 127.0.0.1:3001 when asked, the shell toolset off. */
-export const WEB_DEFAULTS: Profile['defaults'] = { transport: 'stdio', shell: { enabled: false }, http: { ...WEB_HTTP } };
+export const WEB_DEFAULTS: Profile['defaults'] = { name: 'web-search-mcp', transport: 'stdio', shell: { enabled: false }, http: { ...WEB_HTTP } };
 
 /**
  * Spec 001's MCP server: the web toolset alone (`search`, `fetch_web_content`), stdio by default,

@@ -29,6 +29,8 @@ describe.each([
   });
 
   test('lists the seven tools of spec 002, each with an object input schema and an output schema', async () => {
+    // Named as the command a client's config names (it said mcpvisor).
+    expect(server.client.getServerVersion()?.name).toBe('shell-mcp-server');
     const { tools } = await server.client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(TOOLS);
     for (const tool of tools) {
@@ -170,7 +172,7 @@ describe.each([
     if (sandboxed) {
       // The process rlimit binds every user but root.
       const processes = process.getuid?.() === 0 ? null : 512;
-      expect((result.structuredContent!.sandbox as { limits: unknown }).limits).toEqual({ maxFileBytes: 1024 ** 3, maxMemoryBytes: memory, maxProcesses: processes, tmpBytes: 512 * 1024 ** 2, network: false });
+      expect((result.structuredContent!.sandbox as { limits: unknown }).limits).toEqual({ maxFileBytes: 1024 ** 3, maxMemoryBytes: memory, maxProcesses: processes, tmpBytes: 512 * 1024 ** 2, network: false, home: { path: '/home/sandbox', kept: true } });
       expect(textOf(result)).toContain(`limits: a command is killed after 10 s; in the sandbox, files up to 1.0 GiB, ${(memory / 1024 ** 3).toFixed(1)} GiB of memory per process, /tmp of 512 MiB, no network`);
     } else {
       expect(result.structuredContent!.sandbox).not.toHaveProperty('limits');

@@ -67,7 +67,9 @@ afterAll(async () => {
 
 describe('web-search-mcp over Streamable HTTP with real Chromium', () => {
   it('lists exactly the two web tools, with object input schemas', async () => {
-    const { tools } = await (await client()).listTools();
+    const connected = await client();
+    expect(connected.getServerVersion()?.name).toBe('web-search-mcp');
+    const { tools } = await connected.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(['fetch_web_content', 'search']);
     for (const tool of tools) expect(tool.inputSchema.type).toBe('object');
   });
