@@ -1,7 +1,9 @@
 import { isProbablyReaderable, Readability } from '@mozilla/readability';
-import { gfm } from '@joplin/turndown-plugin-gfm';
-import TurndownService from 'turndown';
+import type TurndownService from 'turndown';
 import { flattenDeepNesting } from './flatten-nesting';
+import { createConverter } from './markdown-rules';
+import { resetTables } from './markdown-tables';
+import { preparePage } from './page-cleanup';
 import { cutAtNodes, maxPageNodes } from './node-budget';
 import { capMetadata, extractMetadata, type PageMetadata } from './metadata';
 import { nativeRequire } from './native-require';
@@ -16,33 +18,13 @@ export interface Converted {
   article: boolean;
 }
 
-/** Page chrome, removed before extraction: never content. */
-const CHROME = 'script, style, noscript, template, svg, iframe, canvas, nav, aside, footer, form, [role="navigation"], [role="banner"], [role="contentinfo"], [role="complementary"], [aria-hidden="true"]';
 /** Also removed when there is no article; an article's own `<header>` often holds its title. */
 const BODY_NOISE = 'header';
 
 let turndown: TurndownService | undefined;
 
 function converter(): TurndownService {
-  if (turndown) return turndown;
-  turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_' });
-  turndown.use(gfm);
-  turndown.remove(['script', 'style', 'noscript', 'template'] as never);
-  // `<pre>` without a `<code>` child (Sphinx, Pygments: `<pre><span>…`) is code too: turndown's
-  // own rule takes only `<pre><code>`, and wrote the rest as text, escaped and run together.
-  turndown.addRule('preformatted', {
-    filter: (node) => node.nodeName === 'PRE' && !(node.firstChild && node.firstChild.nodeName === 'CODE'),
-    replacement: (_content, node) => {
-      const code = (node.textContent ?? '').replace(/\n$/, '');
-      // Longer than any run of backticks in the code. A loop: a spread of every run overflowed
-      // the stack at 300,000 of them (a 1.2 MB page), and the whole page failed.
-      let longest = 2;
-      for (const run of code.matchAll(/`{3,}/g)) longest = Math.max(longest, run[0].length);
-      const fence = '`'.repeat(longest + 1);
-      return `\n\n${fence}\n${code}\n${fence}\n\n`;
-    },
-  });
-  return turndown;
+  return (turndown ??= createConverter());
 }
 
 /** A lone `<article>` with at least this many characters of text is taken as the content. */
@@ -51,9 +33,10 @@ const SEMANTIC_ARTICLE_MIN_CHARS = 500;
 type Root = { querySelectorAll(selector: string): ArrayLike<unknown>; textContent: string | null };
 
 /**
- * HTML to Markdown: linkedom parses, metadata is read first, page chrome (nav, aside, footer,
- * forms, scripts) is removed, the main content is found, turndown with the GFM plugin (tables,
- * strikethrough, task lists) writes Markdown. Links and images are made absolute against `url`.
+ * HTML to Markdown: linkedom parses, metadata is read first, the page is cleaned of what a
+ * reader does not see (page-cleanup.ts: chrome, controls, hidden elements, permalinks; links and
+ * images made absolute against `url`), the main content is found, and turndown with our rules
+ * (markdown-rules.ts, markdown-tables.ts) writes Markdown.
  *
  * Finding the main content, in order:
  * 1. Decision (speed): a page with exactly one `<article>` holding 500+ characters is its own
@@ -72,10 +55,7 @@ export function htmlToMarkdown(html: string, url: string, maxNodes = maxPageNode
   const source = ensureDocument(budgeted.html);
   let document = parseFlat(source);
   const metadata = extractMetadata(document as never);
-  const clean = (doc: typeof document) => {
-    absolutise(doc as never, url);
-    for (const node of Array.from(doc.querySelectorAll(CHROME))) node.remove();
-  };
+  const clean = (doc: typeof document) => preparePage(doc as never, url);
   clean(document);
   let root: Root | undefined;
   let article = false;
@@ -158,6 +138,7 @@ let rowsSeen: WeakMap<object, Element[]> | undefined;
 function convert(root: Root): string {
   Object.defineProperty(root, 'cloneNode', { value: () => root, configurable: true });
   rowsSeen = new WeakMap();
+  resetTables();
   memoiseChildNodes(root);
   childNodesSeen = new WeakMap();
   try {
@@ -251,31 +232,4 @@ function parseFlat(source: string) {
 
 function ensureDocument(html: string): string {
   return /<html[\s>]/i.test(html.slice(0, 4096)) ? html : `<!doctype html><html><head></head><body>${html}</body></html>`;
-}
-
-/**
- * Links and images made absolute against the document's base URL: the first `<base href>`,
- * itself resolved against the page's URL (HTML, "document base URL"), else the page's URL.
- */
-function absolutise(document: { querySelectorAll(selector: string): Iterable<Element> }, pageUrl: string): void {
-  let base = pageUrl;
-  for (const node of document.querySelectorAll('base[href]')) {
-    try {
-      base = new URL(node.getAttribute('href') ?? '', pageUrl).href;
-    } catch {
-      // An unparsable base is ignored, as browsers do.
-    }
-    break;
-  }
-  for (const [selector, attribute] of [['a[href]', 'href'], ['img[src]', 'src']] as const) {
-    for (const node of document.querySelectorAll(selector)) {
-      const value = node.getAttribute(attribute);
-      if (!value || value.startsWith('#') || /^(data|javascript|mailto):/i.test(value)) continue;
-      try {
-        node.setAttribute(attribute, new URL(value, base).href);
-      } catch {
-        // Leave a value URL cannot parse as it is.
-      }
-    }
-  }
 }

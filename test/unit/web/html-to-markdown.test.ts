@@ -27,7 +27,8 @@ describe('htmlToMarkdown tables', () => {
     expect(lines).toHaveLength(302);
     expect(lines[1]).toBe('| --- | --- | --- |');
     expect(lines[152]).toBe('| r150 | 150 | extra |');
-    expect(lines[301]).toBe('| r299 | 299 |');
+    // Every row has the table's column count (GFM renderers pad short rows; now they need not).
+    expect(lines[301]).toBe('| r299 | 299 | |');
   });
 
   it('places cells by the children left after whitespace between rows and cells is collapsed', () => {

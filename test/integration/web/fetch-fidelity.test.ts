@@ -1,0 +1,50 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { writeConfig } from '../../helpers/config';
+import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
+import { fixtureText, send, startSite, type LocalSite } from '../../fixtures/web/local-site';
+
+/**
+ * The Markdown of realistic pages (test/fixtures/web/pages) through web-search-mcp's
+ * fetch_web_content, read as a reader of each page in a browser would: the unit tests of
+ * markdown-fidelity hold each element; here, that the built server's fetch threads write it so.
+ */
+let site: LocalSite;
+let server: HttpServer;
+let client: Client;
+
+beforeAll(async () => {
+  site = await startSite({
+    '/wiki/Pythagorean_theorem': send(fixtureText('pages/wiki-article.html')),
+    '/en/latest/config.html': send(fixtureText('pages/sphinx-docs.html')),
+  });
+  server = await startHttp('web-search-mcp', ['--config', writeConfig({ web: { fetch: { allowPrivateNetwork: true, rateLimit: 100, rateLimitIntervalMs: 1000 } } })]);
+  ({ client } = await connectHttp(server.mcpUrl));
+});
+
+afterAll(async () => {
+  await client?.close();
+  await server?.stop();
+  await site.close();
+});
+
+const fetchPage = async (path: string) => {
+  const result = (await client.callTool({ name: 'fetch_web_content', arguments: { url: `${site.origin}${path}` } })) as { isError?: boolean; content: unknown };
+  expect(result.isError).toBeFalsy();
+  return textOf(result);
+};
+
+it('fetch_web_content keeps a Wikipedia article\'s section headings and math, and writes its infobox as one table', async () => {
+  const text = await fetchPage('/wiki/Pythagorean_theorem');
+  expect(text).toContain('\n## Proofs\n');
+  expect(text).toContain('| Pythagorean theorem |  |\n| --- | --- |\n');
+  expect(text).toContain('| Symbolic statement | $a^{2}+b^{2}=c^{2}$ |');
+  expect(text).toContain('\n$$a^{2}+b^{2}=c^{2}.$$\n');
+  expect(text).not.toMatch(/\[edit\]|#cite_note/);
+});
+
+it('fetch_web_content writes a Sphinx page\'s code with its language, without line numbers or permalinks', async () => {
+  const text = await fetchPage('/en/latest/config.html');
+  expect(text).toContain('\n# Configuration\n');
+  expect(text).toContain('```python\nimport frob\ncfg = frob.load("frob.toml")\nprint(cfg.port)\n```');
+  expect(text).not.toMatch(/¶|<br>1<br>/);
+});

@@ -1,0 +1,167 @@
+import { fixtureText } from '../../fixtures/web/local-site';
+import { htmlToMarkdown } from '../../../workers/web/html-to-markdown';
+
+/** Element by element, the Markdown a reader of the page in a browser would write. */
+const md = (body: string, url = 'https://site.example/dir/page.html') => htmlToMarkdown(`<!doctype html><html><head><title>t</title></head><body>${body}</body></html>`, url).markdown;
+
+describe('tables', () => {
+  it.each([
+    [
+      'a header row with colspan gets one delimiter row, and a second <thead> row is a body row',
+      '<table><thead><tr><td></td><th colspan="2">Desktop</th><th colspan="2">Mobile</th></tr><tr><td></td><th>Chrome</th><th>Firefox</th><th>Android</th><th>iOS</th></tr></thead><tbody><tr><th>map</th><td>1</td><td>1.5</td><td>18</td><td>1</td></tr></tbody></table>',
+      '|  | Desktop |  | Mobile |  |\n| --- | --- | --- | --- | --- |\n|  | Chrome | Firefox | Android | iOS |\n| map | 1 | 1.5 | 18 | 1 |',
+    ],
+    [
+      'cells after a rowspan stay in their columns',
+      '<table><tr><th>year</th><th>q</th><th>sales</th></tr><tr><td rowspan="2">2023</td><td>Q1</td><td>5</td></tr><tr><td>Q2</td><td>7</td></tr><tr><td>2024</td><td>Q1</td><td>9</td></tr></table>',
+      '| year | q | sales |\n| --- | --- | --- |\n| 2023 | Q1 | 5 |\n|  | Q2 | 7 |\n| 2024 | Q1 | 9 |',
+    ],
+    [
+      'a table holding a list is a pipe table, not raw HTML',
+      '<table><tr><th>k</th><th>list</th></tr><tr><td>x</td><td><ul><li>one</li><li>two</li></ul></td></tr></table>',
+      '| k | list |\n| --- | --- |\n| x | -   one<br>-   two |',
+    ],
+    [
+      'pipes are each escaped, a <br> is one <br>, and a table without <th> gets an empty header',
+      '<table><tr><td>a || b</td><td>line<br>break</td></tr><tr><td>c</td><td>d</td></tr></table>',
+      '|  |  |\n| --- | --- |\n| a \\|\\| b | line<br>break |\n| c | d |',
+    ],
+  ])('%s', (_what, html, want) => {
+    expect(md(html)).toBe(want);
+  });
+
+  it('writes a layout table (a cell holding a heading) as its cells, one block each', () => {
+    expect(md('<table><tr><td><h2>Title</h2><p>Body text.</p></td><td><p>Side</p></td></tr></table>')).toBe('## Title\n\nBody text.\n\nSide');
+  });
+
+  it('bounds the grid of a table whose cells span thousands of columns and rows', () => {
+    const rows = '<tr><td colspan="1000" rowspan="1000">x</td></tr>'.repeat(200);
+    const lines = md(`<table>${rows}</table>`).split('\n');
+    expect(lines).toHaveLength(202);
+    expect(lines[2]).toBe('| x |');
+  });
+});
+
+describe('code blocks', () => {
+  it.each([
+    ['Sphinx: highlight-X on the wrapper', '<div class="highlight-toml notranslate"><div class="highlight"><pre><span></span><span class="k">[server]</span>\nport = 1\n</pre></div></div>', '```toml\n[server]\nport = 1\n```'],
+    [
+      'Sphinx: a line-number gutter table',
+      '<div class="highlight-python"><table class="highlighttable"><tr><td class="linenos"><div class="linenodiv"><pre>1\n2</pre></div></td><td class="code"><div class="highlight"><pre><span>import</span> frob\nfrob.load()\n</pre></div></td></tr></table></div>',
+      '```python\nimport frob\nfrob.load()\n```',
+    ],
+    ['Pygments inline line numbers', '<pre class="language-sh"><span class="linenos">1</span>ls\n<span class="linenos">2</span>pwd</pre>', '```sh\nls\npwd\n```'],
+    ['GitHub: lang on <pre>', '<pre lang="python"><code>import x</code></pre>', '```python\nimport x\n```'],
+    ['GitHub: highlight-source-X', '<div class="highlight highlight-source-shell"><pre>npm i</pre></div>', '```shell\nnpm i\n```'],
+    ['SyntaxHighlighter: brush', '<pre class="brush: ruby; gutter: false">puts 1</pre>', '```ruby\nputs 1\n```'],
+    ['a <br> per line', '<pre><code>a = 1<br>b = 2<br></code></pre>', '```\na = 1\nb = 2\n```'],
+    ['a <div> per line', '<pre><div class="line">a = 1</div><div class="line">b = 2</div></pre>', '```\na = 1\nb = 2\n```'],
+    ['a copy button', '<div><pre><code class="language-js">x()</code></pre><button>Copy</button><clipboard-copy>Copy</clipboard-copy></div>', '```js\nx()\n```'],
+  ])('%s', (_what, html, want) => {
+    expect(md(html)).toBe(want);
+  });
+});
+
+describe('headings and links', () => {
+  it.each([
+    ['a Sphinx ¶ permalink', '<h2 id="x">Settings<a class="headerlink" href="#x" title="Permalink">¶</a></h2>', '## Settings'],
+    ['a GitHub icon permalink', '<div class="markdown-heading"><h2>Install</h2><a class="anchor" aria-label="Permalink: Install" href="#install"><svg></svg></a></div>', '## Install'],
+    ['a heading that links to itself', '<h2 id="try_it"><a href="#try_it">Try it</a></h2>', '## Try it'],
+    ['a heading inside a link', '<a href="/post/1"><h3>Post title</h3><p>Teaser.</p></a>', '### [Post title](https://site.example/post/1)\n\nTeaser.'],
+    ['javascript: and in-page links as text', '<p><a href="javascript:void(0)">Show more</a> and <a href="#cite_note-1">[1]</a>.</p>', 'Show more and \\[1\\].'],
+    ['an icon link named by aria-label; an empty link dropped', '<p><a href="/rss" aria-label="RSS feed"><svg></svg></a> and <a href="/x"></a>end</p>', '[RSS feed](https://site.example/rss) and end'],
+    ['no tooltip titles', '<p><a href="/wiki/Square" title="Square">square</a></p>', '[square](https://site.example/wiki/Square)'],
+    ['MediaWiki [edit] links', '<div class="mw-heading mw-heading2"><h2 id="Proofs">Proofs</h2><span class="mw-editsection">[<a href="/w/index.php?action=edit">edit</a>]</span></div><p>Text.</p>', '## Proofs\n\nText.'],
+  ])('%s', (_what, html, want) => {
+    expect(md(html)).toBe(want);
+  });
+});
+
+describe('what a reader does not see', () => {
+  it.each([
+    ['hidden, display:none and visibility:hidden', '<p>seen</p><p hidden>h1</p><p style="color:red; display: none">h2</p><div style="visibility:hidden">h3</div><span style="display:none !important">h4</span>', 'seen'],
+    ['hidden="until-found" (revealed by find in page) is kept', '<div hidden="until-found"><p>found text</p></div>', 'found text'],
+    ['buttons, selects and video fallbacks', '<p>Sort <select><option>Newest</option></select> <button>Share</button></p><video src="v.mp4">Your browser does not support video</video>', 'Sort'],
+    ['a button in a heading (an accordion) keeps its text', '<h3><button aria-expanded="false">What is it?</button></h3><p>An answer.</p>', '### What is it?\n\nAn answer.'],
+    ['a cookie banner and a dialog', '<div id="cookie-banner"><p>We use cookies.</p><a href="/privacy">Settings</a></div><div role="dialog"><p>Subscribe!</p></div><p>Article text.</p>', 'Article text.'],
+    ['a card named after cookies is content', '<div class="cookie-recipe"><p>Mix the flour.</p></div>', 'Mix the flour.'],
+  ])('%s', (_what, html, want) => {
+    expect(md(html)).toBe(want);
+  });
+});
+
+describe('images', () => {
+  it.each([
+    ['a lazy image takes data-src over its placeholder', '<p><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" data-src="real.jpg" alt="Photo"></p>', '![Photo](https://site.example/dir/real.jpg)'],
+    ['a data: URI is left out, its alt text kept', `<p><img src="data:image/png;base64,${'A'.repeat(5_000)}" alt="inline dot"></p>`, '![inline dot]()'],
+    ['a 1×1 tracking pixel is removed', '<p>text<img src="https://tracker.example/p.gif" width="1" height="1" alt=""></p>', 'text'],
+    ['<base href> is the base', '<base href="https://cdn.example/assets/"><p><img src="a b.png" alt="x"></p>', '![x](https://cdn.example/assets/a%20b.png)'],
+  ])('%s', (_what, html, want) => {
+    expect(md(html)).toBe(want);
+  });
+});
+
+describe('text', () => {
+  it.each([
+    ['MathML as TeX', '<p>so <math><semantics><mrow><msup><mi>x</mi><mn>2</mn></msup></mrow><annotation encoding="application/x-tex">x^{2}</annotation></semantics></math> holds</p>', 'so $x^{2}$ holds'],
+    [
+      'MediaWiki display math, hidden beside its fallback image',
+      '<dl><dd><span class="mwe-math-element"><span class="mwe-math-mathml-display mwe-math-mathml-a11y" style="display: none;"><math display="block" alttext="{\\displaystyle a^{2}+b^{2}=c^{2}.}"><mi>a</mi></math></span><img src="x.svg" class="mwe-math-fallback-image-display" aria-hidden="true" alt="{\\displaystyle a^{2}}"></span></dd></dl>',
+      '$$a^{2}+b^{2}=c^{2}.$$',
+    ],
+    ['sup and sub', '<p>E=mc<sup>2</sup> and H<sub>2</sub>O</p>', 'E=mc<sup>2</sup> and H<sub>2</sub>O'],
+    ['task list state', '<ul><li><input type="checkbox" checked disabled> done</li><li><input type="checkbox" disabled> todo</li></ul>', '-   [x]  done\n-   [ ]  todo'],
+    ['snake_case is not escaped; what could start emphasis is', '<p>_lead, snake_case_name, 2*3*4</p>', '\\_lead, snake_case_name, 2\\*3\\*4'],
+  ])('%s', (_what, html, want) => {
+    expect(md(html)).toBe(want);
+  });
+});
+
+describe('realistic pages (test/fixtures/web/pages)', () => {
+  const page = (name: string, url: string) => htmlToMarkdown(fixtureText(`pages/${name}`), url).markdown;
+
+  it('a Sphinx page: no permalinks, code with its language and without line numbers, a clean table', () => {
+    const markdown = page('sphinx-docs.html', 'https://frob.readthedocs.io/en/latest/config.html');
+    expect(markdown).toContain('# Configuration\n\n');
+    expect(markdown).toContain('```toml\n[server]\nhost = "127.0.0.1"\nport = 8080\n```');
+    expect(markdown).toContain('```python\nimport frob\ncfg = frob.load("frob.toml")\nprint(cfg.port)\n```');
+    expect(markdown).toContain('| `mode` | `a\\|b` | Either _a_ or _b_;<br>see below. |');
+    expect(markdown).not.toMatch(/¶|Permalink|<br>1<br>|Edit on GitHub|Search docs/);
+  });
+
+  it('a Wikipedia article: section headings, infobox, math, footnote markers', () => {
+    const markdown = page('wiki-article.html', 'https://en.wikipedia.org/wiki/Pythagorean_theorem');
+    expect(markdown).toContain('\n## Proofs\n');
+    expect(markdown).toContain('\n## References\n');
+    expect(markdown).toContain('| Pythagorean theorem |  |\n| --- | --- |');
+    expect(markdown).toContain('| Symbolic statement | $a^{2}+b^{2}=c^{2}$ |');
+    expect(markdown).toContain('\n$$a^{2}+b^{2}=c^{2}.$$\n');
+    expect(markdown).toContain('other two sides.<sup>\\[1\\]</sup>');
+    expect(markdown).not.toMatch(/\[edit\]|#cite_note|joplin|displaystyle|"Mathematics"\)/);
+  });
+
+  it('a Q&A thread: no cookie banner, no controls, code with its language', () => {
+    const markdown = page('qa-thread.html', 'https://stackoverflow.com/questions/208105/x');
+    expect(markdown.startsWith('# [How do I remove a property from an object?](https://stackoverflow.com/questions/208105/how-do-i-remove-a-property)')).toBe(true);
+    expect(markdown).toContain('```js\ndelete myObject.regex;\n// or,\ndelete myObject[\'regex\'];\n```');
+    expect(markdown).toContain('## 3 Answers\n');
+    expect(markdown).not.toMatch(/cookies|Highest score|3 Answers 3/);
+  });
+
+  it('a README view: no empty permalinks, languages, task state, aligned table', () => {
+    const markdown = page('readme-view.html', 'https://github.com/acme/widget');
+    expect(markdown).toContain('# Widget\n\n[![CI]');
+    expect(markdown).toContain('```shell\nnpm install widget\n# or\nyarn add widget\n```\n\n```python\nimport widget\nwidget.make()\n```\n\n## Options');
+    expect(markdown).toContain('| Option | Default |\n| :--- | ---: |\n| `size` | 10 |');
+    expect(markdown).toContain('-   [x]  Done thing\n-   [ ]  Todo thing');
+    expect(markdown).not.toMatch(/\[\]\(#|Copy/);
+  });
+
+  it('an MDN reference: headings without self-links, no copy buttons, a compatibility table that parses', () => {
+    const markdown = page('mdn-reference.html', 'https://developer.mozilla.org/en-US/docs/Web/JavaScript/Reference/Global_Objects/Array/map');
+    expect(markdown).toContain('\n## Try it\n');
+    expect(markdown).toContain('```js\nconst array1 = [1, 4];');
+    expect(markdown).toContain('|  | Desktop |  | Mobile |  |\n| --- | --- | --- | --- | --- |\n|  | Chrome | Firefox | Chrome Android | Safari on iOS |\n| `map` | 1 | 1.5 | 18 | 1 |');
+    expect(markdown).not.toMatch(/Copy to Clipboard|\]\(#/);
+  });
+});

@@ -1,0 +1,211 @@
+/**
+ * The parsed page made ready for extraction and conversion, in one pass per selector (linear in
+ * the page): what a reader of the page in a browser does not see, or sees as something else, is
+ * removed or rewritten before Readability and turndown read it.
+ */
+
+interface Node {
+  nodeName: string;
+  tagName: string;
+  parentElement: Node | null;
+  textContent: string | null;
+  childNodes: ArrayLike<unknown>;
+  ownerDocument: { createElement(name: string): Node; createTextNode(text: string): unknown };
+  getAttribute(name: string): string | null;
+  setAttribute(name: string, value: string): void;
+  hasAttribute(name: string): boolean;
+  removeAttribute(name: string): void;
+  querySelector(selector: string): Node | null;
+  querySelectorAll(selector: string): ArrayLike<Node>;
+  closest(selector: string): Node | null;
+  replaceWith(...nodes: unknown[]): void;
+  remove(): void;
+}
+
+type Doc = { querySelectorAll(selector: string): ArrayLike<Node> };
+
+/** Page chrome, never content. */
+const CHROME = [
+  'script, style, noscript, template, svg, iframe, canvas, nav, aside, footer, form',
+  '[role="navigation"], [role="banner"], [role="contentinfo"], [role="complementary"], [aria-hidden="true"]',
+  // Controls: "Copy", "Share", "Accept all cookies", a <select>'s every option, run into the text.
+  'button, select, textarea, clipboard-copy, video, audio',
+  // Overlays over the page (cookie and newsletter pop-ups).
+  '[role="dialog"], [role="alertdialog"], [aria-modal="true"]',
+  // MediaWiki's "[edit]" beside each heading: a link in the heading's wrapper, dense enough in
+  // links that Readability dropped the wrapper with the heading, so every section title was lost.
+  '.mw-editsection',
+  // Line numbers beside code (Pygments tables and inline spans, Prism, highlight.js/Hexo, Rouge).
+  'td.linenos, .linenodiv, pre span.linenos, pre .lineno, .line-numbers-rows, td.gutter, td.rouge-gutter',
+].join(', ');
+
+/**
+ * `id`/`class` names of cookie and consent banners (OneTrust, Cookiebot, site-made): "cookie"
+ * with a banner word (a `cookie-recipe` card is content), or a consent platform's own name.
+ */
+const CONSENT = /(^|[\s_-])(cookies?[-_]?(banner|notice|bar|popup|pop-up|modal|dialog|wall|law|consent|message|alert|overlay|container)|[\w-]*consent[\w-]*|gdpr[\w-]*|onetrust[\w-]*|cookiebot[\w-]*)(\s|$)/i;
+/** A consent banner is short; a longer block naming cookies is taken as content (an article about them). */
+const CONSENT_MAX_CHARS = 1_500;
+
+/** Symbols sites put in a heading's permalink: ¶ (Sphinx), # (many), § , 🔗, ⚓. */
+const PERMALINK_TEXT = /^[\s¶#§🔗⚓\uFE0F]*$/u;
+
+/**
+ * Rewrites `document` in place, in this order (each step needs the one before):
+ * 1. MathML becomes TeX (`$…$`, `$$…$$` on its own line), from its TeX annotation or `alttext`;
+ *    MediaWiki hides the MathML (display:none) beside an image the next steps remove.
+ * 2. Lazy images take their real address (`data-src`…) over a placeholder or none; tracking
+ *    pixels (1×1) are removed.
+ * 3. Links and images are made absolute (see absolutise).
+ * 4. Hidden elements are removed: `hidden` (but `until-found`, which a page search reveals), and
+ *    inline `display:none` / `visibility:hidden`. Decision: the reader does not see them, and
+ *    hidden text is the usual carrier of instructions planted for AI readers; Readability
+ *    already dropped them from articles, so pages without one now match.
+ * 5. Buttons inside headings and `<summary>` (accordions) give way to their text; then chrome,
+ *    controls, overlays, consent banners, edit links and line-number gutters are removed.
+ * 6. Permalink anchors in headings (¶, #, an icon, or empty) are removed; other links with no
+ *    text take their `aria-label` or `title`; each code block's language is written on its
+ *    `<pre>` as `language-…` (see codeLanguage).
+ */
+export function preparePage(document: Doc, pageUrl: string): void {
+  mathToTex(document);
+  resolveLazyImages(document);
+  absolutise(document, pageUrl);
+  for (const node of Array.from(document.querySelectorAll('[hidden], [style]'))) {
+    if (isHidden(node)) node.remove();
+  }
+  for (const button of Array.from(document.querySelectorAll('h1 button, h2 button, h3 button, h4 button, h5 button, h6 button, summary button'))) {
+    button.replaceWith(...Array.from(button.childNodes));
+  }
+  for (const node of Array.from(document.querySelectorAll(CHROME))) node.remove();
+  for (const node of Array.from(document.querySelectorAll('[id*="ookie" i], [class*="ookie" i], [id*="onsent" i], [class*="onsent" i], [id*="gdpr" i], [class*="gdpr" i], [id*="onetrust" i], [id*="Cookiebot" i]'))) {
+    if (/^(HTML|BODY|MAIN|ARTICLE)$/.test(node.tagName)) continue;
+    if (!CONSENT.test(`${node.getAttribute('id') ?? ''} ${node.getAttribute('class') ?? ''}`)) continue;
+    if ((node.textContent ?? '').length <= CONSENT_MAX_CHARS) node.remove();
+  }
+  for (const link of Array.from(document.querySelectorAll('h1 a[href], h2 a[href], h3 a[href], h4 a[href], h5 a[href], h6 a[href], dt a[href], a.headerlink, a.anchor, a.header-anchor, a.anchor-link, a.hash-link'))) {
+    const href = link.getAttribute('href') ?? '';
+    if (href.startsWith('#') && PERMALINK_TEXT.test(link.textContent ?? '') && !link.querySelector('img')) link.remove();
+  }
+  // An icon link (its <svg> removed above) is named by its label, as a screen reader names it.
+  for (const link of Array.from(document.querySelectorAll('a[href][aria-label], a[href][title]'))) {
+    if ((link.textContent ?? '').trim() === '' && !link.querySelector('img')) link.textContent = (link.getAttribute('aria-label') ?? link.getAttribute('title') ?? '').replace(/\s+/g, ' ').trim();
+  }
+  for (const pre of Array.from(document.querySelectorAll('pre'))) {
+    const language = codeLanguage(pre);
+    if (language) pre.setAttribute('class', `language-${language}`);
+  }
+}
+
+function isHidden(node: Node): boolean {
+  if (node.hasAttribute('hidden') && node.getAttribute('hidden')?.toLowerCase() !== 'until-found') return true;
+  const style = node.getAttribute('style');
+  return !!style && /(^|;)\s*(display\s*:\s*none|visibility\s*:\s*hidden)\s*(!important\s*)?(;|$)/i.test(style);
+}
+
+/** Sphinx's default/none lexers and the like: no language to name. */
+const NO_LANGUAGE = new Set(['default', 'none', 'text', 'plain', 'plaintext', 'nohighlight', 'notranslate', 'source']);
+
+/**
+ * A code block's language from the first that names one: `language-X`/`lang-X` classes on the
+ * `<pre>` or its `<code>`, `lang`/`data-lang`/`data-language` on either, SyntaxHighlighter's
+ * `brush: X`, then `highlight-X` (Sphinx) or `highlight-source-X` (GitHub) on one of its six
+ * nearest ancestors. '' when none does.
+ */
+export function codeLanguage(pre: Node): string {
+  const code = pre.querySelector('code');
+  for (const node of code ? [pre, code] : [pre]) {
+    const found = /(?:^|\s)(?:language|lang)-([\w+#.-]+)/.exec(node.getAttribute('class') ?? '')?.[1] ?? /brush:\s*([\w+#.-]+)/.exec(node.getAttribute('class') ?? '')?.[1] ?? node.getAttribute('data-lang') ?? node.getAttribute('data-language') ?? node.getAttribute('lang');
+    const language = clean(found);
+    if (language) return language;
+  }
+  let ancestor = pre.parentElement;
+  for (let level = 0; ancestor && level < 6; level++, ancestor = ancestor.parentElement) {
+    const language = clean(/(?:^|\s)highlight-(?:source-|text-)?([\w+#.-]+)/.exec(ancestor.getAttribute('class') ?? '')?.[1]);
+    if (language) return language;
+  }
+  return '';
+}
+
+function clean(language: string | null | undefined): string {
+  const name = (language ?? '').trim().toLowerCase();
+  return /^[\w+#.-]{1,30}$/.test(name) && !NO_LANGUAGE.has(name) ? name : '';
+}
+
+/** Attributes lazy-loading scripts read the real address from. */
+const LAZY_SOURCES = ['data-src', 'data-lazy-src', 'data-original', 'data-lazy', 'data-url'];
+
+function resolveLazyImages(document: Doc): void {
+  for (const img of Array.from(document.querySelectorAll('img'))) {
+    const src = img.getAttribute('src') ?? '';
+    if (!src || src.startsWith('data:') || /(^|\/)(blank|spacer|pixel|placeholder|transparent)\.(gif|png|svg)/i.test(src)) {
+      const lazy = LAZY_SOURCES.map((name) => img.getAttribute(name)).find((value) => value && !value.startsWith('data:')) ?? firstSrcset(img.getAttribute('data-srcset') ?? img.getAttribute('srcset'));
+      if (lazy) img.setAttribute('src', lazy);
+    }
+    // A 1×1 image is a tracking pixel (or a spacer): nothing a reader sees.
+    if (/^[01](px)?$/.test(img.getAttribute('width') ?? '') && /^[01](px)?$/.test(img.getAttribute('height') ?? '')) img.remove();
+  }
+}
+
+function firstSrcset(srcset: string | null): string | undefined {
+  const first = srcset?.trim().split(/\s+/)[0];
+  return first && !first.startsWith('data:') ? first.replace(/,$/, '') : undefined;
+}
+
+/**
+ * Each `<math>` replaced by `<span data-math="inline|block">TeX</span>`, which the converter
+ * writes as `$TeX$` or `$$TeX$$` unescaped. Its hidden wrappers (MediaWiki's display:none span,
+ * and the `mwe-math-element` holding the fallback image) are replaced with it, up to 3 levels.
+ */
+function mathToTex(document: Doc): void {
+  for (const math of Array.from(document.querySelectorAll('math'))) {
+    const annotation = math.querySelector('annotation[encoding="application/x-tex"]')?.textContent;
+    let tex = (annotation ?? math.getAttribute('alttext') ?? (math.textContent ?? '').replace(/\s+/g, ' ')).trim();
+    const wrapped = /^\{\\displaystyle\s*([\s\S]*)\}$/.exec(tex);
+    if (wrapped) tex = wrapped[1]!.trim();
+    let block = math.getAttribute('display') === 'block';
+    let target = math;
+    for (let level = 0; level < 3; level++) {
+      const parent = target.parentElement;
+      const classes = parent?.getAttribute('class') ?? '';
+      if (!parent || !(isHidden(parent) || /(^|\s)mwe-math-element(\s|$)/.test(classes))) break;
+      if (/mwe-math-mathml-display/.test(classes)) block = true;
+      target = parent;
+    }
+    if (!tex) {
+      target.remove();
+      continue;
+    }
+    const span = math.ownerDocument.createElement('span');
+    span.setAttribute('data-math', block ? 'block' : 'inline');
+    span.textContent = tex;
+    target.replaceWith(span);
+  }
+}
+
+/**
+ * Links and images made absolute against the document's base URL: the first `<base href>`,
+ * itself resolved against the page's URL (HTML, "document base URL"), else the page's URL.
+ */
+function absolutise(document: Doc, pageUrl: string): void {
+  let base = pageUrl;
+  for (const node of Array.from(document.querySelectorAll('base[href]'))) {
+    try {
+      base = new URL(node.getAttribute('href') ?? '', pageUrl).href;
+    } catch {
+      // An unparsable base is ignored, as browsers do.
+    }
+    break;
+  }
+  for (const [selector, attribute] of [['a[href]', 'href'], ['img[src]', 'src']] as const) {
+    for (const node of Array.from(document.querySelectorAll(selector))) {
+      const value = node.getAttribute(attribute);
+      if (!value || value.startsWith('#') || /^(data|javascript|mailto|tel):/i.test(value)) continue;
+      try {
+        node.setAttribute(attribute, new URL(value, base).href);
+      } catch {
+        // Leave a value URL cannot parse as it is.
+      }
+    }
+  }
+}
