@@ -91,9 +91,21 @@ export function htmlToMarkdown(html: string, url: string, maxNodes = maxPageNode
   let markdown = convert(root).replace(/\n{3,}/g, '\n\n').trim();
   // Readability's title, byline and excerpt are as long as the page makes them.
   const capped = capMetadata(metadata);
-  if (capped.title && article && !markdown.startsWith('# ')) markdown = `# ${capped.title}\n\n${markdown}`;
+  if (capped.title && article && !hasTitleHeading(markdown, capped.title)) markdown = `# ${capped.title}\n\n${markdown}`;
   if (budgeted.cut) markdown += `\n\n[Page cut: it has more than ${maxNodes} elements and character references, more than this server converts at once; the rest is left out.]`;
   return { markdown, metadata: { ...capped, url }, article };
+}
+
+/**
+ * Whether the Markdown opens with its title as a heading already: the first line, or a `# `
+ * heading near the top that the title holds or that holds it ("Title | Site"). News pages put
+ * a kicker link ("Local news") above the headline, and the title was written twice.
+ */
+function hasTitleHeading(markdown: string, title: string): boolean {
+  if (markdown.startsWith('# ')) return true;
+  const heading = /^# (.+)$/m.exec(markdown.slice(0, 1_000))?.[1];
+  const words = (text: string) => text.replace(/[\\*_`]/g, '').replace(/\s+/g, ' ').trim().toLowerCase();
+  return !!heading && (words(title).includes(words(heading)) || words(heading).includes(words(title)));
 }
 
 /** Past this share of its text in links, a page is a list of links, not an article. */

@@ -14,6 +14,14 @@ interface El {
   querySelector(selector: string): El | null;
 }
 
+/** Whether a `<dl>` has a `<dt>` of its own (checked per `<dd>`, stopping at the first). */
+function hasTerm(list: El | null): boolean {
+  if (!list) return false;
+  const children = list.childNodes;
+  for (let i = 0; i < children.length; i++) if (children[i]!.nodeName === 'DT') return true;
+  return false;
+}
+
 /** Elements that end a line inside `<pre>` (editors and blog engines write one per line). */
 const LINE_ELEMENTS = new Set(['DIV', 'P', 'LI', 'TR']);
 
@@ -61,6 +69,7 @@ export function codeText(pre: El): string {
  * - TeX from page-cleanup's math spans, unescaped; `<sup>`/`<sub>` kept as HTML (E=mc² read
  *   as "E=mc2"); task-list checkboxes from the `checked` attribute (linkedom has no `.checked`,
  *   so every item read unchecked);
+ * - definition lists as Pandoc writes them (`Term` / `:   definition`);
  * - `_` between letters or digits is not escaped (`snake_case` stays copyable: it cannot start
  *   emphasis there).
  */
@@ -124,6 +133,22 @@ export function createConverter(): TurndownService {
     replacement: (_content, node) => {
       const tex = ((node as unknown as El).textContent ?? '').trim();
       return (node as unknown as El).getAttribute('data-math') === 'block' ? `\n\n$$${tex}$$\n\n` : `$${tex}$`;
+    },
+  });
+
+  // Definition lists in Pandoc's syntax: the term on its line, each definition after `:   `,
+  // indented below it (a nested list stays nested). A `<dl>` without terms (MediaWiki's indent)
+  // is its definitions as blocks.
+  turndown.addRule('definitionTerm', {
+    filter: 'dt',
+    replacement: (content) => `\n\n${content.trim()}\n`,
+  });
+  turndown.addRule('definition', {
+    filter: 'dd',
+    replacement: (content, node) => {
+      const text = content.replace(/^\n+|\n+$/g, '').trim();
+      if (!hasTerm(node.parentNode as unknown as El | null)) return `\n\n${text}\n\n`;
+      return `\n:   ${text.replace(/\n(?=[^\n])/g, '\n    ')}\n`;
     },
   });
 

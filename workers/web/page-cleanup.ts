@@ -18,11 +18,13 @@ interface Node {
   querySelector(selector: string): Node | null;
   querySelectorAll(selector: string): ArrayLike<Node>;
   closest(selector: string): Node | null;
+  contains(node: unknown): boolean;
+  append(...nodes: unknown[]): void;
   replaceWith(...nodes: unknown[]): void;
   remove(): void;
 }
 
-type Doc = { querySelectorAll(selector: string): ArrayLike<Node> };
+type Doc = { querySelectorAll(selector: string): ArrayLike<Node>; body?: Node | null };
 
 /** Page chrome, never content. */
 const CHROME = [
@@ -61,19 +63,20 @@ const PERMALINK_TEXT = /^[\s¶#§🔗⚓\uFE0F]*$/u;
  *    inline `display:none` / `visibility:hidden`. Decision: the reader does not see them, and
  *    hidden text is the usual carrier of instructions planted for AI readers; Readability
  *    already dropped them from articles, so pages without one now match.
- * 5. Buttons inside headings and `<summary>` (accordions) give way to their text; then chrome,
- *    controls, overlays, consent banners, edit links and line-number gutters are removed.
+ * 5. Advertisement slots and newsletter sign-up boxes are removed (removeBoxes); buttons inside
+ *    headings and `<summary>` (accordions) give way to their text; then chrome, controls,
+ *    overlays, consent banners, edit links and line-number gutters are removed.
  * 6. Permalink anchors in headings (¶, #, an icon, or empty) are removed; other links with no
- *    text take their `aria-label` or `title`; each code block's language is written on its
- *    `<pre>` as `language-…` (see codeLanguage).
+ *    text take their `aria-label` or `title`; share links (X, Facebook…) are removed;
+ *    admonitions become quotes; each code block's language is written on its `<pre>` as
+ *    `language-…` (see codeLanguage).
  */
 export function preparePage(document: Doc, pageUrl: string): void {
   mathToTex(document);
   resolveLazyImages(document);
   absolutise(document, pageUrl);
-  for (const node of Array.from(document.querySelectorAll('[hidden], [style]'))) {
-    if (isHidden(node)) node.remove();
-  }
+  removeHidden(document);
+  removeBoxes(document);
   for (const button of Array.from(document.querySelectorAll('h1 button, h2 button, h3 button, h4 button, h5 button, h6 button, summary button'))) {
     button.replaceWith(...Array.from(button.childNodes));
   }
@@ -91,9 +94,91 @@ export function preparePage(document: Doc, pageUrl: string): void {
   for (const link of Array.from(document.querySelectorAll('a[href][aria-label], a[href][title]'))) {
     if ((link.textContent ?? '').trim() === '' && !link.querySelector('img')) link.textContent = (link.getAttribute('aria-label') ?? link.getAttribute('title') ?? '').replace(/\s+/g, ' ').trim();
   }
+  for (const link of Array.from(document.querySelectorAll('a[href]'))) {
+    if (SHARE.test(link.getAttribute('href') ?? '')) removeWithEmptyItem(link);
+  }
+  admonitionsToQuotes(document);
   for (const pre of Array.from(document.querySelectorAll('pre'))) {
     const language = codeLanguage(pre);
     if (language) pre.setAttribute('class', `language-${language}`);
+  }
+}
+
+/**
+ * Hidden elements removed (see preparePage, step 4), but for one holding more than half the
+ * page's text: a page that hides its body until its scripts reveal it (an anti-flicker snippet,
+ * an app shell) is read as shown after that. Decision: such a page read as empty was worse.
+ * Text is measured only for the outermost hidden elements (disjoint), so the pass is linear.
+ */
+function removeHidden(document: Doc): void {
+  const total = (document.body?.textContent ?? '').length;
+  let removed: Node | undefined;
+  for (const node of Array.from(document.querySelectorAll('[hidden], [style]'))) {
+    if (!isHidden(node) || /^(HTML|BODY)$/.test(node.tagName) || removed?.contains(node)) continue;
+    if ((node.textContent ?? '').length > total / 2) continue;
+    node.remove();
+    removed = node;
+  }
+}
+
+/** Links that share the page (X, Facebook, LinkedIn, Reddit, WhatsApp, Pinterest, e-mail). */
+const SHARE = /^(https?:\/\/([\w-]+\.)*(twitter\.com\/(intent|share)|x\.com\/(intent|share)|facebook\.com\/(sharer|share\.php|dialog\/share)|linkedin\.com\/(sharing|shareArticle)|reddit\.com\/submit|pinterest\.[a-z.]+\/pin\/create|api\.whatsapp\.com\/send|wa\.me\/\?|t\.me\/share|bsky\.app\/intent)|whatsapp:\/\/send|mailto:\?)/i;
+
+/** `node` removed, and the list item (and list) it leaves with nothing to show. */
+function removeWithEmptyItem(node: Node): void {
+  let item = node.closest('li');
+  node.remove();
+  while (item && (item.textContent ?? '').trim() === '' && !item.querySelector('img')) {
+    const list = item.parentElement;
+    item.remove();
+    item = list && /^(UL|OL)$/.test(list.tagName) && list.querySelector('li') === null ? list : null;
+  }
+}
+
+/** `id`/`class` names of advertisement slots and of newsletter sign-up boxes. */
+const AD = /(^|\s)(ad|ads|advert[\w-]*|ad[-_][\w-]+|[\w-]+[-_]ads?|adsbygoogle|sponsored[\w-]*)(\s|$)/i;
+const NEWSLETTER = /newsletter|subscribe|sign-?up/i;
+/** Ad slots hold a label ("Advertisement") and an empty frame; a longer block is content. */
+const AD_MAX_CHARS = 200;
+/** A sign-up box is a heading, a sentence and its form. */
+const NEWSLETTER_MAX_CHARS = 600;
+
+/**
+ * Advertisement slots (their "Advertisement" labels were left between paragraphs) and newsletter
+ * sign-up boxes (their heading and pitch were left without the form). Both by `id`/`class` and
+ * only when short, so a block of content named so is kept. Before forms are removed: a sign-up
+ * box is told by the form it holds.
+ */
+function removeBoxes(document: Doc): void {
+  for (const node of Array.from(document.querySelectorAll('[class*="ad" i], [id*="ad" i], [data-ad-slot], ins.adsbygoogle, [class*="sponsor" i]'))) {
+    if (/^(HTML|BODY|MAIN|ARTICLE)$/.test(node.tagName)) continue;
+    const names = `${node.getAttribute('id') ?? ''} ${node.getAttribute('class') ?? ''}`;
+    if ((AD.test(names) || node.hasAttribute('data-ad-slot')) && (node.textContent ?? '').trim().length <= AD_MAX_CHARS) node.remove();
+  }
+  for (const node of Array.from(document.querySelectorAll('[class*="newsletter" i], [id*="newsletter" i], [class*="subscribe" i], [id*="subscribe" i], [class*="signup" i], [class*="sign-up" i]'))) {
+    if (/^(HTML|BODY|MAIN|ARTICLE|FORM)$/.test(node.tagName) || !NEWSLETTER.test(`${node.getAttribute('id') ?? ''} ${node.getAttribute('class') ?? ''}`)) continue;
+    if (node.querySelector('form, input[type="email"]') && (node.textContent ?? '').trim().length <= NEWSLETTER_MAX_CHARS) node.remove();
+  }
+}
+
+/**
+ * Admonitions (Sphinx and MkDocs `.admonition`, Docusaurus `.theme-admonition`, GitHub
+ * `.markdown-alert`) as quotes with their title in bold: "Note" read as a paragraph of its own,
+ * apart from what it qualifies. Rewritten here because Readability drops the classes.
+ */
+function admonitionsToQuotes(document: Doc): void {
+  for (const box of Array.from(document.querySelectorAll('div.admonition, aside.admonition, div.theme-admonition, div.markdown-alert'))) {
+    const title = box.querySelector('.admonition-title, .markdown-alert-title, [class*="admonitionHeading"]');
+    if (title) {
+      const strong = box.ownerDocument.createElement('strong');
+      strong.textContent = (title.textContent ?? '').replace(/\s+/g, ' ').trim();
+      const paragraph = box.ownerDocument.createElement('p');
+      paragraph.append(strong);
+      title.replaceWith(paragraph);
+    }
+    const quote = box.ownerDocument.createElement('blockquote');
+    quote.append(...Array.from(box.childNodes));
+    box.replaceWith(quote);
   }
 }
 

@@ -16,6 +16,7 @@ beforeAll(async () => {
   site = await startSite({
     '/wiki/Pythagorean_theorem': send(fixtureText('pages/wiki-article.html')),
     '/en/latest/config.html': send(fixtureText('pages/sphinx-docs.html')),
+    '/2024/06/03/bike-lanes': send(fixtureText('pages/news-article.html')),
   });
   server = await startHttp('web-search-mcp', ['--config', writeConfig({ web: { fetch: { allowPrivateNetwork: true, rateLimit: 100, rateLimitIntervalMs: 1000 } } })]);
   ({ client } = await connectHttp(server.mcpUrl));
@@ -47,4 +48,11 @@ it('fetch_web_content writes a Sphinx page\'s code with its language, without li
   expect(text).toContain('\n# Configuration\n');
   expect(text).toContain('```python\nimport frob\ncfg = frob.load("frob.toml")\nprint(cfg.port)\n```');
   expect(text).not.toMatch(/¶|<br>1<br>/);
+});
+
+it('fetch_web_content gives a news article its headline once, without share links, ads or the newsletter box', async () => {
+  const text = await fetchPage('/2024/06/03/bike-lanes');
+  expect(text).toContain('\n# City council approves new bike lanes\n\nThe 12 km network');
+  expect(text.split('\n---\n').slice(1).join('').match(/# City council approves/g)).toHaveLength(1);
+  expect(text).not.toMatch(/Share on|Advertisement|morning briefing/);
 });

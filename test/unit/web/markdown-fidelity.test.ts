@@ -90,6 +90,32 @@ describe('what a reader does not see', () => {
   });
 });
 
+describe('what a reader does not see, on news pages', () => {
+  it.each([
+    ['share links, and the list they leave empty', '<ul class="share"><li><a href="https://twitter.com/intent/tweet?url=x" aria-label="Share on X"><svg></svg></a></li><li><a href="https://www.facebook.com/sharer/sharer.php?u=x">Facebook</a></li></ul><p>Story.</p>', 'Story.'],
+    ['advertisement slots', '<p>One.</p><div class="ad-slot inline-ad"><span class="ad-label">Advertisement</span></div><ins class="adsbygoogle"></ins><p>Two.</p>', 'One.\n\nTwo.'],
+    ['a newsletter box', '<p>One.</p><div class="newsletter-signup"><h3>Get the briefing</h3><p>Every weekday.</p><form><input type="email"></form></div><p>Two.</p>', 'One.\n\nTwo.'],
+    ['a long block named like an ad is content', `<div class="story-ads-free"><p>${'Words of the story. '.repeat(20)}</p></div>`, 'Words of the story. '.repeat(20).trim()],
+  ])('%s', (_what, html, want) => {
+    expect(md(html)).toBe(want);
+  });
+
+  it('keeps a page whose body its scripts reveal (display:none on the block holding most of the text)', () => {
+    expect(md(`<div id="app" style="display:none"><p>${'The whole story. '.repeat(10)}</p><p style="display:none">a hidden note</p></div><p>footer line</p>`)).toBe(`${'The whole story. '.repeat(10).trim()}\n\nfooter line`);
+  });
+});
+
+describe('blocks', () => {
+  it.each([
+    ['a definition list in Pandoc\'s syntax, nested', '<dl><dt><code>fn</code></dt><dd><p>A function, called with:</p><dl><dt>element</dt><dd>The element.</dd></dl></dd><dt>thisArg</dt><dd>This.</dd><dd>Or that.</dd></dl>', '`fn`\n:   A function, called with:\n\n    element\n    :   The element.\n\nthisArg\n:   This.\n:   Or that.'],
+    ['a <dl> of definitions only (MediaWiki indentation) is its blocks', '<dl><dd>Indented text.</dd></dl>', 'Indented text.'],
+    ['a Sphinx admonition as a quote with its title', '<div class="admonition note"><p class="admonition-title">Note</p><p>Restart after changes.</p></div>', '> **Note**\n> \n> Restart after changes.'],
+    ['a GitHub alert', '<div class="markdown-alert markdown-alert-warning"><p class="markdown-alert-title"><svg></svg>Warning</p><p>Back up first.</p></div>', '> **Warning**\n> \n> Back up first.'],
+  ])('%s', (_what, html, want) => {
+    expect(md(html)).toBe(want);
+  });
+});
+
 describe('images', () => {
   it.each([
     ['a lazy image takes data-src over its placeholder', '<p><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" data-src="real.jpg" alt="Photo"></p>', '![Photo](https://site.example/dir/real.jpg)'],
@@ -123,6 +149,7 @@ describe('realistic pages (test/fixtures/web/pages)', () => {
   it('a Sphinx page: no permalinks, code with its language and without line numbers, a clean table', () => {
     const markdown = page('sphinx-docs.html', 'https://frob.readthedocs.io/en/latest/config.html');
     expect(markdown).toContain('# Configuration\n\n');
+    expect(markdown).toContain('> **Warning**\n> \n> Never commit `secret_key` to version control.');
     expect(markdown).toContain('```toml\n[server]\nhost = "127.0.0.1"\nport = 8080\n```');
     expect(markdown).toContain('```python\nimport frob\ncfg = frob.load("frob.toml")\nprint(cfg.port)\n```');
     expect(markdown).toContain('| `mode` | `a\\|b` | Either _a_ or _b_;<br>see below. |');
@@ -157,11 +184,30 @@ describe('realistic pages (test/fixtures/web/pages)', () => {
     expect(markdown).not.toMatch(/\[\]\(#|Copy/);
   });
 
+  it('a news article: its headline once, no share links, ads or newsletter box', () => {
+    const markdown = page('news-article.html', 'https://news.example/2024/06/03/bike-lanes');
+    expect(markdown.match(/City council approves new bike lanes/g)).toHaveLength(1);
+    expect(markdown).toContain('[Local news](https://news.example/news/local)\n\n# City council approves new bike lanes\n\nThe 12 km network');
+    expect(markdown).toContain('![Cyclists on Main Street](https://news.example/img/lanes-800.jpg)\n\nCyclists on Main Street on Monday. Photo: Sam Lens');
+    expect(markdown).toContain('## What changes for drivers');
+    expect(markdown).not.toMatch(/Share on|Advertisement|morning briefing|Copy link|cookies|Accept/);
+  });
+
+  it('release notes: versions as headings with their links, breaking changes, nested items', () => {
+    const markdown = page('changelog.html', 'https://widget.example/changelog');
+    expect(markdown).toContain('## [2.0.0](https://github.com/acme/widget/compare/v1.4.2...v2.0.0) - 2024-05-01\n\n### ⚠ BREAKING CHANGES');
+    expect(markdown).toContain('-   support `*.yaml` configs and `__init__` hooks');
+    expect(markdown).toContain('-   Deprecated: `widget.old()`; use `widget.new()`.\n    -   It will be removed in 3.0.');
+    expect(markdown).toContain('| 2.x | 2024-05-01 | _active_ |');
+    expect(markdown).not.toMatch(/#\)|\]\(#/);
+  });
+
   it('an MDN reference: headings without self-links, no copy buttons, a compatibility table that parses', () => {
     const markdown = page('mdn-reference.html', 'https://developer.mozilla.org/en-US/docs/Web/JavaScript/Reference/Global_Objects/Array/map');
     expect(markdown).toContain('\n## Try it\n');
     expect(markdown).toContain('```js\nconst array1 = [1, 4];');
     expect(markdown).toContain('|  | Desktop |  | Mobile |  |\n| --- | --- | --- | --- | --- |\n|  | Chrome | Firefox | Chrome Android | Safari on iOS |\n| `map` | 1 | 1.5 | 18 | 1 |');
+    expect(markdown).toContain('`callbackFn`\n:   A function to execute for each element');
     expect(markdown).not.toMatch(/Copy to Clipboard|\]\(#/);
   });
 });
