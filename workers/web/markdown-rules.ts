@@ -62,8 +62,9 @@ export function codeText(pre: El): string {
  *   `language-…` class page-cleanup wrote, its lines as shown (codeText);
  * - tables (markdown-tables.ts);
  * - links: to a place in this page (`#…`) or `javascript:` written as their text; with no text
- *   (page-cleanup gave icon links their label), dropped; around a heading or other blocks, the link goes
- *   inside the first line (`### [Title](url)`), where it was `[\n\n### Title\n\n](url)`;
+ *   (page-cleanup gave icon links their label), dropped; around a heading or other blocks (a
+ *   card), the link goes on its first heading, else its first line (`### [Title](url)`), where
+ *   it was `[\n\n### Title\n\n](url)`;
  *   no tooltip titles (MediaWiki titles every link with its target's name);
  * - images: a `data:` URI (kilobytes of base64) is left out, the alt text kept;
  * - TeX from page-cleanup's math spans, unescaped; `<sup>`/`<sub>` kept as HTML (E=mc² read
@@ -107,9 +108,11 @@ export function createConverter(): TurndownService {
       let text = content.trim();
       if (text === '') return '';
       if (!content.includes('\n')) return `${content.startsWith(' ') ? ' ' : ''}[${text}](${destination})${content.endsWith(' ') ? ' ' : ''}`;
-      // Blocks in the link: the first line with words is linked, headings keep their marks.
+      // Blocks in the link (a card: image, heading, teaser): its first heading is linked, else
+      // its first line; a heading keeps its marks.
       const lines = text.split('\n');
-      const first = lines.findIndex((line) => line.trim() !== '');
+      const heading = lines.findIndex((line) => /^#{1,6} /.test(line));
+      const first = heading >= 0 ? heading : lines.findIndex((line) => line.trim() !== '');
       const [, marks = '', words = ''] = /^(#{1,6} |[-*] |\d+\. )?(.*)$/.exec(lines[first]!.trim())!;
       lines[first] = `${marks}[${words}](${destination})`;
       text = lines.join('\n');

@@ -20,6 +20,7 @@ interface Node {
   closest(selector: string): Node | null;
   contains(node: unknown): boolean;
   append(...nodes: unknown[]): void;
+  prepend(...nodes: unknown[]): void;
   replaceWith(...nodes: unknown[]): void;
   remove(): void;
 }
@@ -68,7 +69,7 @@ const PERMALINK_TEXT = /^[\s¶#§🔗⚓\uFE0F]*$/u;
  *    overlays, consent banners, edit links and line-number gutters are removed.
  * 6. Permalink anchors in headings (¶, #, an icon, or empty) are removed; other links with no
  *    text take their `aria-label` or `title`; share links (X, Facebook…) are removed;
- *    admonitions become quotes; each code block's language is written on its `<pre>` as
+ *    admonitions become quotes; Q&A answers are labelled (markAnswers); each code block's language is written on its `<pre>` as
  *    `language-…` (see codeLanguage).
  */
 export function preparePage(document: Doc, pageUrl: string): void {
@@ -80,6 +81,9 @@ export function preparePage(document: Doc, pageUrl: string): void {
   for (const button of Array.from(document.querySelectorAll('h1 button, h2 button, h3 button, h4 button, h5 button, h6 button, summary button'))) {
     button.replaceWith(...Array.from(button.childNodes));
   }
+  // A control's label goes with the control ("Sorted by:" was left without its <select>).
+  const controls = new Set(Array.from(document.querySelectorAll('select[id], textarea[id], input[id]:not([type="checkbox"]):not([type="radio"])'), (control) => control.getAttribute('id')));
+  for (const label of Array.from(document.querySelectorAll('label[for]'))) if (controls.has(label.getAttribute('for'))) label.remove();
   for (const node of Array.from(document.querySelectorAll(CHROME))) node.remove();
   for (const node of Array.from(document.querySelectorAll('[id*="ookie" i], [class*="ookie" i], [id*="onsent" i], [class*="onsent" i], [id*="gdpr" i], [class*="gdpr" i], [id*="onetrust" i], [id*="Cookiebot" i]'))) {
     if (/^(HTML|BODY|MAIN|ARTICLE)$/.test(node.tagName)) continue;
@@ -98,6 +102,7 @@ export function preparePage(document: Doc, pageUrl: string): void {
     if (SHARE.test(link.getAttribute('href') ?? '')) removeWithEmptyItem(link);
   }
   admonitionsToQuotes(document);
+  markAnswers(document);
   for (const pre of Array.from(document.querySelectorAll('pre'))) {
     const language = codeLanguage(pre);
     if (language) pre.setAttribute('class', `language-${language}`);
@@ -179,6 +184,26 @@ function admonitionsToQuotes(document: Doc): void {
     const quote = box.ownerDocument.createElement('blockquote');
     quote.append(...Array.from(box.childNodes));
     box.replaceWith(quote);
+  }
+}
+
+/**
+ * Q&A pages marked up with schema.org's QAPage (Stack Exchange, many forums): a vote count read
+ * as a bare number between paragraphs, and nothing told the accepted answer (a green tick) or
+ * where one answer ended. Each count becomes "Score: N"; each answer opens with a rule and
+ * "**Accepted answer**" or "**Answer**".
+ */
+function markAnswers(document: Doc): void {
+  for (const count of Array.from(document.querySelectorAll('[itemprop="upvoteCount"]'))) {
+    const value = (count.getAttribute('content') ?? count.textContent ?? '').trim();
+    if (/^-?[\d.,]+[kKmM]?$/.test(value)) count.textContent = `Score: ${value}`;
+  }
+  for (const answer of Array.from(document.querySelectorAll('[itemprop="acceptedAnswer"], [itemprop="suggestedAnswer"]'))) {
+    const label = answer.ownerDocument.createElement('p');
+    const strong = answer.ownerDocument.createElement('strong');
+    strong.textContent = answer.getAttribute('itemprop') === 'acceptedAnswer' ? 'Accepted answer' : 'Answer';
+    label.append(strong);
+    answer.prepend(answer.ownerDocument.createElement('hr'), label);
   }
 }
 

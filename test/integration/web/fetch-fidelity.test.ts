@@ -17,6 +17,7 @@ beforeAll(async () => {
     '/wiki/Pythagorean_theorem': send(fixtureText('pages/wiki-article.html')),
     '/en/latest/config.html': send(fixtureText('pages/sphinx-docs.html')),
     '/2024/06/03/bike-lanes': send(fixtureText('pages/news-article.html')),
+    '/questions/208105': send(fixtureText('pages/qa-thread.html')),
   });
   server = await startHttp('web-search-mcp', ['--config', writeConfig({ web: { fetch: { allowPrivateNetwork: true, rateLimit: 100, rateLimitIntervalMs: 1000 } } })]);
   ({ client } = await connectHttp(server.mcpUrl));
@@ -55,4 +56,11 @@ it('fetch_web_content gives a news article its headline once, without share link
   expect(text).toContain('\n# City council approves new bike lanes\n\nThe 12 km network');
   expect(text.split('\n---\n').slice(1).join('').match(/# City council approves/g)).toHaveLength(1);
   expect(text).not.toMatch(/Share on|Advertisement|morning briefing/);
+});
+
+it('fetch_web_content tells a Q&A thread\'s accepted answer from the others, each with its score', async () => {
+  const text = await fetchPage('/questions/208105');
+  expect(text).toContain('**Accepted answer**\n\nScore: 9845\n\nTo remove a property');
+  expect(text).toContain('**Answer**\n\nScore: 1234\n\nUse destructuring');
+  expect(text).not.toMatch(/Sorted by|Accept all cookies/);
 });

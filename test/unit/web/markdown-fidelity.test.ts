@@ -68,6 +68,7 @@ describe('headings and links', () => {
     ['a GitHub icon permalink', '<div class="markdown-heading"><h2>Install</h2><a class="anchor" aria-label="Permalink: Install" href="#install"><svg></svg></a></div>', '## Install'],
     ['a heading that links to itself', '<h2 id="try_it"><a href="#try_it">Try it</a></h2>', '## Try it'],
     ['a heading inside a link', '<a href="/post/1"><h3>Post title</h3><p>Teaser.</p></a>', '### [Post title](https://site.example/post/1)\n\nTeaser.'],
+    ['a card link: the heading is linked, not its image', '<a href="/news/a"><img src="/img/a.jpg" alt=""><h3>New library opens</h3><p>Teaser.</p></a>', '![](https://site.example/img/a.jpg)\n\n### [New library opens](https://site.example/news/a)\n\nTeaser.'],
     ['javascript: and in-page links as text', '<p><a href="javascript:void(0)">Show more</a> and <a href="#cite_note-1">[1]</a>.</p>', 'Show more and \\[1\\].'],
     ['an icon link named by aria-label; an empty link dropped', '<p><a href="/rss" aria-label="RSS feed"><svg></svg></a> and <a href="/x"></a>end</p>', '[RSS feed](https://site.example/rss) and end'],
     ['no tooltip titles', '<p><a href="/wiki/Square" title="Square">square</a></p>', '[square](https://site.example/wiki/Square)'],
@@ -81,6 +82,7 @@ describe('what a reader does not see', () => {
   it.each([
     ['hidden, display:none and visibility:hidden', '<p>seen</p><p hidden>h1</p><p style="color:red; display: none">h2</p><div style="visibility:hidden">h3</div><span style="display:none !important">h4</span>', 'seen'],
     ['hidden="until-found" (revealed by find in page) is kept', '<div hidden="until-found"><p>found text</p></div>', 'found text'],
+    ['the label of a removed control', '<p><label for="sort">Sorted by:</label><select id="sort"><option>Score</option></select></p><p>Text.</p>', 'Text.'],
     ['buttons, selects and video fallbacks', '<p>Sort <select><option>Newest</option></select> <button>Share</button></p><video src="v.mp4">Your browser does not support video</video>', 'Sort'],
     ['a button in a heading (an accordion) keeps its text', '<h3><button aria-expanded="false">What is it?</button></h3><p>An answer.</p>', '### What is it?\n\nAn answer.'],
     ['a cookie banner and a dialog', '<div id="cookie-banner"><p>We use cookies.</p><a href="/privacy">Settings</a></div><div role="dialog"><p>Subscribe!</p></div><p>Article text.</p>', 'Article text.'],
@@ -167,12 +169,14 @@ describe('realistic pages (test/fixtures/web/pages)', () => {
     expect(markdown).not.toMatch(/\[edit\]|#cite_note|joplin|displaystyle|"Mathematics"\)/);
   });
 
-  it('a Q&A thread: no cookie banner, no controls, code with its language', () => {
+  it('a Q&A thread: no cookie banner, no controls, code with its language, answers told apart with their scores', () => {
     const markdown = page('qa-thread.html', 'https://stackoverflow.com/questions/208105/x');
     expect(markdown.startsWith('# [How do I remove a property from an object?](https://stackoverflow.com/questions/208105/how-do-i-remove-a-property)')).toBe(true);
     expect(markdown).toContain('```js\ndelete myObject.regex;\n// or,\ndelete myObject[\'regex\'];\n```');
-    expect(markdown).toContain('## 3 Answers\n');
-    expect(markdown).not.toMatch(/cookies|Highest score|3 Answers 3/);
+    expect(markdown).toContain('## 3 Answers\n\n* * *\n\n**Accepted answer**\n\nScore: 9845\n\nTo remove a property');
+    expect(markdown).toContain('* * *\n\n**Answer**\n\nScore: 1234\n\nUse destructuring');
+    expect(markdown).toContain('Score: 7281\n\nGiven an object:');
+    expect(markdown).not.toMatch(/cookies|Highest score|Sorted by|3 Answers 3/);
   });
 
   it('a README view: no empty permalinks, languages, task state, aligned table', () => {
