@@ -126,7 +126,7 @@ function span(value: string | null, max: number): number {
 function cellText(cell: Cell): string {
   return (cellMarkdown.get(cell) ?? '')
     .trim()
-    .replace(/[ \t]*\r?\n[ \t]*(\r?\n\s*)*/g, (_m, blank: string | undefined) => (blank ? '<br><br>' : '<br>'))
+    .replace(/[ \t]*(?:\r?\n[ \t]*)+/g, (breaks: string) => (breaks.indexOf('\n') === breaks.lastIndexOf('\n') ? '<br>' : '<br><br>'))
     .replace(/\|/g, '\\|');
 }
 

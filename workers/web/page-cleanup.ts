@@ -33,8 +33,6 @@ const CHROME = [
   '[role="navigation"], [role="banner"], [role="contentinfo"], [role="complementary"], [aria-hidden="true"]',
   // Controls: "Copy", "Share", "Accept all cookies", a <select>'s every option, run into the text.
   'button, select, textarea, clipboard-copy, video, audio',
-  // Overlays over the page (cookie and newsletter pop-ups).
-  '[role="dialog"], [role="alertdialog"], [aria-modal="true"]',
   // MediaWiki's "[edit]" beside each heading: a link in the heading's wrapper, dense enough in
   // links that Readability dropped the wrapper with the heading, so every section title was lost.
   '.mw-editsection',
@@ -61,12 +59,14 @@ const PERMALINK_TEXT = /^[\s¶#§🔗⚓\uFE0F]*$/u;
  *    pixels (1×1) are removed.
  * 3. Links and images are made absolute (see absolutise).
  * 4. Hidden elements are removed: `hidden` (but `until-found`, which a page search reveals), and
- *    inline `display:none` / `visibility:hidden`. Decision: the reader does not see them, and
+ *    inline `display:none` / `visibility:hidden`, but for panels a button or tab of the page opens
+ *    (revealable). Decision: the reader does not see them, and
  *    hidden text is the usual carrier of instructions planted for AI readers; Readability
  *    already dropped them from articles, so pages without one now match.
  * 5. Advertisement slots and newsletter sign-up boxes are removed (removeBoxes); buttons inside
- *    headings and `<summary>` (accordions) give way to their text; then chrome, controls,
- *    overlays, consent banners, edit links and line-number gutters are removed.
+ *    headings and `<summary>` (accordions) give way to their text, as do buttons that open a
+ *    panel of content (keepDisclosureButtons); overlays are removed (removeOverlays); then
+ *    chrome, controls, consent banners, edit links and line-number gutters.
  * 6. Permalink anchors in headings (¶, #, an icon, or empty) are removed; other links with no
  *    text take their `aria-label` or `title`; share links (X, Facebook…) are removed;
  *    admonitions become quotes; Q&A answers are labelled (markAnswers); each code block's language is written on its `<pre>` as
@@ -76,11 +76,13 @@ export function preparePage(document: Doc, pageUrl: string): void {
   mathToTex(document);
   resolveLazyImages(document);
   absolutise(document, pageUrl);
-  removeHidden(document);
+  removeHidden(document, revealable(document));
   removeBoxes(document);
   for (const button of Array.from(document.querySelectorAll('h1 button, h2 button, h3 button, h4 button, h5 button, h6 button, summary button'))) {
     button.replaceWith(...Array.from(button.childNodes));
   }
+  keepDisclosureButtons(document);
+  removeOverlays(document);
   // A control's label goes with the control ("Sorted by:" was left without its <select>).
   const controls = new Set(Array.from(document.querySelectorAll('select[id], textarea[id], input[id]:not([type="checkbox"]):not([type="radio"])'), (control) => control.getAttribute('id')));
   for (const label of Array.from(document.querySelectorAll('label[for]'))) if (controls.has(label.getAttribute('for'))) label.remove();
@@ -115,12 +117,68 @@ export function preparePage(document: Doc, pageUrl: string): void {
  * an app shell) is read as shown after that. Decision: such a page read as empty was worse.
  * Text is measured only for the outermost hidden elements (disjoint), so the pass is linear.
  */
-function removeHidden(document: Doc): void {
+function removeHidden(document: Doc, keep: Set<string>): void {
   const total = (document.body?.textContent ?? '').length;
   let removed: Node | undefined;
   for (const node of Array.from(document.querySelectorAll('[hidden], [style]'))) {
     if (!isHidden(node) || /^(HTML|BODY)$/.test(node.tagName) || removed?.contains(node)) continue;
+    if (keep.has(node.getAttribute('id') ?? '')) {
+      // Shown, so that Readability (which drops hidden nodes) keeps it too.
+      node.removeAttribute('hidden');
+      node.removeAttribute('style');
+      continue;
+    }
     if ((node.textContent ?? '').length > total / 2) continue;
+    node.remove();
+    removed = node;
+  }
+}
+
+/**
+ * The ids of panels a control of the page opens (`aria-controls` on a button or tab): a closed
+ * accordion's answer or an inactive tab is hidden until clicked, content one click away, as in a
+ * closed `<details>`; such panels are kept.
+ */
+function revealable(document: Doc): Set<string> {
+  const ids = new Set<string>();
+  for (const control of Array.from(document.querySelectorAll('button[aria-controls], [role="tab"][aria-controls], [role="button"][aria-controls]'))) {
+    for (const id of (control.getAttribute('aria-controls') ?? '').split(/\s+/)) if (id) ids.add(id);
+  }
+  return ids;
+}
+
+/**
+ * A button that opens a panel of the page's content (an FAQ accordion without headings: the
+ * button holds the question) becomes a paragraph of its bold text; other buttons are removed
+ * with the chrome. Told by `aria-controls` naming an element of the page outside navigation,
+ * menus and dialogs (a menu toggle names its menu).
+ */
+function keepDisclosureButtons(document: Doc): void {
+  const buttons = Array.from(document.querySelectorAll('button[aria-controls]'));
+  if (buttons.length === 0) return;
+  const byId = new Map<string, Node>();
+  for (const node of Array.from(document.querySelectorAll('[id]'))) if (!byId.has(node.getAttribute('id')!)) byId.set(node.getAttribute('id')!, node);
+  for (const button of buttons) {
+    const panel = byId.get((button.getAttribute('aria-controls') ?? '').trim());
+    const text = (button.textContent ?? '').replace(/\s+/g, ' ').trim();
+    if (!panel || !text || panel.closest('nav, aside, header, footer, [role="navigation"], [role="menu"], [role="dialog"], [role="listbox"]')) continue;
+    const paragraph = button.ownerDocument.createElement('p');
+    const strong = button.ownerDocument.createElement('strong');
+    strong.textContent = text;
+    paragraph.append(strong);
+    button.replaceWith(paragraph);
+  }
+}
+
+/**
+ * Overlays over the page (cookie and newsletter pop-ups, dialogs), but for one holding more than
+ * half the page's text: some sites show a post in a dialog over its list (see removeHidden).
+ */
+function removeOverlays(document: Doc): void {
+  const total = (document.body?.textContent ?? '').length;
+  let removed: Node | undefined;
+  for (const node of Array.from(document.querySelectorAll('[role="dialog"], [role="alertdialog"], [aria-modal="true"]'))) {
+    if (removed?.contains(node) || (node.textContent ?? '').length > total / 2) continue;
     node.remove();
     removed = node;
   }
