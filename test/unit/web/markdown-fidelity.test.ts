@@ -130,6 +130,8 @@ describe('images', () => {
   it.each([
     ['a lazy image takes data-src over its placeholder', '<p><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" data-src="real.jpg" alt="Photo"></p>', '![Photo](https://site.example/dir/real.jpg)'],
     ['a data: URI is left out, its alt text kept', `<p><img src="data:image/png;base64,${'A'.repeat(5_000)}" alt="inline dot"></p>`, '![inline dot]()'],
+    ['a <noscript> image stands for the scripted one', '<figure><div class="js-image"></div><noscript><img src="/real.jpg" alt="Real photo"></noscript><figcaption>Caption</figcaption></figure>', '![Real photo](https://site.example/real.jpg)\n\nCaption'],
+    ['but not beside a lazy image, and other <noscript> content goes', '<p><img data-src="/a.jpg" alt="A"><noscript><img src="/a.jpg" alt="A"></noscript></p><noscript><p>Please enable JavaScript.</p></noscript>', '![A](https://site.example/a.jpg)'],
     ['a 1×1 tracking pixel is removed', '<p>text<img src="https://tracker.example/p.gif" width="1" height="1" alt=""></p>', 'text'],
     ['<base href> is the base', '<base href="https://cdn.example/assets/"><p><img src="a b.png" alt="x"></p>', '![x](https://cdn.example/assets/a%20b.png)'],
   ])('%s', (_what, html, want) => {
