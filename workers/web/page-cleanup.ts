@@ -77,7 +77,7 @@ export function preparePage(document: Doc, pageUrl: string): void {
   for (const node of Array.from(document.querySelectorAll('[id*="ookie" i], [class*="ookie" i], [id*="onsent" i], [class*="onsent" i], [id*="gdpr" i], [class*="gdpr" i], [id*="onetrust" i], [id*="Cookiebot" i]'))) {
     if (/^(HTML|BODY|MAIN|ARTICLE)$/.test(node.tagName)) continue;
     if (!CONSENT.test(`${node.getAttribute('id') ?? ''} ${node.getAttribute('class') ?? ''}`)) continue;
-    if ((node.textContent ?? '').length <= CONSENT_MAX_CHARS) node.remove();
+    if (!textLonger(node, CONSENT_MAX_CHARS)) node.remove();
   }
   for (const link of Array.from(document.querySelectorAll('h1 a[href], h2 a[href], h3 a[href], h4 a[href], h5 a[href], h6 a[href], dt a[href], a.headerlink, a.anchor, a.header-anchor, a.anchor-link, a.hash-link'))) {
     const href = link.getAttribute('href') ?? '';
@@ -102,11 +102,13 @@ export function preparePage(document: Doc, pageUrl: string): void {
  * Hidden elements removed (see preparePage, step 4), but for one holding more than half the
  * page's text: a page that hides its body until its scripts reveal it (an anti-flicker snippet,
  * an app shell) is read as shown after that. Decision: such a page read as empty was worse.
- * Text is measured only for the outermost hidden elements (disjoint), so the pass is linear.
+ * Text is measured up to the limit (textLonger), for the outermost hidden elements and at most
+ * MAX_KEPT_LARGE nested large ones.
  */
 function removeHidden(document: Doc, keep: Set<string>): void {
   const total = (document.body?.textContent ?? '').length;
   let removed: Node | undefined;
+  let keptLarge = 0;
   for (const node of Array.from(document.querySelectorAll('[hidden], [style]'))) {
     if (!isHidden(node) || /^(HTML|BODY)$/.test(node.tagName) || removed?.contains(node)) continue;
     if (keep.has(node.getAttribute('id') ?? '')) {
@@ -115,10 +117,41 @@ function removeHidden(document: Doc, keep: Set<string>): void {
       node.removeAttribute('style');
       continue;
     }
-    if ((node.textContent ?? '').length > total / 2) continue;
+    if (keptLarge < MAX_KEPT_LARGE && textLonger(node, total / 2)) {
+      keptLarge++;
+      continue;
+    }
     node.remove();
     removed = node;
   }
+}
+
+/**
+ * Hidden elements each holding more than half the page's text nest (two such cannot be apart):
+ * past this many, the next is removed unmeasured, so a page nesting hundreds of them is not
+ * measured hundreds of times over.
+ */
+const MAX_KEPT_LARGE = 8;
+
+/**
+ * Whether `node` holds more than `limit` characters of text, counted by walking its text nodes
+ * and stopping past the limit: a check on a short box costs what the box holds up to the limit,
+ * not its whole subtree (nested boxes each kept for being long were measured in full).
+ */
+function textLonger(node: Node, limit: number): boolean {
+  let length = 0;
+  const stack: Node[] = [node];
+  while (stack.length > 0) {
+    const next = stack.pop()!;
+    if (next.nodeType === 3) {
+      length += (next.nodeValue ?? '').length;
+      if (length > limit) return true;
+      continue;
+    }
+    const children = next.childNodes as ArrayLike<Node>;
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+  }
+  return false;
 }
 
 /**
@@ -165,7 +198,7 @@ function removeOverlays(document: Doc): void {
   const total = (document.body?.textContent ?? '').length;
   let removed: Node | undefined;
   for (const node of Array.from(document.querySelectorAll('[role="dialog"], [role="alertdialog"], [aria-modal="true"]'))) {
-    if (removed?.contains(node) || (node.textContent ?? '').length > total / 2) continue;
+    if (removed?.contains(node) || textLonger(node, total / 2)) continue;
     node.remove();
     removed = node;
   }
@@ -203,11 +236,11 @@ function removeBoxes(document: Doc): void {
   for (const node of Array.from(document.querySelectorAll('[class*="ad" i], [id*="ad" i], [data-ad-slot], ins.adsbygoogle, [class*="sponsor" i]'))) {
     if (/^(HTML|BODY|MAIN|ARTICLE)$/.test(node.tagName)) continue;
     const names = `${node.getAttribute('id') ?? ''} ${node.getAttribute('class') ?? ''}`;
-    if ((AD.test(names) || node.hasAttribute('data-ad-slot')) && (node.textContent ?? '').trim().length <= AD_MAX_CHARS) node.remove();
+    if ((AD.test(names) || node.hasAttribute('data-ad-slot')) && !textLonger(node, AD_MAX_CHARS)) node.remove();
   }
   for (const node of Array.from(document.querySelectorAll('[class*="newsletter" i], [id*="newsletter" i], [class*="subscribe" i], [id*="subscribe" i], [class*="signup" i], [class*="sign-up" i]'))) {
     if (/^(HTML|BODY|MAIN|ARTICLE|FORM)$/.test(node.tagName) || !NEWSLETTER.test(`${node.getAttribute('id') ?? ''} ${node.getAttribute('class') ?? ''}`)) continue;
-    if (node.querySelector('form, input[type="email"]') && (node.textContent ?? '').trim().length <= NEWSLETTER_MAX_CHARS) node.remove();
+    if (node.querySelector('form, input[type="email"]') && !textLonger(node, NEWSLETTER_MAX_CHARS)) node.remove();
   }
 }
 

@@ -6,6 +6,8 @@
 
 export interface PageNode {
   nodeName: string;
+  nodeType: number;
+  nodeValue: string | null;
   tagName: string;
   parentElement: PageNode | null;
   previousElementSibling: PageNode | null;

@@ -110,6 +110,12 @@ describe('what a reader does not see, on news pages', () => {
     expect(md(html)).toBe(want);
   });
 
+  it('measures at most 8 nested hidden blocks that each hold most of the text; the 9th is removed unmeasured', () => {
+    const nest = (depth: number) => `${'<div style="display:none">'.repeat(depth)}<p>${'Deep text. '.repeat(20)}</p>${'</div>'.repeat(depth)}<p>end</p>`;
+    expect(md(nest(8))).toBe(`${'Deep text. '.repeat(20).trim()}\n\nend`);
+    expect(md(nest(300))).toBe('end');
+  });
+
   it('keeps a page whose body its scripts reveal (display:none on the block holding most of the text)', () => {
     expect(md(`<div id="app" style="display:none"><p>${'The whole story. '.repeat(10)}</p><p style="display:none">a hidden note</p></div><p>footer line</p>`)).toBe(`${'The whole story. '.repeat(10).trim()}\n\nfooter line`);
   });
