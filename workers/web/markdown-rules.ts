@@ -1,6 +1,6 @@
 import { strikethrough } from '@joplin/turndown-plugin-gfm';
 import TurndownService from 'turndown';
-import { tableRules } from './markdown-tables';
+import { isLayoutTable, tableRules } from './markdown-tables';
 
 interface El {
   nodeName: string;
@@ -12,6 +12,16 @@ interface El {
   getAttribute(name: string): string | null;
   hasAttribute(name: string): boolean;
   querySelector(selector: string): El | null;
+}
+
+/** One line of code as a code span (empty for a blank line), its fence longer than any run of backticks in it. */
+function inlineCode(line: string): string {
+  if (line.trim() === '') return '';
+  let longest = 0;
+  for (const run of line.matchAll(/`+/g)) longest = Math.max(longest, run[0].length);
+  const fence = '`'.repeat(longest + 1);
+  const pad = line.startsWith('`') || line.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${line}${pad}${fence}`;
 }
 
 /** Whether a `<dl>` has a `<dt>` of its own (checked per `<dd>`, stopping at the first). */
@@ -59,7 +69,8 @@ export function codeText(pre: El): string {
  * The converter: turndown (ATX headings, fenced code, `-` bullets, `_` emphasis), GFM
  * strikethrough, and our rules for what turndown and the GFM plugin wrote wrong:
  * - every `<pre>` is a fenced block (with or without `<code>`), its language from the
- *   `language-…` class page-cleanup wrote, its lines as shown (codeText);
+ *   `language-…` class page-cleanup wrote, its lines as shown (codeText); in a data table's
+ *   cell, a code span per line (a fence cannot be in a GFM cell);
  * - tables (markdown-tables.ts);
  * - links: to a place in this page (`#…`) or `javascript:` written as their text; with no text
  *   (page-cleanup gave icon links their label), dropped; around a heading or other blocks (a
@@ -88,6 +99,9 @@ export function createConverter(): TurndownService {
       const pre = node as unknown as El;
       const code = codeText(pre).replace(/\n$/, '');
       if (code.trim() === '') return '';
+      const cell = (pre as unknown as { closest(selector: string): { closest(selector: string): object | null } | null }).closest('td, th');
+      const table = cell?.closest('table');
+      if (table && !isLayoutTable(table)) return `\n${code.split('\n').map(inlineCode).join('\n')}\n`;
       const language = /(?:^|\s)language-([\w+#.-]+)/.exec(pre.getAttribute('class') ?? '')?.[1] ?? /(?:^|\s)language-([\w+#.-]+)/.exec(pre.querySelector('code')?.getAttribute('class') ?? '')?.[1] ?? '';
       // Longer than any run of backticks in the code. A loop: a spread of every run overflowed
       // the stack at 300,000 of them (a 1.2 MB page), and the whole page failed.

@@ -10,9 +10,9 @@
  * covers empty, so every row has the table's column count. The first row is the header when it
  * is in `<thead>` or all `<th>`; otherwise the header row is empty (GFM needs one).
  *
- * A table holding another table, a heading or a code block is layout, not data (a page laid out
- * in a table, a code listing beside its line numbers): its cells are written one after another
- * as blocks. So is a table of one cell.
+ * A table holding another table or a heading is layout, not data (a page laid out in a table):
+ * its cells are written one after another as blocks. So is a table of one cell (a code listing
+ * whose line-number gutter page-cleanup removed).
  */
 
 interface Cell {
@@ -48,10 +48,10 @@ export const tableRules = {
     filter: 'table',
     replacement: (_content: string, node: object) => {
       const table = node as Table;
-      const rows = Array.from(table.rows).map((row) => Array.from(row.children).filter((cell) => cell.nodeName === 'TD' || cell.nodeName === 'TH'));
+      const rows = cellsOf(table);
       const cells = rows.reduce((sum, row) => sum + row.length, 0);
       const caption = captionOf(node);
-      if (cells <= 1 || table.querySelector('table, pre, h1, h2, h3, h4, h5, h6')) {
+      if (isLayoutTable(table)) {
         const blocks = rows.flat().map((cell) => (cellMarkdown.get(cell) ?? '').trim()).filter((text) => text !== '');
         return `\n\n${[caption, ...blocks].filter(Boolean).join('\n\n')}\n\n`;
       }
@@ -69,6 +69,29 @@ export const tableRules = {
 /** Starts a conversion: cells of an earlier one are not read again. */
 export function resetTables(): void {
   cellMarkdown = new WeakMap();
+  layoutSeen = new WeakMap();
+}
+
+/** Per table of the current conversion, whether it is layout (asked by its code blocks too). */
+let layoutSeen = new WeakMap<object, boolean>();
+
+function cellsOf(table: Table): Cell[][] {
+  return Array.from(table.rows).map((row) => Array.from(row.children).filter((cell) => cell.nodeName === 'TD' || cell.nodeName === 'TH'));
+}
+
+/**
+ * Whether a table is layout: it holds another table or a heading, or has at most one cell (a code
+ * listing whose line-number gutter was removed). A code block in a data table's cell is written
+ * inline there (markdown-rules.ts), one code span per line.
+ */
+export function isLayoutTable(table: object): boolean {
+  let layout = layoutSeen.get(table);
+  if (layout === undefined) {
+    const cells = cellsOf(table as Table).reduce((sum, row) => sum + row.length, 0);
+    layout = cells <= 1 || !!(table as Table).querySelector('table, h1, h2, h3, h4, h5, h6');
+    layoutSeen.set(table, layout);
+  }
+  return layout;
 }
 
 type Grid = string[][] & { cells: Array<Array<Cell | undefined>> };

@@ -30,6 +30,12 @@ describe('tables', () => {
     expect(md(html)).toBe(want);
   });
 
+  it('writes a code block in a data table\'s cell as a code span per line', () => {
+    expect(md('<table><tr><th>option</th><th>example</th></tr><tr><td>pipe</td><td><pre>a | b\n\nuse `x`</pre></td></tr></table>')).toBe(
+      '| option | example |\n| --- | --- |\n| pipe | `a \\| b`<br><br>`` use `x` `` |',
+    );
+  });
+
   it('writes a layout table (a cell holding a heading) as its cells, one block each', () => {
     expect(md('<table><tr><td><h2>Title</h2><p>Body text.</p></td><td><p>Side</p></td></tr></table>')).toBe('## Title\n\nBody text.\n\nSide');
   });
