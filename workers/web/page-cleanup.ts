@@ -73,6 +73,12 @@ export function preparePage(document: Doc, pageUrl: string): void {
   // A control's label goes with the control ("Sorted by:" was left without its <select>).
   const controls = new Set(Array.from(document.querySelectorAll('select[id], textarea[id], input[id]:not([type="checkbox"]):not([type="radio"])'), (control) => control.getAttribute('id')));
   for (const label of Array.from(document.querySelectorAll('label[for]'))) if (controls.has(label.getAttribute('for'))) label.remove();
+  // An icon's own name (`aria-label`, `<title>`) names its link when the link has none.
+  for (const svg of Array.from(document.querySelectorAll('a[href] svg'))) {
+    const link = svg.closest('a');
+    const name = (svg.getAttribute('aria-label') ?? svg.querySelector('title')?.textContent ?? '').replace(/\s+/g, ' ').trim();
+    if (link && name && !link.hasAttribute('aria-label') && !link.hasAttribute('title')) link.setAttribute('aria-label', name);
+  }
   for (const node of Array.from(document.querySelectorAll(CHROME))) node.remove();
   for (const node of Array.from(document.querySelectorAll('[id*="ookie" i], [class*="ookie" i], [id*="onsent" i], [class*="onsent" i], [id*="gdpr" i], [class*="gdpr" i], [id*="onetrust" i], [id*="Cookiebot" i]'))) {
     if (/^(HTML|BODY|MAIN|ARTICLE)$/.test(node.tagName)) continue;
@@ -94,7 +100,11 @@ export function preparePage(document: Doc, pageUrl: string): void {
   markAnswers(document);
   for (const pre of Array.from(document.querySelectorAll('pre'))) {
     const language = codeLanguage(pre);
-    if (language) pre.setAttribute('class', `language-${language}`);
+    if (!language) continue;
+    pre.setAttribute('class', `language-${language}`);
+    // The language's name shown above the block (MDN's "js", VitePress's "ts") is in the fence.
+    const label = pre.previousElementSibling;
+    if (label && /^(DIV|SPAN|SMALL)$/.test(label.tagName) && !textLonger(label, 20) && (label.textContent ?? '').trim().toLowerCase() === language) label.remove();
   }
 }
 

@@ -82,7 +82,8 @@ const NO_LANGUAGE = new Set(['default', 'none', 'text', 'plain', 'plaintext', 'n
 /**
  * A code block's language from the first that names one: `language-X`/`lang-X` classes on the
  * `<pre>` or its `<code>`, `lang`/`data-lang`/`data-language` on either, SyntaxHighlighter's
- * `brush: X`, then `highlight-X` (Sphinx) or `highlight-source-X` (GitHub) on one of its six
+ * `brush: X`, then `highlight-X` (Sphinx), `highlight-source-X` (GitHub) or `language-X` (MkDocs
+ * Material, VitePress) on one of its six
  * nearest ancestors. '' when none does.
  */
 export function codeLanguage(pre: PageNode): string {
@@ -94,7 +95,8 @@ export function codeLanguage(pre: PageNode): string {
   }
   let ancestor = pre.parentElement;
   for (let level = 0; ancestor && level < 6; level++, ancestor = ancestor.parentElement) {
-    const language = clean(/(?:^|\s)highlight-(?:source-|text-)?([\w+#.-]+)/.exec(ancestor.getAttribute('class') ?? '')?.[1]);
+    const classes = ancestor.getAttribute('class') ?? '';
+    const language = clean(/(?:^|\s)highlight-(?:source-|text-)?([\w+#.-]+)/.exec(classes)?.[1] ?? /(?:^|\s)language-([\w+#.-]+)/.exec(classes)?.[1]);
     if (language) return language;
   }
   return '';

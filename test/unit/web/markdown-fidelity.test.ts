@@ -60,6 +60,9 @@ describe('code blocks', () => {
     ['GitHub: lang on <pre>', '<pre lang="python"><code>import x</code></pre>', '```python\nimport x\n```'],
     ['GitHub: highlight-source-X', '<div class="highlight highlight-source-shell"><pre>npm i</pre></div>', '```shell\nnpm i\n```'],
     ['SyntaxHighlighter: brush', '<pre class="brush: ruby; gutter: false">puts 1</pre>', '```ruby\nputs 1\n```'],
+    ['MkDocs Material: language-X on the wrapper, line anchors in the code', '<div class="language-python highlight"><pre><span></span><code><a id="l1" href="#l1"></a>x = 1\n<a id="l2" href="#l2"></a>y = 2\n</code></pre></div>', '```python\nx = 1\ny = 2\n```'],
+    ['the language name shown above a block (MDN, VitePress)', '<div class="code-example"><div class="example-header"><span class="language-name">js</span></div><pre class="brush: js notranslate"><code>f()</code></pre></div><div class="language-ts"><span class="lang">ts</span><pre><code>let x: number;</code></pre></div>', '```js\nf()\n```\n\n```ts\nlet x: number;\n```'],
+    ['but a heading naming the language stays', '<h3>Go</h3><pre class="language-go">fmt.Println()</pre>', '### Go\n\n```go\nfmt.Println()\n```'],
     ['a <br> per line', '<pre><code>a = 1<br>b = 2<br></code></pre>', '```\na = 1\nb = 2\n```'],
     ['a <div> per line', '<pre><div class="line">a = 1</div><div class="line">b = 2</div></pre>', '```\na = 1\nb = 2\n```'],
     ['a copy button', '<div><pre><code class="language-js">x()</code></pre><button>Copy</button><clipboard-copy>Copy</clipboard-copy></div>', '```js\nx()\n```'],
@@ -77,6 +80,7 @@ describe('headings and links', () => {
     ['a card link: the heading is linked, not its image', '<a href="/news/a"><img src="/img/a.jpg" alt=""><h3>New library opens</h3><p>Teaser.</p></a>', '![](https://site.example/img/a.jpg)\n\n### [New library opens](https://site.example/news/a)\n\nTeaser.'],
     ['javascript: and in-page links as text', '<p><a href="javascript:void(0)">Show more</a> and <a href="#cite_note-1">[1]</a>.</p>', 'Show more and \\[1\\].'],
     ['an icon link named by aria-label; an empty link dropped', '<p><a href="/rss" aria-label="RSS feed"><svg></svg></a> and <a href="/x"></a>end</p>', '[RSS feed](https://site.example/rss) and end'],
+    ['an icon link named by its <svg>', '<p>Code on <a href="https://github.com/acme/w"><svg role="img"><title>GitHub</title><path d="M0"/></svg></a>.</p>', 'Code on [GitHub](https://github.com/acme/w).'],
     ['no tooltip titles', '<p><a href="/wiki/Square" title="Square">square</a></p>', '[square](https://site.example/wiki/Square)'],
     ['MediaWiki [edit] links', '<div class="mw-heading mw-heading2"><h2 id="Proofs">Proofs</h2><span class="mw-editsection">[<a href="/w/index.php?action=edit">edit</a>]</span></div><p>Text.</p>', '## Proofs\n\nText.'],
   ])('%s', (_what, html, want) => {
@@ -234,6 +238,7 @@ describe('realistic pages (test/fixtures/web/pages)', () => {
     expect(markdown).toContain('```js\nconst array1 = [1, 4];');
     expect(markdown).toContain('|  | Desktop |  | Mobile |  |\n| --- | --- | --- | --- | --- |\n|  | Chrome | Firefox | Chrome Android | Safari on iOS |\n| `map` | 1 | 1.5 | 18 | 1 |');
     expect(markdown).toContain('`callbackFn`\n:   A function to execute for each element');
-    expect(markdown).not.toMatch(/Copy to Clipboard|\]\(#/);
+    expect(markdown).toContain('## Syntax\n\n```js\nmap(callbackFn)');
+    expect(markdown).not.toMatch(/Copy to Clipboard|\]\(#|^js$/m);
   });
 });
