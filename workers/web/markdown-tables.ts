@@ -55,10 +55,14 @@ export const tableRules = {
         const blocks = rows.flat().map((cell) => (cellMarkdown.get(cell) ?? '').trim()).filter((text) => text !== '');
         return `\n\n${[caption, ...blocks].filter(Boolean).join('\n\n')}\n\n`;
       }
-      const grid = layout(rows, cells * MAX_SLOTS_PER_CELL + 64) ?? layout(rows, Infinity, true)!;
+      const maxSlots = cells * MAX_SLOTS_PER_CELL + 64;
+      const grid = layout(rows, maxSlots) ?? layout(rows, Infinity, true)!;
       const width = grid.reduce((max, row) => Math.max(max, row.length), 0);
+      // Rows are padded to the table's width unless that would pass the bound (one row of 1,000
+      // cells over 10,000 rows of one): GFM renderers pad short rows themselves.
+      const pad = grid.length * width <= maxSlots;
       const header = rows[0]!.length > 0 && (isHeadSection(rows[0]![0]!) || rows[0]!.every((cell) => cell.nodeName === 'TH'));
-      const line = (row: string[]) => `| ${Array.from({ length: width }, (_, i) => row[i] ?? '').join(' | ')} |`;
+      const line = (row: string[]) => `| ${Array.from({ length: pad ? width : Math.max(1, row.length) }, (_, i) => row[i] ?? '').join(' | ')} |`;
       const alignments = Array.from({ length: width }, (_, i) => alignment(header ? grid.cells[0]?.[i] : undefined));
       const out = [header ? line(grid[0]!) : line([]), `| ${alignments.join(' | ')} |`, ...(header ? grid.slice(1) : grid).map(line)];
       return `\n\n${caption ? `${caption}\n\n` : ''}${out.join('\n')}\n\n`;

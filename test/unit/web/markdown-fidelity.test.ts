@@ -40,6 +40,13 @@ describe('tables', () => {
     expect(md('<table><tr><td><h2>Title</h2><p>Body text.</p></td><td><p>Side</p></td></tr></table>')).toBe('## Title\n\nBody text.\n\nSide');
   });
 
+  it('does not pad 2,000 one-cell rows to the width of a first row spanning 1,000 columns', () => {
+    const lines = md(`<table><tr><th colspan="1000">wide</th></tr>${'<tr><td>x</td></tr>'.repeat(2_000)}</table>`).split('\n');
+    expect(lines).toHaveLength(2_002);
+    expect(lines[2]).toBe('| x |');
+    expect(lines[1]!.split('---')).toHaveLength(1_001);
+  });
+
   it('bounds the grid of a table whose cells span thousands of columns and rows', () => {
     const rows = '<tr><td colspan="1000" rowspan="1000">x</td></tr>'.repeat(200);
     const lines = md(`<table>${rows}</table>`).split('\n');
