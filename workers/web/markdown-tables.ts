@@ -137,6 +137,8 @@ function layout(rows: Cell[][], maxSlots: number, flat = false): Grid | undefine
         covered[c]!--;
       }
     }
+    // Spent spans leave the end, so later rows do not walk a wide span's columns again.
+    while (covered.length > 0 && !covered[covered.length - 1]) covered.pop();
     grid.push(Array.from(line, (text) => text ?? ''));
     grid.cells.push(owners);
   }
