@@ -57,6 +57,9 @@ export function htmlToMarkdown(html: string, url: string, maxNodes = maxPageNode
   const metadata = extractMetadata(document as never);
   const clean = (doc: typeof document) => preparePage(doc as never, url);
   clean(document);
+  // The page's own headline, read before Readability changes the page: MediaWiki's <h1> sits
+  // outside the content Readability keeps, and the title tag adds " - Wikipedia" to it.
+  const headline = (document.querySelector('h1')?.textContent ?? '').replace(/\s+/g, ' ').trim();
   let root: Root | undefined;
   let article = false;
   const articles = document.querySelectorAll('article');
@@ -91,9 +94,22 @@ export function htmlToMarkdown(html: string, url: string, maxNodes = maxPageNode
   let markdown = convert(root).replace(/\n{3,}/g, '\n\n').trim();
   // Readability's title, byline and excerpt are as long as the page makes them.
   const capped = capMetadata(metadata);
-  if (capped.title && article && !hasTitleHeading(markdown, capped.title)) markdown = `# ${capped.title}\n\n${markdown}`;
+  if (capped.title && article && !hasTitleHeading(markdown, capped.title)) {
+    markdown = `# ${titleWithoutSite(capped.title, headline)}\n\n${markdown}`;
+  }
   if (budgeted.cut) markdown += `\n\n[Page cut: it has more than ${maxNodes} elements and character references, more than this server converts at once; the rest is left out.]`;
   return { markdown, metadata: { ...capped, url }, article };
+}
+
+/**
+ * The page's headline where the title is it plus a site name ("Pythagorean theorem - Wikipedia"):
+ * the title starts with the headline, then a separator and a shorter rest. Otherwise the title
+ * (a logo's <h1>, "Site - Page", is no shorter than the page's name after it, and is not taken).
+ */
+function titleWithoutSite(title: string, headline: string): string {
+  if (!headline || !title.startsWith(headline)) return title;
+  const rest = /^\s*[-|–—·•:]\s*(.+)$/.exec(title.slice(headline.length))?.[1];
+  return rest && rest.length < headline.length ? headline : title;
 }
 
 /**

@@ -138,6 +138,17 @@ describe('what a reader does not see, on news pages', () => {
   });
 });
 
+describe('the title heading an article', () => {
+  const article = `<article><p>${'Words of the article, enough of them to be an article. '.repeat(12)}</p></article>`;
+  it.each([
+    ['the headline, without the site name the title adds', '<h1>Pythagorean theorem</h1>', 'Pythagorean theorem - Wikipedia', '# Pythagorean theorem'],
+    ['not a logo <h1> that the title starts with', '<h1>Daily Example</h1>', 'Daily Example - City council approves new bike lanes', '# Daily Example - City council approves new bike lanes'],
+  ])('%s', (_what, header, title, want) => {
+    const markdown = htmlToMarkdown(`<!doctype html><html><head><title>${title}</title></head><body><header>${header}</header>${article}</body></html>`, 'https://site.example/').markdown;
+    expect(markdown.split('\n')[0]).toBe(want);
+  });
+});
+
 describe('blocks', () => {
   it.each([
     ['a definition list in Pandoc\'s syntax, nested', '<dl><dt><code>fn</code></dt><dd><p>A function, called with:</p><dl><dt>element</dt><dd>The element.</dd></dl></dd><dt>thisArg</dt><dd>This.</dd><dd>Or that.</dd></dl>', '`fn`\n:   A function, called with:\n\n    element\n    :   The element.\n\nthisArg\n:   This.\n:   Or that.'],
@@ -193,6 +204,7 @@ describe('realistic pages (test/fixtures/web/pages)', () => {
 
   it('a Wikipedia article: section headings, infobox, math, footnote markers', () => {
     const markdown = page('wiki-article.html', 'https://en.wikipedia.org/wiki/Pythagorean_theorem');
+    expect(markdown.startsWith('# Pythagorean theorem\n\n| Pythagorean theorem |')).toBe(true);
     expect(markdown).toContain('\n## Proofs\n');
     expect(markdown).toContain('\n## References\n');
     expect(markdown).toContain('| Pythagorean theorem |  |\n| --- | --- |');
