@@ -81,6 +81,7 @@ export function codeText(pre: El): string {
  * - TeX from page-cleanup's math spans, unescaped; `<sup>`/`<sub>` kept as HTML (E=mc² read
  *   as "E=mc2"); task-list checkboxes from the `checked` attribute (linkedom has no `.checked`,
  *   so every item read unchecked);
+ * - headings on one line; `<q>` in quotation marks;
  * - definition lists as Pandoc writes them (`Term` / `:   definition`);
  * - `_` between letters or digits is not escaped (`snake_case` stays copyable: it cannot start
  *   emphasis there).
@@ -167,6 +168,22 @@ export function createConverter(): TurndownService {
       if (!hasTerm(node.parentNode as unknown as El | null)) return `\n\n${text}\n\n`;
       return `\n:   ${text.replace(/\n(?=[^\n])/g, '\n    ')}\n`;
     },
+  });
+
+  // A heading is one line: a <br> or a block inside it (a subtitle) ended the heading there and
+  // left the rest as a paragraph.
+  turndown.addRule('heading', {
+    filter: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'],
+    replacement: (content, node) => {
+      const text = content.replace(/\s*\n\s*/g, ' ').trim();
+      return text ? `\n\n${'#'.repeat(Number(node.nodeName.charAt(1)))} ${text}\n\n` : '';
+    },
+  });
+
+  // Browsers show <q> in quotation marks (single ones inside another <q>); turndown wrote none.
+  turndown.addRule('quotation', {
+    filter: 'q',
+    replacement: (content, node) => ((node.parentNode as unknown as { closest?(selector: string): unknown } | null)?.closest?.('q') ? `‘${content}’` : `“${content}”`),
   });
 
   turndown.addRule('supSub', {

@@ -181,6 +181,8 @@ describe('text', () => {
       '<dl><dd><span class="mwe-math-element"><span class="mwe-math-mathml-display mwe-math-mathml-a11y" style="display: none;"><math display="block" alttext="{\\displaystyle a^{2}+b^{2}=c^{2}.}"><mi>a</mi></math></span><img src="x.svg" class="mwe-math-fallback-image-display" aria-hidden="true" alt="{\\displaystyle a^{2}}"></span></dd></dl>',
       '$$a^{2}+b^{2}=c^{2}.$$',
     ],
+    ['a heading with a <br> or a block inside stays one heading', '<h2>Main title<br>with a subtitle</h2><h3><span>Part</span><div>two</div></h3>', '## Main title with a subtitle\n\n### Part two'],
+    ['<q> in quotation marks, nested ones single', '<p>He said <q>go <q>now</q></q>.</p>', 'He said “go ‘now’”.'],
     ['sup and sub', '<p>E=mc<sup>2</sup> and H<sub>2</sub>O</p>', 'E=mc<sup>2</sup> and H<sub>2</sub>O'],
     ['task list state', '<ul><li><input type="checkbox" checked disabled> done</li><li><input type="checkbox" disabled> todo</li></ul>', '-   [x]  done\n-   [ ]  todo'],
     ['snake_case is not escaped; what could start emphasis is', '<p>_lead, snake_case_name, 2*3*4</p>', '\\_lead, snake_case_name, 2\\*3\\*4'],
