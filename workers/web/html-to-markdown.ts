@@ -167,6 +167,10 @@ function convert(root: Root): string {
   Object.defineProperty(root, 'cloneNode', { value: () => root, configurable: true });
   rowsSeen = new WeakMap();
   resetTables();
+  // linkedom ends a text node at each character reference ("5 ", ">", " 3"), and turndown
+  // escapes each node as if it began a line: "5 &gt; 3" came out "5 \> 3", "a&nbsp;- b" as
+  // "a \- b", while "&#49;. text" was left to start a list. Adjacent text is joined first.
+  (root as unknown as { normalize?(): void }).normalize?.();
   memoiseChildNodes(root);
   childNodesSeen = new WeakMap();
   try {

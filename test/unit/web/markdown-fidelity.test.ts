@@ -185,6 +185,7 @@ describe('text', () => {
     ['<q> in quotation marks, nested ones single', '<p>He said <q>go <q>now</q></q>.</p>', 'He said “go ‘now’”.'],
     ['sup and sub', '<p>E=mc<sup>2</sup> and H<sub>2</sub>O</p>', 'E=mc<sup>2</sup> and H<sub>2</sub>O'],
     ['task list state', '<ul><li><input type="checkbox" checked disabled> done</li><li><input type="checkbox" disabled> todo</li></ul>', '-   [x]  done\n-   [ ]  todo'],
+    ['text after a character reference is escaped as the middle of a line', '<p>x -&gt; y, n &gt;= 3, a&nbsp;- b</p><p>&#49;. not a list</p>', 'x -> y, n >= 3, a\u00a0- b\n\n1\\. not a list'],
     ['snake_case is not escaped; what could start emphasis is', '<p>_lead, snake_case_name, 2*3*4</p>', '\\_lead, snake_case_name, 2\\*3\\*4'],
   ])('%s', (_what, html, want) => {
     expect(md(html)).toBe(want);
