@@ -12,6 +12,7 @@ import type { AnnouncedTool } from '../../protocol/tool-text';
 import { RestartPolicy } from '../restart-policy';
 import { AnnouncedList } from './announced-list';
 import { QUEUE_OPTIONS, type SessionTag } from './fair-task-queue';
+import { ThreadEnds } from './thread-ends';
 import { launchThreads, noLiveThread, startThreads, threadStartError, type ThreadLaunch, type ThreadPoolOptions } from './thread-launch';
 
 export type { ThreadPoolOptions } from './thread-launch';
@@ -24,7 +25,9 @@ const MAX_TRIES = 3;
  * Markdown). piscina owns the threads and the queue; each thread runs up to `concurrency` calls
  * at once. A call given up (deadline or cancellation) is answered at once and cancelled in its
  * thread through a message port; a call that runs on past `cancelGraceMs` (CPU-bound work never
- * yields) gets its thread terminated, which piscina replaces, failing that thread's other calls.
+ * yields) gets its thread terminated, which piscina replaces; that thread's other calls run again
+ * on another thread when they had not started or their tool is read-only or idempotent (its
+ * annotations), else answer WORKER_CRASHED.
  * A task that crashes its thread answers WORKER_CRASHED; the thread's end counts once as a
  * restart, against the restart intensity only when no call caused it, like a process crash.
  * While no new thread can start (its module removed, its init throwing), calls answer
@@ -60,10 +63,7 @@ export class ThreadPool implements Pool {
   #retiring = new Set<number>();
   /** Calls of each session in the pool, waiting or running: the queue serves the session running fewest. */
   #perSession = new Map<string, number>();
-  /** Threads whose end was counted: piscina fails each call a thread held, and a thread ends once. */
-  #ended = new Set<number>();
-  /** A thread ended under calls that had not named their thread yet, counted in this turn of the event loop. */
-  #endedUnnamed = false;
+  #ends = new ThreadEnds();
 
   constructor(options: ThreadPoolOptions) {
     this.name = options.name;
@@ -247,7 +247,11 @@ export class ThreadPool implements Pool {
           for (let queued = receiveMessageOnPort(port1); queued !== undefined; queued = receiveMessageOnPort(port1)) onMessage(queued.message as Parameters<typeof onMessage>[0]);
           // Queued on threads that could not start: closed with the reason.
           if (thread === undefined && piscina !== this.#piscina && this.#cannotStart !== undefined && this.#state === 'ready') return errorResult(this.#unavailable());
-          return thread === undefined && this.#retiring.size > 0 && !runaway && canRetry() ? again() : this.#failed(error, runaway, thread);
+          if (thread === undefined && this.#retiring.size > 0 && !runaway && canRetry()) return again();
+          // Its thread was terminated under it for another call's runaway: a call that had not
+          // started, or whose tool says running it twice is harmless, runs again on another thread.
+          if (this.#terminating && !runaway && canRetry() && (thread === undefined || this.#repeatable(call.tool))) return this.#gone(thread ?? -1).then(again);
+          return this.#failed(error, runaway, thread);
         },
       );
     };
@@ -311,6 +315,12 @@ export class ThreadPool implements Pool {
     return worker ? new Promise<void>((resolve) => worker.once('exit', () => setImmediate(resolve))) : Promise.resolve();
   }
 
+  /** The tool declares itself read-only or idempotent (MCP annotations): a second run does no harm. */
+  #repeatable(tool: string): boolean {
+    const hints = this.#list.tools.find((announced) => announced.name === tool)?.descriptor.annotations;
+    return hints?.readOnlyHint === true || hints?.idempotentHint === true;
+  }
+
   /** Terminates the thread of a call that ignored its cancel; piscina replaces it. */
   #terminate(thread: number | undefined, tool: string): void {
     const worker = this.#thread(thread);
@@ -334,9 +344,7 @@ export class ThreadPool implements Pool {
     if (this.#state === 'stopping' || this.#state === 'stopped') return errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down'));
     // The runaway's caller was answered already (TIMEOUT or CANCELLED).
     if (runaway) return errorResult(new McpvisorError('CANCELLED', 'the call was cancelled'));
-    if (this.#terminating) {
-      return errorResult(new McpvisorError('WORKER_CRASHED', 'the thread running this call was terminated because another call on it would not stop; try again'));
-    }
+    if (this.#terminating) return errorResult(new McpvisorError('WORKER_CRASHED', 'the thread running this call was terminated because another call on it would not stop; try again'));
     if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
       const limit = this.#options.maxOldGenerationSizeMb;
       this.#crashed(`out of memory (${limit} MB heap)`, thread, false);
@@ -374,22 +382,12 @@ export class ThreadPool implements Pool {
   }
 
   /**
-   * Counts a thread's end once (`thread`: its id; piscina fails each of its calls, and a thread of
-   * concurrency 4 counted 4 restarts), against the restart intensity only when `counted`: as in a
-   * process pool (process-pool.ts #scheduleRestart, the decision), an end caused by a call is that
-   * call's failure, and a handful of them made the pool `degraded`.
+   * Counts a thread's end once (ThreadEnds), against the restart intensity only when `counted`: as
+   * in a process pool (process-pool.ts #scheduleRestart), an end caused by a call is that call's
+   * failure, and a handful of them made the pool `degraded`.
    */
   #crashed(message: string, thread: number | undefined, counted: boolean): void {
-    if (thread === undefined) {
-      if (this.#endedUnnamed) return;
-      this.#endedUnnamed = true;
-      setImmediate(() => (this.#endedUnnamed = false));
-    } else {
-      if (this.#ended.has(thread)) return;
-      this.#ended.add(thread);
-      // Ids are never reused; only the latest are asked for again (the calls of one end).
-      if (this.#ended.size > 64) this.#ended.delete(this.#ended.values().next().value as number);
-    }
+    if (!this.#ends.first(thread)) return;
     this.#restarts++;
     this.#lastError = `a thread crashed: ${message}`;
     void this.#gone(thread ?? -1).then(() => this.#checkThreads());

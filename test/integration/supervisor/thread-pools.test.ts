@@ -50,19 +50,41 @@ describe('threads running several calls at once', () => {
     expect(budget).toBeLessThan(3000 - 1000);
   });
 
-  it('terminates a thread whose call ignores its cancel, failing its other call with a clear reason', async () => {
+  it('terminates a thread whose call ignores its cancel, and runs a call that had not started there on another thread', async () => {
     const spin = call(client, 'th-spin', { ms: 30_000 });
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    // Handed to the blocked thread (two calls per thread); its own deadline (4.5 s) is well after
-    // the termination (3 s + 300 ms grace).
-    const other = call(client, 'th-echo', { text: 'never' });
+    // Handed to the blocked thread (two calls per thread), where it cannot start; its own deadline
+    // (4.5 s) is well after the termination (3 s + 300 ms grace).
+    const other = call(client, 'th-echo', { text: 'ran elsewhere' });
     expect(errorCodeOf(await spin)).toBe('TIMEOUT');
-    const result = await other;
-    expect(errorCodeOf(result)).toBe('WORKER_CRASHED');
-    expect(textOf(result)).toMatch(/terminated because another call on it would not stop/);
+    expect(textOf(await other)).toBe('ran elsewhere');
     // Replaced by piscina, and not counted as a crash.
     expect(textOf(await call(client, 'th-echo', { text: 'after' }))).toBe('after');
     expect(await threadRestarts()).toBe(0);
+  });
+
+  /** A call running on the thread, then a spin on it cancelled: the thread is terminated 300 ms later. */
+  const runBesideCancelledSpin = async (tool: string) => {
+    const running = call(client, tool, { ms: 1000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const abort = new AbortController();
+    const spin = call(client, 'th-spin', { ms: 30_000 }, { signal: abort.signal }).catch((error: Error) => error);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    abort.abort();
+    await spin;
+    return running;
+  };
+
+  it('runs a read-only call again on another thread when its thread is terminated for another call', async () => {
+    expect(textOf(await runBesideCancelledSpin('th-look'))).toBe('waited');
+    expect(await threadRestarts()).toBe(0);
+  });
+
+  it('fails a running call whose tool is not declared safe to repeat with a clear reason when its thread is terminated', async () => {
+    const result = await runBesideCancelledSpin('th-wait');
+    expect(errorCodeOf(result)).toBe('WORKER_CRASHED');
+    expect(textOf(result)).toMatch(/terminated because another call on it would not stop/);
+    expect(textOf(await call(client, 'th-echo', { text: 'after' }))).toBe('after');
   });
 });
 
