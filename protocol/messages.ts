@@ -23,6 +23,8 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type WorkerMessage =
   | { type: 'ready'; tools: ToolDescriptor[] | ToolTexts | BulkToolTexts; info?: Record<string, unknown> }
   | { type: 'fatal'; error: ErrorInfo }
+  /** It is ending (an error thrown outside any call): give it no more calls; its running ones are answered next. */
+  | { type: 'exiting'; reason: string }
   | { type: 'result'; id: number; result: ToolResult }
   /** A running call's own progress (CallContext.progress), coalesced and checked by the worker; only for a call sent with `progress: true`. */
   | { type: 'progress'; id: number; report: ProgressReport }
@@ -33,7 +35,7 @@ export type WorkerMessage =
   | { type: 'health'; health: WorkerHealth };
 
 const SUPERVISOR_TYPES = new Set(['init', 'call', 'cancel', 'stats', 'warm-up', 'shutdown']);
-const WORKER_TYPES = new Set(['ready', 'fatal', 'result', 'progress', 'error', 'log', 'stats', 'warmed', 'health']);
+const WORKER_TYPES = new Set(['ready', 'fatal', 'exiting', 'result', 'progress', 'error', 'log', 'stats', 'warmed', 'health']);
 
 function hasType(value: unknown, types: Set<string>): boolean {
   return (

@@ -156,6 +156,9 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
     const what = origin === 'unhandledRejection' ? 'a promise rejection nobody handled' : 'an exception thrown outside a call (a timer, an event)';
     const { message } = toErrorInfo(error);
     log.error(`${what} ended the worker: ${message}`, { stack: error instanceof Error ? error.stack : undefined });
+    // First, so that no call reaches us in the 50 ms left: one did, under load, and its caller
+    // got WORKER_CRASHED for a call that never ran.
+    ch.send({ type: 'exiting', reason: message });
     for (const id of running.keys()) ch.send({ type: 'error', id, error: { code: 'WORKER_CRASHED', message: `${what} ended the worker running this call: ${message}` } });
     running.clear();
     ch.flush();

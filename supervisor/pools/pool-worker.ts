@@ -22,6 +22,8 @@ export interface PoolWorker {
   killedFor?: string;
   /** Set while it reports itself degraded (a `health` message): alive, but it cannot do its work. */
   degradedBy?: DegradedReason;
+  /** It said it is ending (`exiting`): it is given no more calls. */
+  ending?: boolean;
   /** It said why it cannot start (`fatal`), which is logged then: its exit and the failed restart are that one error. */
   failedStart?: boolean;
   /** Calls it was running when it ended (read before its RPC fails them): more than 0, its end is those calls' failure. */
@@ -71,6 +73,9 @@ export function workerMessages(
         handshake.fail(error);
         return;
       }
+      case 'exiting':
+        worker.ending = true;
+        return;
       case 'log':
         log[message.level]({ ...message.fields }, message.msg);
         return;

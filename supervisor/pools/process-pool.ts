@@ -220,7 +220,7 @@ export class ProcessPool implements Pool {
   #freeWorker(): PoolWorker | undefined {
     let best: PoolWorker | undefined;
     for (const worker of this.#workers.values()) {
-      if (!worker.ready || worker.rpc.closed || worker.rpc.inFlight >= this.#options.concurrency) continue;
+      if (!worker.ready || worker.ending || worker.rpc.closed || worker.rpc.inFlight >= this.#options.concurrency) continue;
       if (!best || worker.rpc.inFlight < best.rpc.inFlight) best = worker;
     }
     return best;
@@ -308,9 +308,12 @@ export class ProcessPool implements Pool {
       child.once('exit', noteCalls);
       worker.rpc = new RpcClient(childProcessChannel<SupervisorMessage, WorkerMessage>(child), workerMessages(worker, log, { starting: () => !settled, onReady, fail }));
       child.on('error', (error: NodeJS.ErrnoException) => {
+        // A process was made: its exit comes and says why. The init sent to one that had already
+        // died as its module loaded failed with EPIPE, and the start said "write EPIPE" instead
+        // of Node's error (a missing package), under load.
+        if (child.pid !== undefined) return void log.warn({ err: toErrorInfo(error) }, 'worker process error');
         log.error({ err: toErrorInfo(error) }, 'worker process error');
         fail(new McpvisorError('POOL_UNAVAILABLE', `cannot start worker of ${this.name}: ${forkErrorText(error)}`));
-        if (child.pid !== undefined) return;
         // No process was made (fork EAGAIN, ENOMEM): no exit will come. The pool kept the
         // worker and never tried again: its calls waited out their deadlines for good.
         if (!this.#workers.delete(id)) return;

@@ -28,7 +28,7 @@ export const customToolsets: ToolsetFactory = (config, _logger, context) =>
           workerConfig: entry.config,
           callTimeoutMs: entry.callTimeoutMs,
           // A failed start named nothing but the module's own error ("failed to start: no API key configured").
-          label: `toolset ${entry.name} (customToolsets.${index})`,
+          label: `toolset ${entry.name} (customToolsets[${index}])`,
           aroundCall: namingErrors(entry.name, entry.namespace),
           required: entry.affectsHealth,
           ...(entry.kind === 'process'

@@ -19,7 +19,7 @@ export const openapiToolsets: ToolsetFactory = (config, logger) => {
   checkPoolNames(config.apis.map((api) => api.namespace));
   return config.apis.map((api, index) => {
     if (api.specInputMethod === 'stdin') {
-      throw new ConfigError(`apis.${index}.specInputMethod: stdin is only read by openapi-mcp-server; give a file, URL or inline content in the configuration`);
+      throw new ConfigError(`apis[${index}].specInputMethod: stdin is only read by openapi-mcp-server; give a file, URL or inline content in the configuration`);
     }
     const name = `api-${api.namespace ?? index}`;
     logger.debug({ pool: name, apiBaseUrl: maskUrlForLog(api.apiBaseUrl), toolsMode: api.toolsMode }, 'openapi toolset planned');
@@ -37,7 +37,7 @@ export const openapiToolsets: ToolsetFactory = (config, logger) => {
           callTimeoutMs: clampTimerMs(api.requestTimeoutMs * 2 + CALL_SLACK_MS),
           required: api.affectsHealth,
           // With several APIs, a failure to start says which one (its reason rarely does).
-          label: config.apis.length > 1 ? `${name} (apis.${index})` : undefined,
+          label: config.apis.length > 1 ? `${name} (apis[${index}])` : undefined,
         },
       ],
     };
@@ -56,7 +56,7 @@ function checkPoolNames(namespaces: Array<string | undefined>): void {
     const name = namespace ?? String(index);
     const other = seen.get(name);
     if (other !== undefined) {
-      const what = (i: number) => (namespaces[i] === undefined ? `apis.${i} (no namespace)` : `apis.${i} (namespace '${namespaces[i]}')`);
+      const what = (i: number) => (namespaces[i] === undefined ? `apis[${i}] (no namespace)` : `apis[${i}] (namespace '${namespaces[i]}')`);
       throw new ConfigError(`${what(other)} and ${what(index)} would share the pool name api-${name}: give them different namespaces`);
     }
     seen.set(name, index);

@@ -36,7 +36,7 @@ interface PoolPlanBase {
    * true). One that is not required and cannot start is left out: the others are served.
    */
   required?: boolean;
-  /** Where it is configured, named in a failure to start beside its reason (`api-bad (apis.3)`). */
+  /** Where it is configured, named in a failure to start beside its reason (`api-bad (apis[3])`). */
   label?: string;
 }
 

@@ -153,7 +153,7 @@ describe('mcpvisor with many APIs', () => {
     const server = spawnBin('mcpvisor', ['--config', config], ENV);
     expect(await server.exited).toBe(1);
     expect(server.stderr()).toContain(
-      'mcpvisor: failed to start: api-gone (apis.1): OpenAPI spec file not found: /no/such/openapi.yaml; 1 more could not start either: api-down (apis.2): failed to load the OpenAPI spec from http://127.0.0.1:9/openapi.json',
+      'mcpvisor: failed to start: api-gone (apis[1]): OpenAPI spec file not found: /no/such/openapi.yaml; 1 more could not start either: api-down (apis[2]): failed to load the OpenAPI spec from http://127.0.0.1:9/openapi.json',
     );
   }, 30_000);
 

@@ -165,6 +165,9 @@ describe('a process toolset whose code throws outside a call', () => {
     const result = await call('p-crash', { how });
     expect(errorCodeOf(result)).toBe('WORKER_CRASHED');
     expect(textOf(result)).toBe(`WORKER_CRASHED (tool p-crash, toolset mine-proc): ${message}`);
+    // Sent at once, while the ending worker still runs its last 50 ms: it went to that worker and
+    // answered WORKER_CRASHED, never having run.
+    expect(textOf(await call('p-wait', { ms: 200 }))).toBe('waited');
     expect(textOf(await call('p-ok'))).toBe('ok');
   });
 });
@@ -224,7 +227,7 @@ describe('a toolset module that does not load', () => {
     writeFileSync(path.join(project, 'config.json'), JSON.stringify({ shell: { enabled: false }, web: { enabled: false }, customToolsets: [{ name: 'broken', module: './broken.cjs', kind }] }));
     const server = spawnBin('mcpvisor', ['--config', path.join(project, 'config.json')]);
     expect(await server.exited).toBe(1);
-    expect(server.stderr()).toContain('mcpvisor: failed to start: toolset broken (customToolsets.0): ');
+    expect(server.stderr()).toContain('mcpvisor: failed to start: toolset broken (customToolsets[0]): ');
     expect(server.stderr()).toMatch(message);
   });
 });
@@ -240,6 +243,6 @@ describe('a toolset whose init never finishes', () => {
     writeFileSync(path.join(project, 'config.json'), JSON.stringify(config));
     const server = spawnBin('mcpvisor', ['--config', path.join(project, 'config.json')]);
     expect(await server.exited).toBe(1);
-    expect(server.stderr()).toContain(`mcpvisor: failed to start: toolset slow (customToolsets.0): ${message}\n`);
+    expect(server.stderr()).toContain(`mcpvisor: failed to start: toolset slow (customToolsets[0]): ${message}\n`);
   }, 15_000);
 });

@@ -125,8 +125,8 @@ describe('a thread toolset whose new threads cannot start', () => {
 
   // Each cause is a file the test's module looks for as a new thread loads or inits.
   it.each([
-    // Before: the call waited on the new thread's init for its whole deadline, TIMEOUT.
-    ['init never ends in a new thread', 'hang', 'the mine threads did not become ready within 1000 ms (pools.startTimeoutMs): its init has not finished', { startTimeoutMs: 1000 }],
+    // Before: the call waited on the new thread's init for its whole deadline, TIMEOUT. 3 s: a loaded machine took over 1 s to start the first thread.
+    ['init never ends in a new thread', 'hang', 'the mine threads did not become ready within 3000 ms (pools.startTimeoutMs): its init has not finished', { startTimeoutMs: 3000 }],
     // Before: TIMEOUT; piscina raised no error.
     ["a new thread's module ends it as it loads, with no error", 'exit-on-load', /a new thread ended as it loaded .*tools\.cjs, with no error \(process\.exit in it\?\)/, {}],
     // Before: INTERNAL with init's message from the new thread, /health `ready`, and every later

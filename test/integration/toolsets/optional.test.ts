@@ -88,10 +88,10 @@ describe('a custom toolset with affectsHealth: false that cannot start', () => {
 describe('a required custom toolset that cannot start', () => {
   it.each([
     ['process', 'a module missing', './missing.cjs', /^mcpvisor: customToolsets\[1\]\.module in .*config\.yaml: .*missing\.cjs cannot be read \(ENOENT\)$/m, 2],
-    ['process', 'an init that fails', './proc-down.cjs', /^mcpvisor: failed to start: toolset broken \(customToolsets\.1\): database unreachable: connect ECONNREFUSED 127\.0\.0\.1:5432$/m, 1],
-    ['thread', 'an init that fails', './thread.cjs', /^mcpvisor: failed to start: toolset broken \(customToolsets\.1\): database unreachable: connect ECONNREFUSED 127\.0\.0\.1:5432$/m, 1],
-    ['process', 'a module that throws as it loads', './throws.cjs', /^mcpvisor: failed to start: toolset broken \(customToolsets\.1\): worker of broken exited with exit code 1 before it was ready: Error: MY_KEY is not set \(at .*throws\.cjs:1\)$/m, 1],
-    ['thread', 'a module that throws as it loads', './throws.cjs', /^mcpvisor: failed to start: toolset broken \(customToolsets\.1\): the broken threads failed to start: MY_KEY is not set \(loading .*throws\.cjs\)$/m, 1],
+    ['process', 'an init that fails', './proc-down.cjs', /^mcpvisor: failed to start: toolset broken \(customToolsets\[1\]\): database unreachable: connect ECONNREFUSED 127\.0\.0\.1:5432$/m, 1],
+    ['thread', 'an init that fails', './thread.cjs', /^mcpvisor: failed to start: toolset broken \(customToolsets\[1\]\): database unreachable: connect ECONNREFUSED 127\.0\.0\.1:5432$/m, 1],
+    ['process', 'a module that throws as it loads', './throws.cjs', /^mcpvisor: failed to start: toolset broken \(customToolsets\[1\]\): worker of broken exited with exit code 1 before it was ready: Error: MY_KEY is not set \(at .*throws\.cjs:1\)$/m, 1],
+    ['thread', 'a module that throws as it loads', './throws.cjs', /^mcpvisor: failed to start: toolset broken \(customToolsets\[1\]\): the broken threads failed to start: MY_KEY is not set \(loading .*throws\.cjs\)$/m, 1],
   ])('stops the start (a %s toolset, %s) naming the toolset and why, beside an optional one that is left out', async (kind, _what, module, message, code) => {
     const dir = project();
     const down = path.join(dir, 'down');

@@ -11,7 +11,7 @@ describe('openapi toolsets', () => {
   });
 
   test('refuse, before any worker starts, two APIs that would share a pool name', () => {
-    expect(() => plan(api('pets'), api('pets'))).toThrow(new ConfigError("apis.0 (namespace 'pets') and apis.1 (namespace 'pets') would share the pool name api-pets: give them different namespaces"));
-    expect(() => plan(api('2'), api(), api())).toThrow(new ConfigError("apis.0 (namespace '2') and apis.2 (no namespace) would share the pool name api-2: give them different namespaces"));
+    expect(() => plan(api('pets'), api('pets'))).toThrow(new ConfigError("apis[0] (namespace 'pets') and apis[1] (namespace 'pets') would share the pool name api-pets: give them different namespaces"));
+    expect(() => plan(api('2'), api(), api())).toThrow(new ConfigError("apis[0] (namespace '2') and apis[2] (no namespace) would share the pool name api-2: give them different namespaces"));
   });
 });
