@@ -1,6 +1,6 @@
 import { isObject, type Json, type JsonObject } from './refs';
 import { oas3ParameterBuilders, type ParameterBuilder } from './lazy';
-import { explodedCookie, needsOwnQuery, type StyledParameter } from './serialize';
+import { formCookie, needsOwnQuery, type StyledParameter } from './serialize';
 import { compileTemplate, type PathParameter, type PathTemplate } from './path-template';
 import { formKind } from './form-body';
 
@@ -135,16 +135,16 @@ let builders: Record<string, ParameterBuilder> | undefined;
 /**
  * swagger-client's OpenAPI 3 parameter builders, with its cookie builder made to add to the
  * `Cookie` header (the builder's own sets it, so of several cookie parameters only the last was
- * sent) and exploded array and object cookies written as pairs (serialize.ts).
+ * sent) and array and object cookies written by serialize.ts formCookie.
  */
 export function parameterBuilders(): Record<string, ParameterBuilder> {
   if (builders) return builders;
   const own = oas3ParameterBuilders();
   const cookie: ParameterBuilder = (options) => {
     const before = options.req.headers?.Cookie;
-    const exploded = explodedCookie(options.parameter as StyledParameter, options.value);
-    if (exploded === undefined) own.cookie(options);
-    else (options.req.headers ??= {}).Cookie = exploded;
+    const pairs = formCookie(options.parameter as StyledParameter, options.value);
+    if (pairs === undefined) own.cookie(options);
+    else if (pairs !== '') (options.req.headers ??= {}).Cookie = pairs;
     const after = options.req.headers?.Cookie;
     if (typeof before === 'string' && before !== '' && after !== before) options.req.headers!.Cookie = `${before}; ${String(after)}`;
   };

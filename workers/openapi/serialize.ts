@@ -14,9 +14,9 @@
  *   query name of its own, and the builder keeps one value per name, so of `filter: {name: a}`
  *   and `sort_by: {name: asc}` (files.com), or SQS's `Attribute` and `Tag` maps, only the last
  *   `name` was sent, and a key named like another parameter replaced that one's value.
- * - exploded cookie parameters (style form; explode defaults to true there): the builder wrote
- *   `color=color%3Dblue%26color%3Dblack`. Here: one cookie pair per item, `color=blue; color=black`,
- *   and an object's keys as cookie names.
+ * - array and object cookie parameters (style form; explode defaults to true there): the
+ *   builder wrote `color=color%3Dblue%26color%3Dblack` exploded and `color=blue%2Cblack`
+ *   unexploded (formCookie).
  */
 
 /** The parts of a Parameter Object these functions read. */
@@ -109,15 +109,25 @@ export function deepObjectPairs(name: string, value: unknown): Array<[string, st
 }
 
 /**
- * The cookie pairs of an exploded array or object cookie parameter (`a=1; a=2`, or one pair per
- * key), or undefined when the builder's own serialisation is right (a primitive, explode false,
- * or `content`).
+ * A style form cookie parameter's `Cookie` pairs for an array or object value, or undefined when
+ * the builder's own serialisation is right (a primitive, another style, or `content`); '' when
+ * nothing is sent (an empty array or object: undefined in RFC 6570, as in a query).
+ * Exploded (the default): one pair per item, `color=blue; color=black`, or per key, where the
+ * builder wrote `color=color%3Dblue%26color%3Dblack`. Unexploded: the style table's
+ * `color=blue,black,brown` and `color=R,100,G,200`, each item encoded and the commas between
+ * them as they are, where the builder encoded those too (`color=blue%2Cblack`): a server that
+ * does not decode cookie values (Java's, Go's, Python's) could not split the list, and one that
+ * does could not tell a comma inside an item from one between items.
  */
-export function explodedCookie(parameter: StyledParameter & { content?: unknown }, value: unknown): string | undefined {
+export function formCookie(parameter: StyledParameter & { content?: unknown }, value: unknown): string | undefined {
   if (parameter.content !== undefined || value === null || typeof value !== 'object') return undefined;
-  if ((parameter.style ?? 'form') !== 'form' || parameter.explode === false) return undefined;
+  if ((parameter.style ?? 'form') !== 'form') return undefined;
   const pairs = Array.isArray(value) ? value.map((item) => [parameter.name, item] as const) : Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-  if (pairs.length === 0) return undefined;
+  if (pairs.length === 0) return '';
+  if (parameter.explode === false) {
+    const items = Array.isArray(value) ? pairs.map(([, v]) => encodeStrict(text(v))) : pairs.flatMap(([key, v]) => [encodeStrict(key), encodeStrict(text(v))]);
+    return `${encodeStrict(parameter.name)}=${items.join(',')}`;
+  }
   return pairs.map(([key, v]) => `${encodeStrict(key)}=${encodeStrict(text(v))}`).join('; ');
 }
 

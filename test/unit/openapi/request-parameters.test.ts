@@ -174,3 +174,26 @@ describe('a parameter with a default, not given', () => {
     expect([build('l', {}).url, build('l', { page: 3 }).url]).toEqual([`${BASE}/l`, `${BASE}/l?page=3`]);
   });
 });
+
+describe('an array or object cookie parameter with explode false', () => {
+  test('is the style table\'s name=a,b: commas between items as they are, one inside an item encoded', async () => {
+    const build = await requestBuilder(oas3({
+      '/c': {
+        get: {
+          operationId: 'cookies',
+          parameters: [
+            { name: 'flat', in: 'cookie', explode: false, schema: { type: 'array', items: { type: 'string' } } },
+            { name: 'rgb', in: 'cookie', explode: false, schema: { type: 'object', additionalProperties: { type: 'integer' } } },
+            { name: 'each', in: 'cookie', schema: { type: 'object', additionalProperties: { type: 'integer' } } },
+          ],
+          responses: OK,
+        },
+      },
+    }));
+    // The builder encoded the separators too, `flat=a%2Cb%2Cc%20d`: a server that does not decode
+    // cookie values could not split the list, and one that does could not tell the commas apart.
+    expect(build('cookies', { flat: ['a,b', 'c d'], rgb: { R: 100, G: 200 } }).headers.cookie).toBe('flat=a%2Cb,c%20d; rgb=R,100,G,200');
+    // Empty: undefined in RFC 6570, so no cookie (the builder sent `rgb=` and `each=`).
+    expect(build('cookies', { flat: [], rgb: {}, each: {} }).headers.cookie).toBeUndefined();
+  });
+});
