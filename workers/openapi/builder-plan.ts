@@ -24,6 +24,12 @@ export interface BuilderPlan {
    * whatever the format, and wrote ssv and tsv multipart parts with a literal `%20` or `%09`.
    */
   swaggerSeparators: Map<string, string>;
+  /**
+   * OpenAPI 3 query, header and cookie parameters described by `content`, by `<in>\0<name>`: the
+   * media type, for request.ts to write the value as its text (serialize.ts contentText) before
+   * the builder, which then sends that text as it is.
+   */
+  contentTypes: Map<string, string>;
 }
 
 const SEPARATORS: Record<string, string> = { csv: ',', ssv: ' ', tsv: '\t', pipes: '|' };
@@ -37,6 +43,7 @@ export function builderPlan(spec: JsonObject): BuilderPlan {
   const ownQuery = new Map<string, StyledParameter>();
   const pathParameters = new Map<string, PathParameter>();
   const swaggerSeparators = new Map<string, string>();
+  const contentTypes = new Map<string, string>();
   const [route, methods] = Object.entries(spec.paths as JsonObject)[0];
   const kept: JsonObject = {};
   const queryNames = new Set<string>();
@@ -46,6 +53,7 @@ export function builderPlan(spec: JsonObject): BuilderPlan {
     const builderParameters = (Array.isArray(parameters) ? parameters : []).filter((p) => {
       if (!isObject(p)) return true;
       if (spec.swagger && (p.in === 'header' || p.in === 'formData') && p.type === 'array') swaggerSeparators.set(`${p.in}\0${p.name}`, SEPARATORS[String(p.collectionFormat ?? 'csv')] ?? ',');
+      if (!spec.swagger && isObject(p.content)) contentTypes.set(`${p.in}\0${p.name}`, Object.keys(p.content)[0] ?? '');
       if (p.in === 'path') {
         pathParameters.set(p.name as string, p as unknown as PathParameter);
         return false;
@@ -67,7 +75,7 @@ export function builderPlan(spec: JsonObject): BuilderPlan {
   }
   const keys = parameterKeys(Object.values(kept).flatMap((operation) => (operation as JsonObject).parameters as Json[]));
   const keyOf = (location: string, name: string) => keys.get(`${location}\0${name}`) ?? `${location}.${name}`;
-  made = { builderSpec: { ...spec, paths: { '': kept } }, ownQuery, template: compileTemplate(withoutTemplatedQuery(route, queryNames)), pathParameters, keyOf, swaggerSeparators };
+  made = { builderSpec: { ...spec, paths: { '': kept } }, ownQuery, template: compileTemplate(withoutTemplatedQuery(route, queryNames)), pathParameters, keyOf, swaggerSeparators, contentTypes };
   plans.set(spec, made);
   return made;
 }

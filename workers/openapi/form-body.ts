@@ -1,6 +1,6 @@
 import { McpvisorError } from '../../protocol/errors';
 import { isObject, type JsonObject } from './refs';
-import { encodeStrict, serializeQuery } from './serialize';
+import { contentText, encodeStrict, serializeQuery } from './serialize';
 
 /**
  * OpenAPI 3 form bodies. swagger-client's builder runs `JSON.parse` on every property of a form
@@ -25,8 +25,9 @@ export function formKind(contentType: string): 'urlencoded' | 'multipart' | unde
  * An `application/x-www-form-urlencoded` body, each property by its Encoding Object:
  * - `style`, `explode` or `allowReserved` given: as a query parameter of that style
  *   (serialize.ts; an empty string is sent, `name=`);
- * - `contentType` alone: the value as that type's text, a string as written, anything else as
- *   JSON;
+ * - `contentType` alone: the value as that type's text (serialize.ts contentText: JSON for a
+ *   JSON type, a string too, `id=%22abc%22` as OpenAPI's own example has it; for another type a
+ *   string as written, anything else as JSON);
  * - neither: a primitive as its text, an array one pair per item (style form's default), an
  *   object as JSON.
  * Decision: `null` is left out, as it is in a query (the builder sent the text `null`).
@@ -56,7 +57,7 @@ function formPair(name: string, value: unknown, encoding: JsonObject): string | 
     const explode = typeof encoding.explode === 'boolean' ? encoding.explode : style === 'form';
     return serializeQuery({ name, style, explode, allowReserved: encoding.allowReserved === true, allowEmptyValue: true }, value);
   }
-  if (typeof encoding.contentType === 'string') return `${encodeStrict(name)}=${encodeStrict(typeof value === 'string' ? value : JSON.stringify(value))}`;
+  if (typeof encoding.contentType === 'string') return `${encodeStrict(name)}=${encodeStrict(contentText(encoding.contentType, value))}`;
   if (Array.isArray(value)) return serializeQuery({ name, style: 'form', explode: true, allowEmptyValue: true }, value);
   return `${encodeStrict(name)}=${encodeStrict(typeof value === 'object' ? JSON.stringify(value) : String(value))}`;
 }

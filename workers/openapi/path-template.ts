@@ -1,5 +1,5 @@
 import { McpvisorError } from '../../protocol/errors';
-import { encodeStrict } from './serialize';
+import { contentText, encodeStrict } from './serialize';
 
 /**
  * Path templates, filled here rather than by swagger-client's builder: it fills them with
@@ -189,13 +189,10 @@ function swaggerValue(parameter: PathParameter, value: unknown): string {
  * builder wrote them, except that an object's keys are encoded too (the builder sent them as
  * written, `/` included), an empty array or object is nothing (the builder's matrix threw) and
  * an unexploded label joins with commas.
- * A `content` parameter is its media type's text (JSON for JSON types), encoded.
+ * A `content` parameter is its media type's text (serialize.ts contentText), encoded.
  */
 function styledValue(parameter: PathParameter, value: unknown): string {
-  if (parameter.content !== undefined) {
-    const type = Object.keys(parameter.content)[0] ?? '';
-    return encodeStrict(typeof value === 'string' ? value : /json/i.test(type) || typeof value === 'object' ? JSON.stringify(value) : String(value));
-  }
+  if (parameter.content !== undefined) return encodeStrict(contentText(Object.keys(parameter.content)[0] ?? '', value));
   const style = parameter.style ?? 'simple';
   const explode = parameter.explode ?? false;
   const name = encodeStrict(parameter.name);

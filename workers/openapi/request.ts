@@ -4,7 +4,7 @@ import type { OperationEntry } from './operations';
 import { deref, followObject, type Json, type JsonObject, type RefContext } from './refs';
 import { swaggerBuildRequest } from './lazy';
 import { HEADER_VALUE } from '../../protocol/http-headers';
-import { serializeQuery } from './serialize';
+import { contentText, serializeQuery } from './serialize';
 import { acceptOf, builderPlan, parameterBuilders } from './builder-plan';
 import { fillTemplate } from './path-template';
 import { bytesOf, fileOf, partType } from './binary';
@@ -93,7 +93,7 @@ export function planSpec(entry: OperationEntry, ctx: RefContext): JsonObject {
  * `.` or `..` throws BAD_INPUT. Errors of the builder (a missing required parameter) are BAD_INPUT.
  */
 export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unknown>, baseUrl: string): BuiltRequest {
-  const { builderSpec, ownQuery, template, pathParameters, keyOf, swaggerSeparators } = builderPlan(plan.spec);
+  const { builderSpec, ownQuery, template, pathParameters, keyOf, swaggerSeparators, contentTypes } = builderPlan(plan.spec);
   // Without a prototype: the builder reads `parameters[name]` first, and a parameter named
   // `constructor` or `toString` found Object.prototype's function there and sent its source.
   const parameters: Record<string, unknown> = Object.create(null);
@@ -124,6 +124,12 @@ export function buildUpstreamRequest(plan: RequestPlan, args: Record<string, unk
       // Swagger 2.0 offers these as arguments (OpenAPI 3 says to ignore them): the caller's choice wins.
       if (target.in === 'header' && plan.spec.swagger && /^accept$/i.test(target.name)) accept = String(value);
       if (target.in === 'header' && plan.spec.swagger && /^content-type$/i.test(target.name)) contentType = { arg, value: String(value) };
+      // Described by `content`: the value's text in that media type (`[]` too), sent as it is.
+      const content = contentTypes.get(`${target.in}\0${target.name}`);
+      if (content !== undefined) {
+        parameters[keyOf(target.in, target.name)] = contentText(content, value);
+        continue;
+      }
       // An empty list or map is undefined in RFC 6570 (3.2.1): the parameter is left out. The
       // builder sent `?v=` for one unexploded (an empty value, not no value).
       if (target.in === 'query' && isEmptyContainer(value)) continue;

@@ -17,6 +17,8 @@
  * - array and object cookie parameters (style form; explode defaults to true there): the
  *   builder wrote `color=color%3Dblue%26color%3Dblack` exploded and `color=blue%2Cblack`
  *   unexploded (formCookie).
+ * - parameters described by `content` (contentText): the builder sent a string as it is under a
+ *   JSON type, and an object under another type as `[object Object]`.
  */
 
 /** The parts of a Parameter Object these functions read. */
@@ -109,8 +111,9 @@ export function deepObjectPairs(name: string, value: unknown): Array<[string, st
 }
 
 /**
- * A style form cookie parameter's `Cookie` pairs for an array or object value, or undefined when
- * the builder's own serialisation is right (a primitive, another style, or `content`); '' when
+ * A style form cookie parameter's `Cookie` pairs for an array or object value, or a `content`
+ * one's for its text, or undefined when the builder's own serialisation is right (a primitive,
+ * another style); '' when
  * nothing is sent (an empty array or object: undefined in RFC 6570, as in a query).
  * Exploded (the default): one pair per item, `color=blue; color=black`, or per key, where the
  * builder wrote `color=color%3Dblue%26color%3Dblack`. Unexploded: the style table's
@@ -120,7 +123,10 @@ export function deepObjectPairs(name: string, value: unknown): Array<[string, st
  * does could not tell a comma inside an item from one between items.
  */
 export function formCookie(parameter: StyledParameter & { content?: unknown }, value: unknown): string | undefined {
-  if (parameter.content !== undefined || value === null || typeof value !== 'object') return undefined;
+  // A `content` cookie's text (request.ts wrote it): the builder left a JSON string's quotes
+  // raw, `c="abc"`, which cookie parsers take for RFC 6265 quoting and drop.
+  if (parameter.content !== undefined) return typeof value === 'string' ? `${encodeStrict(parameter.name)}=${encodeStrict(value)}` : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
   if ((parameter.style ?? 'form') !== 'form') return undefined;
   const pairs = Array.isArray(value) ? value.map((item) => [parameter.name, item] as const) : Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
   if (pairs.length === 0) return '';
@@ -129,6 +135,23 @@ export function formCookie(parameter: StyledParameter & { content?: unknown }, v
     return `${encodeStrict(parameter.name)}=${items.join(',')}`;
   }
   return pairs.map(([key, v]) => `${encodeStrict(key)}=${encodeStrict(text(v))}`).join('; ');
+}
+
+/** Whether a media type is JSON: `application/json`, `text/json`, `application/vnd.x+json` (parameters aside). */
+export function isJsonType(type: string): boolean {
+  return /^[^/;\s]+\/(?:[^;\s]*\+)?json\s*(?:;|$)/i.test(type.trim());
+}
+
+/**
+ * A value as the text of the media type `type` (a Parameter Object's `content`, an Encoding
+ * Object's `contentType`): under a JSON type its JSON text, a string too (`"abc"`: the builder
+ * sent the string as it is, which is no JSON document, so `q: "abc"` went out as `?q=abc`);
+ * under any other type a string as written and anything else as JSON (the builder wrote an
+ * object as `[object Object]`). A string argument is a value, never read as JSON text.
+ */
+export function contentText(type: string, value: unknown): string {
+  if (isJsonType(type) || typeof value !== 'string') return JSON.stringify(value) ?? '';
+  return value;
 }
 
 /** A value as the builder writes one: objects and arrays inside a value as JSON. */

@@ -57,6 +57,12 @@ describe('form-urlencoded and multipart bodies', () => {
     expect(ours.body).toBe('n=0&flag=false&tags=a%20b&tags=c%26d&ids=1,2&meta=%7B%22k%22%3A%22v%22%7D&address%5Bcity%5D=K%C3%B6ln&address%5Bzip%5D=1&q=a/b?c&any=x%20y');
   });
 
+  test('write a property under its encoding\'s contentType as that type\'s text: a string under JSON is a JSON string', () => {
+    // OpenAPI's own example (Encoding the x-www-form-urlencoded Media Type): `id=%22f81d…%22`. The string went as it was.
+    expect(build('mixed', { meta: 'f81d' }).body).toBe('meta=%22f81d%22');
+    expect(build('mixed', { meta: ['a', 1] }).body).toBe('meta=%5B%22a%22%2C1%5D');
+  });
+
   test('leave out a null property, and send an empty string as name=', () => {
     expect(build('mixed', { note: null, q: '' }).body).toBe('q=');
     expect(build('mixed', { note: '' }).body).toBe('note=');

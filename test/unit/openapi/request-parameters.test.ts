@@ -197,3 +197,38 @@ describe('an array or object cookie parameter with explode false', () => {
     expect(build('cookies', { flat: [], rgb: {}, each: {} }).headers.cookie).toBeUndefined();
   });
 });
+
+describe('a parameter described by content instead of schema', () => {
+  const json = (schema: unknown) => ({ 'application/json': { schema } });
+  const SPEC = oas3({
+    '/p/{doc}': {
+      get: {
+        operationId: 'content',
+        parameters: [
+          { name: 'doc', in: 'path', required: true, content: json({ type: 'string' }) },
+          { name: 'q', in: 'query', content: json({ type: 'string' }) },
+          { name: 'where', in: 'query', content: json({ type: 'object' }) },
+          { name: 'ids', in: 'query', content: json({ type: 'array', items: { type: 'string' } }) },
+          { name: 'X-Q', in: 'header', content: json({ type: 'string' }) },
+          { name: 'X-Text', in: 'header', content: { 'text/plain': { schema: { type: 'object' } } } },
+          { name: 'c', in: 'cookie', content: json({ type: 'string' }) },
+        ],
+        responses: OK,
+      },
+    },
+  });
+
+  test('is the value as its media type\'s text: a string under JSON is a JSON string, items stay strings', async () => {
+    const build = await requestBuilder(SPEC);
+    const req = build('content', { doc: 'a/b', q: 'abc', where: { a: 1 }, ids: ['1', 'x'], 'X-Q': 'abc', 'X-Text': { a: 1 }, c: 'abc' });
+    // The builder sent a string as it is (`?q=abc`, no JSON document), read array items as JSON
+    // (`["1"]` went as `[1]`) and wrote an object under text/plain as `[object Object]`.
+    expect(req.url).toBe(`${BASE}/p/%22a%2Fb%22?q=%22abc%22&where=%7B%22a%22%3A1%7D&ids=%5B%221%22%2C%22x%22%5D`);
+    expect([req.headers['x-q'], req.headers['x-text'], req.headers.cookie]).toEqual(['"abc"', '{"a":1}', 'c=%22abc%22']);
+  });
+
+  test('sends an empty array or string, which are JSON documents, where a styled parameter sends none', async () => {
+    const build = await requestBuilder(SPEC);
+    expect(build('content', { doc: 'd', ids: [], q: '' }).url).toBe(`${BASE}/p/%22d%22?q=%22%22&ids=%5B%5D`);
+  });
+});
