@@ -187,8 +187,8 @@ function swaggerValue(parameter: PathParameter, value: unknown): string {
 /**
  * OpenAPI 3 style `simple` (default), `label` or `matrix`, explode false by default, as the
  * builder wrote them, except that an object's keys are encoded too (the builder sent them as
- * written, `/` included), an empty array or object is nothing (the builder's matrix threw) and
- * an unexploded label joins with commas.
+ * written, `/` included), an empty array or object is the style table's form (`;name`, `.`,
+ * nothing; the builder's matrix threw) and an unexploded label joins with commas.
  * A `content` parameter is its media type's text (serialize.ts contentText), encoded.
  */
 function styledValue(parameter: PathParameter, value: unknown): string {
@@ -204,7 +204,9 @@ function styledValue(parameter: PathParameter, value: unknown): string {
   const pairs: Array<[string | undefined, string]> = Array.isArray(value)
     ? value.map((v) => [undefined, item(v)])
     : Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k, v]) => [encodeStrict(k), item(v)]);
-  if (pairs.length === 0) return '';
+  // Empty: the style table's forms (its `undefined` column), `;color` and `.`, which keep the
+  // route (the builder's matrix threw); simple's is nothing, and so is a segment of it alone.
+  if (pairs.length === 0) return style === 'matrix' ? `;${name}` : style === 'label' ? '.' : '';
   const flat = (join: string) => pairs.map(([k, v]) => (k === undefined ? v : explode ? `${k}=${v}` : `${k}${join}${v}`)).join(join);
   // RFC 6570 `{.x}` joins with commas, `{.x*}` with dots (OpenAPI's style examples:
   // `.blue,black,brown`, `.R,100,G,200`); the builder used dots for both, so an unexploded

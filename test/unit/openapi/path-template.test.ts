@@ -104,15 +104,31 @@ describe('a path segment that holds a value', () => {
     const refused = "path argument 'id' may not be empty, '.' or '..'";
     for (const id of [['..'], ['.'], [], ['']]) expect(() => build('plain', { id })).toThrow(`${refused}: the path segment would be '${id.join('')}'`);
     expect(() => build('object', { id: {} })).toThrow(refused);
-    for (const id of [['.'], ['']]) expect(() => build('label', { id })).toThrow(refused);
+    // An empty list is `.` for a label (the style table's form), a dot segment too.
+    for (const id of [['.'], [''], []]) expect(() => build('label', { id })).toThrow(refused);
     // Unexploded, two empty items are `.,`, a segment of its own (the builder's `..` was the parent).
     expect(build('label', { id: ['', ''] }).url).toBe(`${BASE}/f3/labels/.,`);
-    expect(() => build('matrix', { id: [] })).toThrow(refused);
+    // Matrix's empty form, `;id`, is a segment of its own.
+    expect(build('matrix', { id: [] }).url).toBe(`${BASE}/f3/matrix/;id`);
     // `%2e` is a dot to URL parsers: `/f3/dots/%2e` is `/f3/dots/.`, which is `/f3/dots/`.
     expect(() => build('dotted', { id: [] })).toThrow(`${refused}: the path segment would be '%2e'`);
     expect(() => build('dotted', { id: ['.'] })).toThrow(refused);
     expect(build('plain', { id: ['.', '..'] }).url).toBe(`${BASE}/f3/items/.,..`);
     expect(build('label', { id: ['a'] }).url).toBe(`${BASE}/f3/labels/.a`);
     expect(build('dotted', { id: ['a'] }).url).toBe(`${BASE}/f3/dots/%2ea`);
+  });
+});
+
+describe('an empty array or object for a matrix or label path parameter', () => {
+  test('is the style table\'s form, ;name or ., exploded or not (it was refused as an empty segment)', async () => {
+    const param = (style: string, explode: boolean, type: string) => ({ name: 'id', in: 'path', required: true, style, explode, schema: type === 'array' ? { type, items: { type: 'string' } } : { type } });
+    const build = await requestBuilder(oas3({
+      '/m/{id}': get('matrix', [param('matrix', false, 'array')]),
+      '/me/{id}': get('matrix-exploded', [param('matrix', true, 'object')]),
+      '/l/v{id}': get('label', [param('label', false, 'array')]),
+      '/le/v{id}': get('label-exploded', [param('label', true, 'object')]),
+    }));
+    expect(['matrix', 'matrix-exploded'].map((tool) => build(tool, { id: tool === 'matrix' ? [] : {} }).url)).toEqual([`${BASE}/m/;id`, `${BASE}/me/;id`]);
+    expect(['label', 'label-exploded'].map((tool) => build(tool, { id: tool === 'label' ? [] : {} }).url)).toEqual([`${BASE}/l/v.`, `${BASE}/le/v.`]);
   });
 });
