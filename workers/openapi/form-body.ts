@@ -77,6 +77,14 @@ export function multipartValues(values: Record<string, unknown>, encodings: Json
     if (value === undefined || value === null) continue;
     const own = isObject(encodings?.[name]) ? (encodings![name] as JsonObject) : undefined;
     if (isFileLike(value)) out[name] = value;
+    // A type and no style: typed parts written here, one per item of an array (RFC 7578 4.3, as
+    // OpenAPI says, each item under the type); the builder wrote one part of the whole array,
+    // `a,b` or `[{…},{…}]`, a string under a JSON type as it is, an object as `[object Object]`.
+    else if (typeof own?.contentType === 'string' && own.style === undefined && own.explode === undefined && own.allowReserved === undefined) {
+      const type = own.contentType;
+      const parts = (Array.isArray(value) ? value : [value]).filter((item) => item != null).map((item) => typedPart(item, type));
+      if (parts.length > 0) out[name] = parts;
+    }
     else if (isPlainObject(value) && own?.contentType === undefined && own?.style === undefined && own?.explode === undefined) out[name] = jsonPart(value);
     // An array's encoding is style form, explode true unless the description says otherwise (form-encoding.ts).
     else if (Array.isArray(value) && value.length > 0 && value.every(isPlainObject) && own?.contentType === undefined && (own?.style ?? 'form') === 'form' && own?.explode !== false) out[name] = value.map(jsonPart);
@@ -87,6 +95,12 @@ export function multipartValues(values: Record<string, unknown>, encodings: Json
 
 function jsonPart(value: unknown): File {
   return new File([JSON.stringify(value)], '', { type: 'application/json' });
+}
+
+/** A part of `value` as the text of `contentType` (its first type, when a list), without a file name (request.ts). */
+function typedPart(value: unknown, contentType: string): File {
+  const type = contentType.split(',')[0].trim();
+  return new File([contentText(type, value)], '', { type });
 }
 
 function isPlainObject(value: unknown): boolean {
