@@ -12,7 +12,7 @@ export interface BuilderPlan {
    * query parameters serialize.ts writes, and (OpenAPI 3) parameter schemas.
    */
   builderSpec: JsonObject;
-  /** Query parameters serialize.ts writes (allowReserved, space- and pipe-delimited, deepObject), by name. */
+  /** Query parameters serialize.ts writes (allowReserved, space- and pipe-delimited, deepObject; Swagger 2.0 pipes), by name. */
   ownQuery: Map<string, StyledParameter>;
   template: PathTemplate;
   pathParameters: Map<string, PathParameter>;
@@ -56,6 +56,12 @@ export function builderPlan(spec: JsonObject): BuilderPlan {
       if (!spec.swagger && isObject(p.content)) contentTypes.set(`${p.in}\0${p.name}`, Object.keys(p.content)[0] ?? '');
       if (p.in === 'path') {
         pathParameters.set(p.name as string, p as unknown as PathParameter);
+        return false;
+      }
+      // Swagger 2.0 `pipes` query arrays: the builder left the `|` raw, which a query may not
+      // hold (RFC 3986) and strict servers such as Tomcat refuse; written as pipeDelimited, `%7C`.
+      if (spec.swagger && p.in === 'query' && p.type === 'array' && p.collectionFormat === 'pipes') {
+        ownQuery.set(p.name as string, { name: p.name as string, style: 'pipeDelimited', explode: false });
         return false;
       }
       if (spec.swagger || p.in !== 'query' || !needsOwnQuery(p as unknown as StyledParameter)) return true;

@@ -232,3 +232,15 @@ describe('a parameter described by content instead of schema', () => {
     expect(build('content', { doc: 'd', ids: [], q: '' }).url).toBe(`${BASE}/p/%22d%22?q=%22%22&ids=%5B%5D`);
   });
 });
+
+describe('Swagger 2.0 pipes query arrays', () => {
+  test('join with %7C: a raw | is no URL character, and Tomcat refuses it', async () => {
+    const build = await requestBuilder({
+      swagger: '2.0',
+      info: { title: 't', version: '1' },
+      paths: { '/q': { get: { operationId: 'piped', parameters: [{ name: 'p', in: 'query', type: 'array', items: { type: 'string' }, collectionFormat: 'pipes' }, { name: 'n', in: 'query', type: 'integer' }], responses: OK } } },
+    });
+    expect(new URL(build('piped', { p: ['a|b', 'c d'], n: 1 }).url).search).toBe('?n=1&p=a%7Cb%7Cc%20d');
+    expect(new URL(build('piped', { p: [] }).url).search).toBe('');
+  });
+});
