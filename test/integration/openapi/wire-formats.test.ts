@@ -53,6 +53,20 @@ describe('openapi-mcp-server: what goes on the wire', () => {
     }
   });
 
+  test('parameters: content as its media type\'s text, unexploded cookies as a,b, an empty matrix as ;name; typed multipart arrays a part per item', async () => {
+    const conn = await connectStdio('openapi-mcp-server', ['--api-base-url', `${upstream.url}/v1`, '--openapi-spec', path.join(FIXTURES, 'wire-formats.yaml')], tempCacheEnv());
+    try {
+      const request = await sent(conn, 'report', { period: [], filter: 'open', 'X-Where': { a: 1 }, prefs: ['dark', 'compact,wide'] });
+      // The empty matrix list was refused; `?filter=open` (no JSON document) and `prefs=dark%2Ccompact%2Cwide` (separator and comma alike) were sent.
+      expect([request.url, request.headers['x-where'], request.headers.cookie]).toEqual(['/v1/reports/;period?filter=%22open%22', '{"a":1}', 'prefs=dark,compact%2Cwide']);
+      const upload = await sent(conn, 'upload', { file: Buffer.from('x').toString('base64'), metadata: { title: 't' }, labels: ['a', 'b,c'] });
+      // One text/plain part `a,b,c` was sent.
+      expect(parts(upload.body, 'labels')).toEqual([{ head: '\r\nContent-Type: text/plain', content: 'a' }, { head: '\r\nContent-Type: text/plain', content: 'b,c' }]);
+    } finally {
+      await conn.close();
+    }
+  });
+
   test('Swagger 2.0: a parameter\'s default is not sent for an argument left out; one given is', async () => {
     const conn = await connectStdio('openapi-mcp-server', ['--api-base-url', `${upstream.url}/v1`, '--openapi-spec', path.join(FIXTURES, 'wire-formats-2.0.yaml')], tempCacheEnv());
     try {
