@@ -70,6 +70,9 @@ function formPair(name: string, value: unknown, encoding: JsonObject): string | 
  * OpenAPI's default for objects (Spring's `@RequestPart` refuses a JSON part without it); the
  * builder sent untyped text. Decision: by the value, so an object given where the schema also
  * allows a string (`oneOf`) is typed too. These parts have no file name (request.ts).
+ * Decision: an Encoding Object's `headers` are not sent. RFC 7578 4.8 allows no part header in
+ * multipart/form-data but Content-Type, Content-Disposition and Content-Transfer-Encoding
+ * (receivers must ignore others), and the description gives no value to send.
  */
 export function multipartValues(values: Record<string, unknown>, encodings: JsonObject | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = Object.create(null);
