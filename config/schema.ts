@@ -27,6 +27,13 @@ const poolsSchema = z.strictObject({
   cancelGraceMs: timerMs().default(1_000),
   /** Calls waiting for a free worker, per pool; past it calls answer BUSY at once. */
   maxQueue: z.number().int().min(0).default(256),
+  /**
+   * Running calls are never taken back: while a session holding none of a pool's slots is open
+   * beside one holding some, the pool keeps its last this many free slots for such a session
+   * (one filling the pool with slow calls waits for them instead), when the pool has more slots
+   * than this (supervisor/pools/wait-queue.ts). 0: off.
+   */
+  reservedSlots: z.number().int().min(0).default(1),
   /** How long a worker may take to initialise and say `ready`. */
   startTimeoutMs: timerMs().default(60_000),
   /**

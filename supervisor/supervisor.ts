@@ -325,6 +325,8 @@ export class Supervisor {
 
   #createPool(plan: PoolPlan): Pool {
     const { pools } = this.config;
+    // Slots kept for a session holding none, while one is open (wait-queue.ts).
+    const sharing = { reservedSlots: pools.reservedSlots, openSessions: () => this.sessions };
     if (plan.kind === 'thread') {
       return new ThreadPool({
         name: plan.name,
@@ -333,6 +335,7 @@ export class Supervisor {
         concurrency: plan.concurrency ?? 1,
         workerConfig: plan.workerConfig,
         maxQueue: pools.maxQueue,
+        sharing,
         cancelGraceMs: pools.cancelGraceMs,
         startTimeoutMs: pools.startTimeoutMs,
         maxOldGenerationSizeMb: pools.threadMaxOldGenerationSizeMb,
@@ -348,6 +351,7 @@ export class Supervisor {
       workerConfig: plan.workerConfig,
       env: plan.env ?? workerEnv(),
       maxQueue: pools.maxQueue,
+      sharing,
       cancelGraceMs: pools.cancelGraceMs,
       startTimeoutMs: pools.startTimeoutMs,
       liveness: { intervalMs: pools.livenessIntervalMs, timeoutMs: pools.livenessTimeoutMs },

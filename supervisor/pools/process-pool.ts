@@ -17,7 +17,7 @@ import { isReportedStartFailure, type PoolWorker, workerMessages } from './pool-
 import { adoptSpare, forkErrorText, forkWorker, isForkFailure } from './spare-worker';
 import { exitReason } from '../../protocol/exit-reason';
 import { captureOutput, exitedBeforeReady } from './worker-output';
-import { WaitQueue } from './wait-queue';
+import { type SlotSharing, WaitQueue } from './wait-queue';
 
 export interface ProcessPoolOptions {
   name: string;
@@ -31,6 +31,8 @@ export interface ProcessPoolOptions {
   env?: NodeJS.ProcessEnv;
   execArgv?: string[];
   maxQueue: number;
+  /** Free slots kept for a session holding none (wait-queue.ts); none given: nothing is kept. */
+  sharing?: SlotSharing;
   cancelGraceMs: number;
   startTimeoutMs: number;
   /** A ready worker is asked every `intervalMs` (0: never) and killed when it has not answered within `timeoutMs`. */
@@ -72,7 +74,7 @@ export class ProcessPool implements Pool {
     this.#options = options;
     this.#log = options.logger.child({ pool: options.name });
     this.#list = new AnnouncedList(options.name);
-    this.#queue = new WaitQueue(options.maxQueue);
+    this.#queue = new WaitQueue(options.maxQueue, options.sharing && { ...options.sharing, slots: () => this.#liveWorkers() * options.concurrency });
     this.#policy = new RestartPolicy(options.restart);
     const liveness = options.liveness ?? { intervalMs: 0, timeoutMs: 1 };
     this.#liveness = new LivenessCheck({
@@ -115,7 +117,8 @@ export class ProcessPool implements Pool {
     }
     const tenant = options.session ?? '';
     const worker = this.#freeWorker();
-    if (worker) {
+    // A session holding a slot already waits rather than take the last ones kept for another.
+    if (worker && this.#queue.admits(tenant)) {
       this.#queue.hold(tenant);
       return this.#run(worker, call, options, deadlineAt);
     }

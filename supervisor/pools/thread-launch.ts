@@ -6,6 +6,7 @@ import type { ThreadAnswer, ThreadTask } from '../../protocol/thread-runtime';
 import type { ToolDescriptor } from '../../protocol/tool';
 import type { ToolTexts } from '../../protocol/tool-text';
 import { FairTaskQueue } from './fair-task-queue';
+import type { SlotSharing } from './wait-queue';
 
 export interface ThreadPoolOptions {
   name: string;
@@ -18,6 +19,8 @@ export interface ThreadPoolOptions {
   /** How long a cancelled call may run on before its thread (and its other calls) is terminated. */
   cancelGraceMs: number;
   maxQueue: number;
+  /** Free slots kept for a session holding none (wait-queue.ts); none given: nothing is kept. */
+  sharing?: SlotSharing;
   /** How long the threads may take to load the module and initialise (`pools.startTimeoutMs`); default 60 s. */
   startTimeoutMs?: number;
   /** V8 old-generation heap of each thread in MB (config `pools.threadMaxOldGenerationSizeMb`). */

@@ -13,6 +13,8 @@ import { RestartPolicy } from '../restart-policy';
 import { AnnouncedList } from './announced-list';
 import { QUEUE_OPTIONS, type SessionTag } from './fair-task-queue';
 import { ThreadEnds } from './thread-ends';
+import { WaitQueue } from './wait-queue';
+import { admit } from './admission';
 import { launchThreads, noLiveThread, startThreads, threadStartError, type ThreadLaunch, type ThreadPoolOptions } from './thread-launch';
 
 export type { ThreadPoolOptions } from './thread-launch';
@@ -64,6 +66,8 @@ export class ThreadPool implements Pool {
   /** Calls of each session in the pool, waiting or running: the queue serves the session running fewest. */
   #perSession = new Map<string, number>();
   #ends = new ThreadEnds();
+  /** The calls' slots, threads × concurrency, taken before piscina has a call (admission.ts). */
+  #queue: WaitQueue;
 
   constructor(options: ThreadPoolOptions) {
     this.name = options.name;
@@ -72,6 +76,7 @@ export class ThreadPool implements Pool {
     this.#policy = new RestartPolicy(options.restart);
     this.#list = new AnnouncedList(options.name);
     const { module, threads, concurrency, workerConfig, maxQueue, maxOldGenerationSizeMb } = options;
+    this.#queue = new WaitQueue(options.maxQueue, { reservedSlots: 0, openSessions: () => 1, ...options.sharing, slots: () => options.threads * options.concurrency });
     this.#launch = { name: options.name, module, threads, concurrency, workerConfig, maxQueue, maxOldGenerationSizeMb, debug: this.#log.isLevelEnabled('debug') };
   }
 
@@ -136,6 +141,7 @@ export class ThreadPool implements Pool {
     this.#log[overIntensity ? 'error' : 'warn']({ err: cause, delayMs, overIntensity }, 'no thread could start; trying again');
     this.#nextStartAt = performance.now() + delayMs;
     this.#startTimer = setTimeout(() => void this.#startAgain(), delayMs);
+    this.#queue.rejectAll(this.#unavailable());
   }
 
   /** New threads, asked for their tools as at the start; they serve once they answered the same list. */
@@ -181,12 +187,21 @@ export class ThreadPool implements Pool {
     return threadId === undefined ? undefined : [this.#piscina, ...this.#retired].flatMap((piscina) => piscina?.threads ?? []).find((worker) => worker.threadId === threadId);
   }
 
+  /** Takes one of the pool's slots first (admission.ts), then runs. */
   call(call: ToolCall, options: PoolCallOptions): Promise<ToolResult> {
-    const piscina = this.#piscina;
-    if (this.#state === 'ready' && this.#cannotStart !== undefined) return Promise.resolve(errorResult(this.#unavailable()));
-    if (!piscina || this.#state === 'stopping' || this.#state === 'stopped') {
-      return Promise.resolve(errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down')));
-    }
+    return admit(this.#queue, `the ${this.name} pool`, options, () => this.#refusal(), (admitted, budgetMs) => this.#run(call, admitted, budgetMs));
+  }
+
+  /** Why a call is answered without running: no thread can start, or the pool stops. */
+  #refusal(): ToolResult | undefined {
+    if (this.#state === 'ready' && this.#cannotStart !== undefined) return errorResult(this.#unavailable());
+    if (!this.#piscina || this.#state === 'stopping' || this.#state === 'stopped') return errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down'));
+    return undefined;
+  }
+
+  /** An admitted call; its slot is freed when its thread is done with it. `budgetMs`: named at its deadline. */
+  #run(call: ToolCall, options: PoolCallOptions, budgetMs: number): Promise<ToolResult> {
+    const piscina = this.#piscina!;
     // No piscina signal: piscina runs an abortable task alone on its thread. The thread names
     // itself on the channel when the task starts, so a runaway can still be terminated. A call
     // handed to a thread being replaced after a crash never ran there: it runs again on another
@@ -261,6 +276,7 @@ export class ThreadPool implements Pool {
       const left = (this.#perSession.get(session) ?? 1) - 1;
       if (left > 0) this.#perSession.set(session, left);
       else this.#perSession.delete(session);
+      this.#queue.freed(session);
       clearTimeout(grace);
       channel.close();
     });
@@ -288,7 +304,7 @@ export class ThreadPool implements Pool {
           });
         }, this.#options.cancelGraceMs);
       };
-      const deadline = setTimeout(() => giveUp(new McpvisorError('TIMEOUT', `the call ran past its ${options.deadlineMs} ms deadline and was stopped`)), options.deadlineMs);
+      const deadline = setTimeout(() => giveUp(new McpvisorError('TIMEOUT', `the call ran past its ${budgetMs} ms deadline and was stopped`)), options.deadlineMs);
       const onAbort = () => giveUp(new McpvisorError('CANCELLED', 'the call was cancelled'));
       if (options.signal?.aborted) onAbort();
       else options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -365,7 +381,7 @@ export class ThreadPool implements Pool {
       workers: this.#options.threads,
       alive: piscina ? piscina.threads.length : 0,
       busy: Math.max(0, this.#inFlight - (piscina?.queueSize ?? 0)),
-      queued: piscina?.queueSize ?? 0,
+      queued: this.#queue.length + (piscina?.queueSize ?? 0),
       restarts: this.#restarts,
       ...(this.#lastError ? { lastError: this.#lastError } : {}),
     };
@@ -375,6 +391,7 @@ export class ThreadPool implements Pool {
     if (this.#state === 'stopped') return;
     this.#state = 'stopping';
     clearTimeout(this.#startTimer);
+    this.#queue.rejectAll(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down'));
     const deadline = performance.now() + graceMs;
     while (this.#inFlight > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     await Promise.all([this.#piscina, ...this.#retired].map((piscina) => piscina?.destroy()));

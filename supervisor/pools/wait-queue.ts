@@ -8,6 +8,20 @@ interface Waiter {
   reject(error: McpvisorError): void;
 }
 
+/** How a pool's slots are shared between sessions: what the supervisor gives each pool. */
+export interface SlotSharing {
+  /** Free slots kept for a session holding none of the pool's (`pools.reservedSlots`; 0: none). */
+  reservedSlots: number;
+  /** Sessions open now, over every transport (Supervisor.sessions). */
+  openSessions(): number;
+}
+
+/** Slots a pool keeps for a tenant holding none, and what the queue needs to judge that. */
+export interface SlotReservation extends SlotSharing {
+  /** The pool's usable slots now (live workers × calls each). */
+  slots(): number;
+}
+
 /**
  * Bounded queue of calls waiting for a free worker, fair between tenants (sessions: the pools are
  * given `PoolCallOptions.session`). A waiter leaves on abort (CANCELLED) or at its deadline
@@ -24,6 +38,15 @@ interface Waiter {
  *   waiting call of the tenant with the most answers BUSY in its place. The bound is the same;
  *   the BUSY falls on the tenant that filled the queue. A tenant with the most waiting is
  *   refused at once, as before.
+ * - Reservation (`SlotReservation`): running calls are never taken back, so a session filling
+ *   every slot with 50 s calls made another session's call wait 50 s, however fair the handing
+ *   out of freed slots. So a tenant that holds a slot already may not take the pool's last
+ *   `reservedSlots` free ones: it waits, and they go to a tenant holding none, at once.
+ *   Decision: kept only while some open session holds none of the pool's slots (open sessions >
+ *   tenants holding), i.e. while one may come for them: with one session (stdio), or every open
+ *   one holding slots, a slot kept idle would serve no one. Kept only while the pool has more
+ *   slots than `reservedSlots`: reserving a pool's only slot would leave a lone session none. A
+ *   tenant held back holds a slot, so its own call ending lets it go at the latest: no deadlock.
  * One tenant (stdio has one session; calls given no session are the tenant '') is served FIFO.
  * Each release looks at every tenant waiting: at most `max` of them.
  */
@@ -37,9 +60,14 @@ export class WaitQueue {
   #held = new Map<string, number>();
   /** When each tenant that holds or waits was last given a slot (#seq); none: not since it came. */
   #served = new Map<string, number>();
+  /** Slots held by every tenant together. */
+  #holding = 0;
+  #reservation: SlotReservation | undefined;
 
-  constructor(max: number) {
+  /** `reservation`: slots kept for a tenant holding none (none given: nothing is kept, and `take` never takes). */
+  constructor(max: number, reservation?: SlotReservation) {
     this.#max = max;
+    this.#reservation = reservation;
   }
 
   get length(): number {
@@ -49,6 +77,29 @@ export class WaitQueue {
   /** Slots `tenant` holds now (running calls of the pool), for tests and stats. */
   heldBy(tenant: string): number {
     return this.#held.get(tenant) ?? 0;
+  }
+
+  /**
+   * Whether `tenant` may take a free slot now (a pool that found one asks before `hold`): not when
+   * it holds one already and the free ones are the pool's last `reservedSlots`, kept for a tenant
+   * holding none (see the class comment).
+   */
+  admits(tenant = ''): boolean {
+    const reservation = this.#reservation;
+    if (!reservation || reservation.reservedSlots <= 0 || !this.#held.has(tenant)) return true;
+    const slots = reservation.slots();
+    if (slots <= reservation.reservedSlots || slots - this.#holding > reservation.reservedSlots) return true;
+    return reservation.openSessions() <= this.#held.size;
+  }
+
+  /**
+   * For a pool whose slots the queue counts (`reservation.slots()`, a thread pool's): holds a free
+   * slot for `tenant` and answers true when there is one it may have; false: `wait` for one.
+   */
+  take(tenant = ''): boolean {
+    if (this.#free() <= 0 || this.#waiting.has(tenant) || !this.admits(tenant)) return false;
+    this.hold(tenant);
+    return true;
   }
 
   /**
@@ -107,6 +158,7 @@ export class WaitQueue {
 
   /** `tenant` took a free slot without waiting. */
   hold(tenant = ''): void {
+    this.#holding++;
     this.#held.set(tenant, (this.#held.get(tenant) ?? 0) + 1);
     this.#served.set(tenant, this.#seq++);
   }
@@ -120,6 +172,7 @@ export class WaitQueue {
   /** Gives back a slot `tenant` held that ran nothing (no worker was free after all); lets no one go. */
   drop(tenant = ''): void {
     const held = (this.#held.get(tenant) ?? 0) - 1;
+    if (held >= 0) this.#holding--;
     if (held > 0) this.#held.set(tenant, held);
     else {
       this.#held.delete(tenant);
@@ -127,9 +180,13 @@ export class WaitQueue {
     }
   }
 
-  /** Lets up to `slots` waiters go, each the oldest of the tenant holding the fewest slots. */
+  /**
+   * Lets up to `slots` waiters go, each the oldest of the tenant holding the fewest slots among
+   * those that may take one (`admits`). With a reservation, free slots kept back earlier go too
+   * once they may (the session they were kept for closed).
+   */
   release(slots = 1): void {
-    for (let i = 0; i < slots; i++) {
+    for (let i = 0; i < slots || (this.#reservation?.reservedSlots && this.#free() > 0); i++) {
       const next = this.#next();
       if (!next) return;
       next.resolve();
@@ -141,12 +198,18 @@ export class WaitQueue {
     for (const line of [...this.#waiting.values()]) for (const waiter of [...line]) waiter.reject(error);
   }
 
-  /** The oldest waiter of the tenant holding the fewest slots; among those, the one served longest ago. */
+  /** Free slots the queue knows of: only with a reservation, which counts the pool's slots. */
+  #free(): number {
+    return this.#reservation ? this.#reservation.slots() - this.#holding : 0;
+  }
+
+  /** The oldest waiter of the tenant holding the fewest slots, of those it admits; among those, the one served longest ago. */
   #next(): Waiter | undefined {
     let best: Waiter | undefined;
     let bestHeld = 0;
     let bestServed = 0;
     for (const [tenant, line] of this.#waiting) {
+      if (!this.admits(tenant)) continue;
       const held = this.#held.get(tenant) ?? 0;
       const served = this.#served.get(tenant) ?? -1;
       if (!best || held < bestHeld || (held === bestHeld && (served < bestServed || (served === bestServed && line[0].seq < best.seq)))) {

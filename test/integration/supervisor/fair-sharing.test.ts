@@ -58,7 +58,7 @@ describe('a pool shared by sessions', () => {
     expect(order).toEqual(['noisy-1 cancelled', 'quiet quiet', 'noisy-2 two', 'noisy-3 three']);
   });
 
-  it('serves the quiet session\'s call first in a thread pool too (piscina\'s queue)', async () => {
+  it('serves the quiet session\'s call first in a thread pool too', async () => {
     const order: string[] = [];
     const call = caller(order);
     const holding = new AbortController();
@@ -92,5 +92,68 @@ describe('a pool shared by sessions', () => {
     holding.abort();
     await Promise.all(calls);
     expect(order).toEqual(['noisy-4 BUSY', 'noisy-1 cancelled', 'quiet quiet', 'noisy-2 2', 'noisy-3 3']);
+  });
+});
+
+/**
+ * pools.reservedSlots (default 1): running calls are never taken back, so a session that fills a
+ * pool's slots with slow calls kept another session's call waiting for one of them to end. The pool
+ * keeps its last free slot for an open session holding none: the other session's call runs at
+ * once, while every slow call still runs. Pools of 4 slots (a process worker of concurrency 4, 2
+ * threads of concurrency 2). By state and order, not timings.
+ */
+describe('a pool keeping its last free slot for another session', () => {
+  let server: HttpServer;
+  let noisy: Client;
+  let quiet: Client | undefined;
+
+  const stats = async (pool: string) => {
+    const health = (await (await fetch(`${server.baseUrl}/health`)).json()) as { pools: Array<{ name: string; busy: number; queued: number }> };
+    const { busy, queued } = health.pools.find((entry) => entry.name === pool)!;
+    return `${busy} running, ${queued} waiting`;
+  };
+  /** `calls` slow calls of the noisy session, ended by aborting `holding`. */
+  const slowCalls = (call: ReturnType<typeof caller>, tool: string, holding: AbortController) =>
+    [1, 2, 3, 4].map((n) => call(noisy, `noisy-${n}`, tool, { ms: 60_000 }, holding.signal));
+
+  beforeAll(async () => {
+    const config = fixtureConfig({ process: { workers: 1, concurrency: 4, callTimeoutMs: 30_000 }, thread: { workers: 2, concurrency: 2, callTimeoutMs: 30_000 } });
+    server = await startHttp('mcpvisor', ['--config', writeConfig(config)]);
+    ({ client: noisy } = await connectHttp(server.mcpUrl, 'noisy'));
+  });
+  afterAll(async () => {
+    await noisy.close();
+    await quiet?.close();
+    await server.stop();
+  });
+
+  it('lets a lone session take every slot: nothing is kept while no other session is open', async () => {
+    const holding = new AbortController();
+    const calls = slowCalls(caller([]), 'sleep', holding);
+    expect(await eventually(async () => (await stats('test')) === '4 running, 0 waiting')).toBe(true);
+    holding.abort();
+    await Promise.all(calls);
+    expect(await eventually(async () => (await stats('test')) === '0 running, 0 waiting')).toBe(true);
+  });
+
+  it.each([
+    { kind: 'process', pool: 'test', slow: 'sleep', echo: 'echo' },
+    { kind: 'thread', pool: 'threads', slow: 'th-wait', echo: 'th-echo' },
+  ])('answers the other session\'s call while the first one\'s slow calls fill the rest ($kind pool)', async ({ pool, slow, echo }) => {
+    quiet ??= (await connectHttp(server.mcpUrl, 'quiet')).client;
+    const order: string[] = [];
+    const call = caller(order);
+    const holding = new AbortController();
+    const calls = slowCalls(call, slow, holding);
+    // The noisy session holds 3 slots; its 4th call waits, the last slot kept for the quiet session.
+    expect(await eventually(async () => (await stats(pool)) === '3 running, 1 waiting')).toBe(true);
+    await call(quiet, 'quiet', echo, { text: 'quiet' });
+    // Answered while all 3 slow calls still run, the 4th still waits.
+    expect(order).toEqual(['quiet quiet']);
+    expect(await stats(pool)).toBe('3 running, 1 waiting');
+    holding.abort();
+    await Promise.all(calls);
+    expect(order.slice(1).sort()).toEqual(['noisy-1 cancelled', 'noisy-2 cancelled', 'noisy-3 cancelled', 'noisy-4 cancelled']);
+    expect(await eventually(async () => (await stats(pool)) === '0 running, 0 waiting')).toBe(true);
   });
 });

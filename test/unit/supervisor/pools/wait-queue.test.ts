@@ -130,3 +130,104 @@ describe('WaitQueue slots, deadlines and cancellation', () => {
     await first;
   });
 });
+
+describe('WaitQueue reservation (pools.reservedSlots)', () => {
+  /** A queue counting `slots` slots, keeping `reservedSlots` while `open()` sessions are open. */
+  const reserving = (slots: number, reservedSlots: number, open: () => number) => new WaitQueue(256, { reservedSlots, slots: () => slots, openSessions: open });
+  const takes = (queue: WaitQueue, tenants: string[]) => tenants.map((tenant) => queue.take(tenant));
+  const settled = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('keeps the last free slot from a session holding slots, for another open session holding none', () => {
+    const queue = reserving(4, 1, () => 2);
+    expect(takes(queue, ['a', 'a', 'a', 'a'])).toEqual([true, true, true, false]);
+    expect(queue.admits('a')).toBe(false);
+    expect(queue.admits('b')).toBe(true);
+    expect(takes(queue, ['b', 'b'])).toEqual([true, false]);
+    expect([queue.heldBy('a'), queue.heldBy('b')]).toEqual([3, 1]);
+  });
+
+  it.each([
+    { case: 'one session open (stdio)', slots: 4, reservedSlots: 1, open: 1 },
+    { case: 'reservedSlots 0', slots: 4, reservedSlots: 0, open: 2 },
+    { case: 'a pool of one slot', slots: 1, reservedSlots: 1, open: 2 },
+    { case: 'a pool with no more slots than reservedSlots', slots: 2, reservedSlots: 2, open: 3 },
+  ])('keeps nothing with $case: one session takes every slot', ({ slots, reservedSlots, open }) => {
+    const queue = reserving(slots, reservedSlots, () => open);
+    expect(takes(queue, Array.from({ length: slots + 1 }, () => 'a'))).toEqual([...Array.from({ length: slots }, () => true), false]);
+  });
+
+  it('lets a lone session of a one-slot pool go when its slot frees (no deadlock)', async () => {
+    const queue = reserving(1, 1, () => 2);
+    expect(queue.take('a')).toBe(true);
+    const next = queue.wait(undefined, FAR(), 'p', 'a');
+    queue.freed('a');
+    await next;
+    expect(queue.heldBy('a')).toBe(1);
+  });
+
+  it('lets a session held back go when its own call ends, whoever else is open', async () => {
+    const queue = reserving(2, 1, () => 5);
+    expect(takes(queue, ['a', 'a'])).toEqual([true, false]);
+    const next = queue.wait(undefined, FAR(), 'p', 'a');
+    queue.freed('a');
+    await next;
+    expect(queue.heldBy('a')).toBe(1);
+  });
+
+  it('hands a freed slot to a session holding none first, then keeps none once every open session holds one', async () => {
+    const queue = reserving(4, 1, () => 3);
+    expect(takes(queue, ['a', 'a', 'a', 'b'])).toEqual([true, true, true, true]);
+    const order: string[] = [];
+    const waits = ['a:1', 'b:1', 'c:1'].map((name) => queue.wait(undefined, FAR(), 'p', name.split(':')[0]).then(() => void order.push(name)));
+    queue.freed('a');
+    await settled();
+    // a and b hold slots, c none: c's call takes the freed slot.
+    expect(order).toEqual(['c:1']);
+    queue.freed('b');
+    await settled();
+    expect(order).toEqual(['c:1', 'b:1']);
+    // Each of the 3 open sessions holds a slot: no one is left to keep the last one for.
+    queue.freed('a');
+    await Promise.all(waits);
+    expect(order).toEqual(['c:1', 'b:1', 'a:1']);
+  });
+
+  it('keeps the reserved slot free as a held-back session\'s calls end, and hands it to a newcomer', async () => {
+    const queue = reserving(4, 1, () => 2);
+    expect(takes(queue, ['a', 'a', 'a'])).toEqual([true, true, true]);
+    const order: string[] = [];
+    const waits = ['a:1', 'a:2'].map((name) => queue.wait(undefined, FAR(), 'p', 'a').then(() => void order.push(name)));
+    queue.freed('a');
+    await settled();
+    expect(order).toEqual(['a:1']);
+    expect(queue.take('b')).toBe(true);
+    queue.freed('b');
+    await settled();
+    expect(order).toEqual(['a:1']);
+    queue.rejectAll(Object.assign(new Error('stop'), { code: 'SHUTTING_DOWN' }) as never);
+    await Promise.allSettled(waits);
+  });
+
+  it('hands the kept slots to the held-back session once the other session closed, at its next freed slot', async () => {
+    let open = 2;
+    const queue = reserving(4, 1, () => open);
+    expect(takes(queue, ['a', 'a', 'a', 'a'])).toEqual([true, true, true, false]);
+    const order: string[] = [];
+    const waits = ['a:1', 'a:2'].map((name) => queue.wait(undefined, FAR(), 'p', 'a').then(() => void order.push(name)));
+    open = 1;
+    queue.freed('a');
+    await Promise.all(waits);
+    expect(order).toEqual(['a:1', 'a:2']);
+    expect(queue.heldBy('a')).toBe(4);
+  });
+
+  it('lets a pool that finds its own free worker ask `admits` before `hold`, counting held slots as `take` does', () => {
+    const queue = reserving(3, 1, () => 2);
+    queue.hold('a');
+    expect(queue.admits('a')).toBe(true);
+    queue.hold('a');
+    expect(queue.admits('a')).toBe(false);
+    queue.drop('a');
+    expect(queue.admits('a')).toBe(true);
+  });
+});
