@@ -5,7 +5,7 @@
  * same run, and, given another checkout (a `git worktree` of an earlier commit, built), next to
  * that build's under the same load, builds alternated:
  *
- *   npm run build && npx tsx bench/sessions/fairness.ts [--against ../earlier] [--rounds 3] [--calls 32]
+ *   npm run build && npx tsx bench/sessions/fairness.ts [--against ../earlier] [--rounds 3] [--calls 32] [--only pool|client|fetch|held]
  *
  * Scenarios (everything on 127.0.0.1, every loop bounded):
  * - pool, one noisy session: a pool of 4 slots (one worker, concurrency 4); the noisy session sends
@@ -13,6 +13,10 @@
  * - pool, noisy client: the same calls spread over 8 sessions of one client.
  * - fetch rate limit: 1 fetch per 100 ms; the noisy session sends `calls` fetches of a local page,
  *   then the quiet session one.
+ * - held slots (`--only held`): the noisy session holds all 4 slots with sleeps of 2 s (nothing
+ *   queued), then the quiet session sends one echo; with `pools.reservedSlots` 1 (the default) and
+ *   0 (off), same build, alternated: the quiet call's wait with over without the reservation.
+ *   This build only (an earlier one may not know the key).
  * The quiet call's wait is the median over the rounds, in ms.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -33,6 +37,8 @@ function arg(name: string): string | undefined {
 const ROUNDS = Number(arg('rounds') ?? 3);
 const CALLS = Number(arg('calls') ?? 32);
 const AGAINST = arg('against');
+const ONLY = arg('only');
+const HELD_MS = 2000;
 const SLEEP_MS = 400;
 const FETCH_INTERVAL_MS = 100;
 
@@ -82,6 +88,13 @@ async function queued(target: Target): Promise<number> {
   return health.pools.find((pool) => pool.name === 'test')?.queued ?? 0;
 }
 
+/** Calls of the pool running or waiting. */
+async function taken(target: Target): Promise<number> {
+  const health = (await (await fetch(`${target.baseUrl}/health`)).json()) as { pools: Array<{ name: string; busy: number; queued: number }> };
+  const pool = health.pools.find((entry) => entry.name === 'test');
+  return (pool?.busy ?? 0) + (pool?.queued ?? 0);
+}
+
 async function until(check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 500; i++) {
     if (await check()) return;
@@ -126,6 +139,44 @@ async function poolScenario(root: string, sessions: number, noisy: boolean): Pro
   }
 }
 
+/** The held-slots scenario: the noisy session's 4 sleeps hold every slot of the pool, then the quiet call. */
+async function heldScenario(root: string, reservedSlots: number): Promise<Outcome> {
+  const target = await start(root, 'mcpvisor', {
+    shell: { enabled: false },
+    web: { enabled: false },
+    pools: { reservedSlots },
+    http: { maxConcurrentCallsPerSession: 256, rateLimit: { perIpRequestsPerSecond: 0, perSessionRequestsPerSecond: 0 } },
+    customToolsets: [{ name: 'test', module: fixture('test-worker'), workers: 1, concurrency: 4, callTimeoutMs: 120_000 }],
+  });
+  try {
+    const noisy = await connect(target.mcpUrl);
+    const quiet = await connect(target.mcpUrl);
+    const calls = Array.from({ length: 4 }, () => noisy.callTool({ name: 'sleep', arguments: { ms: HELD_MS } }, undefined, { timeout: 120_000 }).catch(() => undefined));
+    await until(async () => (await taken(target)) === 4);
+    const outcome = await quietCall(quiet, 'echo', { text: 'quiet' });
+    await Promise.all(calls);
+    await Promise.all([noisy, quiet].map((client) => client.close()));
+    return outcome;
+  } finally {
+    await target.stop();
+  }
+}
+
+/** Prints the held-slots scenario: the quiet call's wait with the reservation and without, alternated in each round. */
+async function held(): Promise<void> {
+  const waits = { on: [] as number[], off: [] as number[] };
+  const outcomes: string[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [key, reservedSlots] of [['on', 1], ['off', 0]] as const) {
+      const outcome = await heldScenario(ROOT, reservedSlots);
+      waits[key].push(outcome.waitMs);
+      outcomes.push(outcome.outcome);
+    }
+  }
+  const [on, off] = [median(waits.on), median(waits.off)];
+  console.log(`held slots (4 sleeps of ${HELD_MS} ms on 4 slots), median of ${ROUNDS} rounds: reservedSlots 1 ${on.toFixed(0)} ms, 0 ${off.toFixed(0)} ms: with/without ${(on / off).toFixed(3)}x; ${outcomes.join(',')}`);
+}
+
 async function fetchScenario(root: string, site: string, noisy: boolean): Promise<Outcome> {
   const target = await start(root, 'web-search-mcp', {
     http: { maxConcurrentCallsPerSession: 256, rateLimit: { perIpRequestsPerSecond: 0, perSessionRequestsPerSecond: 0 } },
@@ -156,18 +207,20 @@ function median(values: number[]): number {
 }
 
 async function main(): Promise<void> {
+  if (ONLY === 'held') return held();
   const site: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body><p>A page.</p></body></html>'));
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   const builds: Array<[string, string]> = [['this', ROOT], ...(AGAINST ? [['against', path.resolve(AGAINST)] as [string, string]] : [])];
-  const scenarios: Array<[string, (root: string, noisy: boolean) => Promise<Outcome>]> = [
-    ['pool, one noisy session', (root, noisy) => poolScenario(root, 1, noisy)],
-    ['pool, noisy client, 8 sessions', (root, noisy) => poolScenario(root, 8, noisy)],
-    ['fetch rate limit, one noisy session', (root, noisy) => fetchScenario(root, origin, noisy)],
+  const scenarios: Array<[key: string, name: string, run: (root: string, noisy: boolean) => Promise<Outcome>]> = [
+    ['pool', 'pool, one noisy session', (root, noisy) => poolScenario(root, 1, noisy)],
+    ['client', 'pool, noisy client, 8 sessions', (root, noisy) => poolScenario(root, 8, noisy)],
+    ['fetch', 'fetch rate limit, one noisy session', (root, noisy) => fetchScenario(root, origin, noisy)],
   ];
   console.log(`quiet session's call, median of ${ROUNDS} rounds; noise: ${CALLS} calls (sleeps of ${SLEEP_MS} ms on 4 slots; fetches at 1 per ${FETCH_INTERVAL_MS} ms)`);
   try {
-    for (const [name, run] of scenarios) {
+    for (const [key, name, run] of scenarios) {
+      if (ONLY !== undefined && ONLY !== key) continue;
       const figures = new Map<string, { idle: number[]; noisy: number[]; outcomes: string[] }>();
       for (const [build] of builds) figures.set(build, { idle: [], noisy: [], outcomes: [] });
       for (let round = 0; round < ROUNDS; round++) {
