@@ -21,6 +21,9 @@ interface Entry {
  * process pools' WaitQueue is: the next task is the oldest of the session running the fewest
  * calls in the pool now (`running`, counted by the pool), ties to the session served longest ago.
  * piscina's own queue was one FIFO for every session. The bound (`maxQueue`) stays piscina's.
+ * A call reaches it only with a slot of the pool taken already (admission.ts: the pool's
+ * WaitQueue), so it holds the calls no thread has room for although the slots say so: those
+ * whose thread is being replaced.
  */
 export class FairTaskQueue implements TaskQueue {
   #lines = new Map<string, Entry[]>();
