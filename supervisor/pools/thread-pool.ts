@@ -13,6 +13,7 @@ import { RestartPolicy } from '../restart-policy';
 import { AnnouncedList } from './announced-list';
 import { QUEUE_OPTIONS, type SessionTag } from './fair-task-queue';
 import { ThreadEnds } from './thread-ends';
+import { rejectedCall, repeatable } from './thread-failure';
 import { WaitQueue } from './wait-queue';
 import { admit } from './admission';
 import { launchThreads, noLiveThread, startThreads, threadStartError, type ThreadLaunch, type ThreadPoolOptions } from './thread-launch';
@@ -265,7 +266,7 @@ export class ThreadPool implements Pool {
           if (thread === undefined && this.#retiring.size > 0 && !runaway && canRetry()) return again();
           // Its thread was terminated under it for another call's runaway: a call that had not
           // started, or whose tool says running it twice is harmless, runs again on another thread.
-          if (this.#terminating && !runaway && canRetry() && (thread === undefined || this.#repeatable(call.tool))) return this.#gone(thread ?? -1).then(again);
+          if (this.#terminating && !runaway && canRetry() && (thread === undefined || repeatable(this.#list.tools, call.tool))) return this.#gone(thread ?? -1).then(again);
           return this.#failed(error, runaway, thread);
         },
       );
@@ -331,12 +332,6 @@ export class ThreadPool implements Pool {
     return worker ? new Promise<void>((resolve) => worker.once('exit', () => setImmediate(resolve))) : Promise.resolve();
   }
 
-  /** The tool declares itself read-only or idempotent (MCP annotations): a second run does no harm. */
-  #repeatable(tool: string): boolean {
-    const hints = this.#list.tools.find((announced) => announced.name === tool)?.descriptor.annotations;
-    return hints?.readOnlyHint === true || hints?.idempotentHint === true;
-  }
-
   /** Terminates the thread of a call that ignored its cancel; piscina replaces it. */
   #terminate(thread: number | undefined, tool: string): void {
     const worker = this.#thread(thread);
@@ -347,27 +342,13 @@ export class ThreadPool implements Pool {
     void worker.terminate();
   }
 
-  /**
-   * The answer for a task piscina rejected: a full queue, a thread we terminated, or a crash. A
-   * crash here ended the thread under its calls (process.exit in one, out of memory): theirs.
-   */
+  /** The answer for a call piscina rejected (thread-failure.ts), its thread's end counted if it crashed. */
   #failed(error: Error, runaway: boolean, thread: number | undefined): ToolResult {
-    const message = error.message ?? String(error);
-    if (/queue is at limit/i.test(message)) {
-      // piscina's own bound on waiting tasks (maxQueue).
-      return errorResult(new McpvisorError('BUSY', `the ${this.name} pool is busy (${this.#options.maxQueue} calls already waiting); try again later`));
-    }
-    if (this.#state === 'stopping' || this.#state === 'stopped') return errorResult(new McpvisorError('SHUTTING_DOWN', 'the server is shutting down'));
-    // The runaway's caller was answered already (TIMEOUT or CANCELLED).
-    if (runaway) return errorResult(new McpvisorError('CANCELLED', 'the call was cancelled'));
-    if (this.#terminating) return errorResult(new McpvisorError('WORKER_CRASHED', 'the thread running this call was terminated because another call on it would not stop; try again'));
-    if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
-      const limit = this.#options.maxOldGenerationSizeMb;
-      this.#crashed(`out of memory (${limit} MB heap)`, thread, false);
-      return errorResult(new McpvisorError('WORKER_CRASHED', `the thread running this call ran out of memory (its ${limit} MB heap, pools.threadMaxOldGenerationSizeMb) and was replaced; a call on it needed more (a very large page)`));
-    }
-    this.#crashed(message, thread, false);
-    return errorResult(new McpvisorError('WORKER_CRASHED', `the thread running this call crashed (${message})`));
+    const stopping = this.#state === 'stopping' || this.#state === 'stopped';
+    const { maxQueue, maxOldGenerationSizeMb: heapMb } = this.#options;
+    const answer = rejectedCall({ error, pool: this.name, maxQueue, heapMb, stopping, runaway, terminating: this.#terminating });
+    if (answer.crash !== undefined) this.#crashed(answer.crash, thread, false);
+    return errorResult(answer.error);
   }
 
   stats(): PoolStats {
