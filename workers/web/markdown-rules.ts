@@ -38,10 +38,13 @@ const LINE_ELEMENTS = new Set(['DIV', 'P', 'LI', 'TR']);
 /**
  * The text of a code block as a browser shows it: text nodes as they are, a newline for each
  * `<br>` and after each line-level element (a `<div>` per line). `textContent` ran such lines
- * together. Walks with an explicit stack (no recursion).
+ * together. A `<pre>` holding several `<code>` blocks (the Node.js docs' ES module and CommonJS
+ * variants of each example, one shown at a time) has them apart, after a blank line: the last
+ * line of one and the first of the next ran together. Walks with an explicit stack (no recursion).
  */
 export function codeText(pre: El): string {
   let text = '';
+  let codes = 0;
   const stack: Array<El | 'end-line'> = [pre];
   while (stack.length > 0) {
     const node = stack.pop()!;
@@ -58,6 +61,7 @@ export function codeText(pre: El): string {
       text += '\n';
       continue;
     }
+    if (node.nodeName === 'CODE' && node.parentNode === pre && codes++ > 0 && text !== '' && !text.endsWith('\n')) text += '\n\n';
     if (node !== pre && LINE_ELEMENTS.has(node.nodeName)) stack.push('end-line');
     const children = node.childNodes;
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);

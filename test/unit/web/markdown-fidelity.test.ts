@@ -73,6 +73,12 @@ describe('code blocks', () => {
     ['a <br> per line', '<pre><code>a = 1<br>b = 2<br></code></pre>', '```\na = 1\nb = 2\n```'],
     ['a <div> per line', '<pre><div class="line">a = 1</div><div class="line">b = 2</div></pre>', '```\na = 1\nb = 2\n```'],
     ['a copy button', '<div><pre><code class="language-js">x()</code></pre><button>Copy</button><clipboard-copy>Copy</clipboard-copy></div>', '```js\nx()\n```'],
+    [
+      'Node.js docs: the ES module and CommonJS variants in one <pre>, apart',
+      '<pre class="with-40-chars"><input class="js-flavor-toggle" type="checkbox" checked aria-label="Show modern ES modules syntax"><code class="language-js mjs">import fs from \'node:fs\';\nfs.statSync(\'.\');</code><code class="language-js cjs">const fs = require(\'node:fs\');\nfs.statSync(\'.\');</code><button class="copy-button">copy</button></pre>',
+      "```js\nimport fs from 'node:fs';\nfs.statSync('.');\n\nconst fs = require('node:fs');\nfs.statSync('.');\n```",
+    ],
+    ['but a <code> per line keeps its lines', '<pre><code>a = 1</code>\n<code>b = 2</code></pre>', '```\na = 1\nb = 2\n```'],
   ])('%s', (_what, html, want) => {
     expect(md(html)).toBe(want);
   });
