@@ -43,13 +43,14 @@ const PERMALINK_TEXT = /^[\s¶#§🔗⚓\uFE0F]*$/u;
  *    hidden text is the usual carrier of instructions planted for AI readers; Readability
  *    already dropped them from articles, so pages without one now match.
  * 5. Advertisement slots and newsletter sign-up boxes are removed (removeBoxes); buttons inside
- *    headings and `<summary>` (accordions) give way to their text, as do buttons that open a
- *    panel of content (keepDisclosureButtons); overlays are removed (removeOverlays); then
- *    chrome, controls, consent banners, edit links and line-number gutters.
- * 6. Permalink anchors in headings (¶, #, an icon, or empty) are removed; other links with no
- *    text take their `aria-label` or `title`; share links (X, Facebook…) are removed;
- *    admonitions become quotes; Q&A answers are labelled (markAnswers); each code block's language is written on its `<pre>` as
- *    `language-…` (see codeLanguage).
+ *    headings and `<summary>` (accordions) give way to their text (isDisclosure), as do buttons
+ *    that open a panel of content (keepDisclosureButtons); overlays are removed
+ *    (removeOverlays); then chrome, controls, consent banners, edit links and line-number
+ *    gutters.
+ * 6. Permalink anchors in headings (¶, #, an icon, or empty) are removed; icon links (an
+ *    element, no text) take their `aria-label` or `title`; share links (X, Facebook…) are
+ *    removed; admonitions become quotes; Q&A answers are labelled (markAnswers); each code
+ *    block's language is written on its `<pre>` as `language-…` (see codeLanguage).
  */
 export function preparePage(document: Doc, pageUrl: string): void {
   mathToTex(document);
@@ -58,7 +59,7 @@ export function preparePage(document: Doc, pageUrl: string): void {
   removeHidden(document, revealable(document));
   removeBoxes(document);
   for (const button of Array.from(document.querySelectorAll('h1 button, h2 button, h3 button, h4 button, h5 button, h6 button, summary button'))) {
-    button.replaceWith(...Array.from(button.childNodes));
+    if (isDisclosure(button)) button.replaceWith(...Array.from(button.childNodes));
   }
   keepDisclosureButtons(document);
   removeOverlays(document);
@@ -79,6 +80,8 @@ export function preparePage(document: Doc, pageUrl: string): void {
     const name = (svg.getAttribute('aria-label') ?? svg.querySelector('title')?.textContent ?? '').replace(/\s+/g, ' ').trim();
     if (link && name && !link.hasAttribute('aria-label') && !link.hasAttribute('title')) link.setAttribute('aria-label', name);
   }
+  // Links holding an element (an <svg>, an icon font's <i>), before chrome removes the <svg>s.
+  const iconLinks = Array.from(document.querySelectorAll('a[href][aria-label], a[href][title]')).filter((link) => link.querySelector('*') !== null);
   for (const node of Array.from(document.querySelectorAll(CHROME))) node.remove();
   for (const node of Array.from(document.querySelectorAll('[id*="ookie" i], [class*="ookie" i], [id*="onsent" i], [class*="onsent" i], [id*="gdpr" i], [class*="gdpr" i], [id*="onetrust" i], [id*="Cookiebot" i]'))) {
     if (/^(HTML|BODY|MAIN|ARTICLE)$/.test(node.tagName)) continue;
@@ -90,7 +93,9 @@ export function preparePage(document: Doc, pageUrl: string): void {
     if (href.startsWith('#') && PERMALINK_TEXT.test(link.textContent ?? '') && !link.querySelector('img')) link.remove();
   }
   // An icon link (its <svg> removed above) is named by its label, as a screen reader names it.
-  for (const link of Array.from(document.querySelectorAll('a[href][aria-label], a[href][title]'))) {
+  // Not an empty one: rustdoc's "Run code" beside each example (a CSS arrow) is not an icon,
+  // and named it made Readability drop the short examples as "linky", for a line of URL.
+  for (const link of iconLinks) {
     if ((link.textContent ?? '').trim() === '' && !link.querySelector('img')) link.textContent = (link.getAttribute('aria-label') ?? link.getAttribute('title') ?? '').replace(/\s+/g, ' ').trim();
   }
   for (const link of Array.from(document.querySelectorAll('a[href]'))) {
@@ -106,6 +111,18 @@ export function preparePage(document: Doc, pageUrl: string): void {
     const label = pre.previousElementSibling;
     if (label && /^(DIV|SPAN|SMALL)$/.test(label.tagName) && !textLonger(label, 20) && (label.textContent ?? '').trim().toLowerCase() === language) label.remove();
   }
+}
+
+/**
+ * Whether a button in a heading or `<summary>` is the heading's own text (an accordion: it opens
+ * a panel, or holds all the text) rather than a control beside it: rustdoc's "Copy item path"
+ * in every item's title was written into the `#` heading.
+ */
+function isDisclosure(button: Node): boolean {
+  if (button.hasAttribute('aria-expanded') || button.hasAttribute('aria-controls')) return true;
+  const holder = button.closest('h1, h2, h3, h4, h5, h6, summary');
+  const letters = (node: Node | null) => (node?.textContent ?? '').replace(/\s+/g, '').length;
+  return letters(holder) <= letters(button);
 }
 
 /**

@@ -18,6 +18,7 @@ beforeAll(async () => {
     '/en/latest/config.html': send(fixtureText('pages/sphinx-docs.html')),
     '/2024/06/03/bike-lanes': send(fixtureText('pages/news-article.html')),
     '/questions/208105': send(fixtureText('pages/qa-thread.html')),
+    '/jobq/enum.Status.html': send(fixtureText('pages/rustdoc-item.html')),
   });
   server = await startHttp('web-search-mcp', ['--config', writeConfig({ web: { fetch: { allowPrivateNetwork: true, rateLimit: 100, rateLimitIntervalMs: 1000 } } })]);
   ({ client } = await connectHttp(server.mcpUrl));
@@ -63,4 +64,11 @@ it('fetch_web_content tells a Q&A thread\'s accepted answer from the others, eac
   expect(text).toContain('**Accepted answer**\n\nScore: 9845\n\nTo remove a property');
   expect(text).toContain('**Answer**\n\nScore: 1234\n\nUse destructuring');
   expect(text).not.toMatch(/Sorted by|Accept all cookies/);
+});
+
+it('fetch_web_content keeps a rustdoc page\'s examples and title, without its "Run code" and "Copy item path" controls', async () => {
+  const text = await fetchPage('/jobq/enum.Status.html');
+  expect(text).toContain('\n## Enum Status\n');
+  expect(text).toContain('\n```\nStatus::Done(7);\n```\n');
+  expect(text).not.toMatch(/Copy item path|Run code/);
 });

@@ -79,6 +79,7 @@ describe('code blocks', () => {
       "```js\nimport fs from 'node:fs';\nfs.statSync('.');\n\nconst fs = require('node:fs');\nfs.statSync('.');\n```",
     ],
     ['but a <code> per line keeps its lines', '<pre><code>a = 1</code>\n<code>b = 2</code></pre>', '```\na = 1\nb = 2\n```'],
+    ['rustdoc: a "Run code" link beside an example is not written', '<div class="example-wrap"><pre class="rust rust-example-rendered"><code>f(1);</code></pre><a class="test-arrow" target="_blank" title="Run code" href="https://play.rust-lang.org/?code=fn+main()+%7B+f(1);+%7D"></a></div>', '```\nf(1);\n```'],
   ])('%s', (_what, html, want) => {
     expect(md(html)).toBe(want);
   });
@@ -93,6 +94,7 @@ describe('headings and links', () => {
     ['a card link: the heading is linked, not its image', '<a href="/news/a"><img src="/img/a.jpg" alt=""><h3>New library opens</h3><p>Teaser.</p></a>', '![](https://site.example/img/a.jpg)\n\n### [New library opens](https://site.example/news/a)\n\nTeaser.'],
     ['javascript: and in-page links as text', '<p><a href="javascript:void(0)">Show more</a> and <a href="#cite_note-1">[1]</a>.</p>', 'Show more and \\[1\\].'],
     ['an icon link named by aria-label; an empty link dropped', '<p><a href="/rss" aria-label="RSS feed"><svg></svg></a> and <a href="/x"></a>end</p>', '[RSS feed](https://site.example/rss) and end'],
+    ['an icon font\'s link named by its title', '<p><a href="/print.html" title="Print this book"><i class="fa fa-print"></i></a></p>', '[Print this book](https://site.example/print.html)'],
     ['an icon link named by its <svg>', '<p>Code on <a href="https://github.com/acme/w"><svg role="img"><title>GitHub</title><path d="M0"/></svg></a>.</p>', 'Code on [GitHub](https://github.com/acme/w).'],
     ['no tooltip titles', '<p><a href="/wiki/Square" title="Square">square</a></p>', '[square](https://site.example/wiki/Square)'],
     ['MediaWiki [edit] links', '<div class="mw-heading mw-heading2"><h2 id="Proofs">Proofs</h2><span class="mw-editsection">[<a href="/w/index.php?action=edit">edit</a>]</span></div><p>Text.</p>', '## Proofs\n\nText.'],
@@ -116,6 +118,7 @@ describe('what a reader does not see', () => {
     ['a menu toggle is not kept', '<button aria-controls="menu" aria-expanded="false">Open menu</button><nav id="menu"><a href="/">Home</a></nav><p>Text.</p>', 'Text.'],
     ['a dialog holding most of the page is the page', `<div role="dialog" aria-modal="true"><p>${'The post shown over its list. '.repeat(10)}</p></div><p>list</p>`, `${'The post shown over its list. '.repeat(10).trim()}\n\nlist`],
     ['a button in a heading (an accordion) keeps its text', '<h3><button aria-expanded="false">What is it?</button></h3><p>An answer.</p>', '### What is it?\n\nAn answer.'],
+    ['but a control beside a heading\'s text goes (rustdoc\'s "Copy item path")', '<h1>Enum <span class="enum">Status</span>&nbsp;<button id="copy-path" title="Copy item path to clipboard">Copy item path</button></h1>', '# Enum Status'],
     ['a cookie banner and a dialog', '<div id="cookie-banner"><p>We use cookies.</p><a href="/privacy">Settings</a></div><div role="dialog"><p>Subscribe!</p></div><p>Article text.</p>', 'Article text.'],
     ['a card named after cookies is content', '<div class="cookie-recipe"><p>Mix the flour.</p></div>', 'Mix the flour.'],
   ])('%s', (_what, html, want) => {
@@ -258,6 +261,14 @@ describe('realistic pages (test/fixtures/web/pages)', () => {
     expect(markdown).toContain('-   Deprecated: `widget.old()`; use `widget.new()`.\n    -   It will be removed in 3.0.');
     expect(markdown).toContain('| 2.x | 2024-05-01 | _active_ |');
     expect(markdown).not.toMatch(/#\)|\]\(#/);
+  });
+
+  it('a rustdoc item: its examples without "Run code", its title without "Copy item path"', () => {
+    const markdown = page('rustdoc-item.html', 'https://docs.rs/jobq/0.4.1/jobq/enum.Status.html');
+    expect(markdown).toContain('\n## Enum Status\n');
+    expect(markdown).toContain('\n```\nStatus::Done(7);\n```\n\nMatching on it');
+    expect(markdown).toContain('##### Examples\n\n```\nlet s: Status<u8> = Status::Queued;\nassert!(!s.is_done());\n```');
+    expect(markdown).not.toMatch(/Copy item path|Run code|play\.rust-lang\.org/);
   });
 
   it('an MDN reference: headings without self-links, no copy buttons, a compatibility table that parses', () => {
