@@ -79,4 +79,6 @@ export interface Pool {
    * warm up as they start. Never rejects. Optional: a pool without it warms nothing.
    */
   warmUp?(): Promise<void>;
+  /** A session ended: free slots kept for sessions holding none (`pools.reservedSlots`) may go to waiting calls. Optional. */
+  sessionsChanged?(): void;
 }

@@ -251,6 +251,11 @@ export class Supervisor {
    * toolset's onSessionEnd lets go what it kept for it. A hook that throws is logged, the others run.
    */
   sessionEnded(session: string): void {
+    // A slot a pool kept for the ended session went to no one until a call ended: a session
+    // filling a pool of 60 s calls waited for one of them. Next turn: the transport counts it gone.
+    setImmediate(() => {
+      for (const { pool } of this.#pools) pool.sessionsChanged?.();
+    });
     for (const plan of this.#plans) {
       try {
         plan.onSessionEnd?.(session);

@@ -139,6 +139,10 @@ export class ProcessPool implements Pool {
       );
   }
 
+  sessionsChanged(): void {
+    this.#queue.release(0);
+  }
+
   stats(): PoolStats {
     let busy = 0;
     let degradedBy: DegradedReason | undefined;
@@ -163,11 +167,6 @@ export class ProcessPool implements Pool {
       ...(this.#lastError ? { lastError: this.#lastError } : {}),
       ...(degradedBy ? { degradedBy } : {}),
     };
-  }
-
-  /** Worker process ids, for tests and /health debugging. */
-  pids(): number[] {
-    return [...this.#workers.values()].flatMap((worker) => (worker.child.pid ? [worker.child.pid] : []));
   }
 
   async stop(graceMs: number): Promise<void> {

@@ -351,6 +351,10 @@ export class ThreadPool implements Pool {
     return errorResult(answer.error);
   }
 
+  sessionsChanged(): void {
+    this.#queue.release(0);
+  }
+
   stats(): PoolStats {
     const piscina = this.#piscina;
     const state = this.#currentState();

@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { errorCodeOf } from '../../../protocol/results';
 import { fixtureConfig, writeConfig } from '../../helpers/config';
 import { connectHttp, startHttp, textOf, type HttpServer } from '../../helpers/mcp';
@@ -106,6 +107,7 @@ describe('a pool keeping its last free slot for another session', () => {
   let server: HttpServer;
   let noisy: Client;
   let quiet: Client | undefined;
+  let quietTransport: StreamableHTTPClientTransport | undefined;
 
   const stats = async (pool: string) => {
     const health = (await (await fetch(`${server.baseUrl}/health`)).json()) as { pools: Array<{ name: string; busy: number; queued: number }> };
@@ -140,7 +142,7 @@ describe('a pool keeping its last free slot for another session', () => {
     { kind: 'process', pool: 'test', slow: 'sleep', echo: 'echo' },
     { kind: 'thread', pool: 'threads', slow: 'th-wait', echo: 'th-echo' },
   ])('answers the other session\'s call while the first one\'s slow calls fill the rest ($kind pool)', async ({ pool, slow, echo }) => {
-    quiet ??= (await connectHttp(server.mcpUrl, 'quiet')).client;
+    if (!quiet) ({ client: quiet, transport: quietTransport } = await connectHttp(server.mcpUrl, 'quiet'));
     const order: string[] = [];
     const call = caller(order);
     const holding = new AbortController();
@@ -155,5 +157,22 @@ describe('a pool keeping its last free slot for another session', () => {
     await Promise.all(calls);
     expect(order.slice(1).sort()).toEqual(['noisy-1 cancelled', 'noisy-2 cancelled', 'noisy-3 cancelled', 'noisy-4 cancelled']);
     expect(await eventually(async () => (await stats(pool)) === '0 running, 0 waiting')).toBe(true);
+  });
+
+  it('gives the kept slot to the waiting call once the session it was kept for has closed', async () => {
+    // The quiet session ends (DELETE): a client closed without it stays an open session.
+    await quietTransport?.terminateSession();
+    await quiet?.close();
+    quiet = undefined;
+    const leaving = await connectHttp(server.mcpUrl, 'leaving');
+    const holding = new AbortController();
+    const calls = slowCalls(caller([]), 'sleep', holding);
+    expect(await eventually(async () => (await stats('test')) === '3 running, 1 waiting')).toBe(true);
+    // It waited for one of the 60 s calls to end.
+    await leaving.transport.terminateSession();
+    await leaving.client.close();
+    expect(await eventually(async () => (await stats('test')) === '4 running, 0 waiting')).toBe(true);
+    holding.abort();
+    await Promise.all(calls);
   });
 });
