@@ -27,26 +27,31 @@ async function measure(server: Server, origin: string, pages: string[]) {
   const transport = new StdioClientTransport({ command: process.execPath, args: server.command, env: { ...(process.env as Record<string, string>), ...server.env }, stderr: 'ignore' });
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(transport);
+  // The SDK's 60 s default cut the peer's slowest pages on a loaded machine ("This operation was aborted").
   const text = async (url: string, maxLength: number, start = 0) => {
-    const result = (await client.callTool(server.call(url, maxLength, start))) as { content: Array<{ type: string; text?: string }>; isError?: boolean };
+    const result = (await client.callTool(server.call(url, maxLength, start), undefined, { timeout: 300_000 })) as { content: Array<{ type: string; text?: string }>; isError?: boolean };
     if (result.isError) throw new Error(`${server.name}: ${result.content.map((c) => c.text).join(' ').slice(0, 300)}`);
     return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
   };
-  for (const page of pages) await text(`${origin}/${page}`, 10_000); // warm-up: JIT, connections, threads
-  const rss = peakRss(() => transport.pid ?? undefined);
-  const tasks = Array.from({ length: ROUNDS }, () => pages.map((page) => () => text(`${origin}/${page}`, 10_000))).flat();
-  const { latencies, wallMs } = await runConcurrent(tasks, CONCURRENCY);
-  const peak = rss.stop();
-  const article = await text(`${origin}/big-article.html`, 100_000);
-  const tail = await text(`${origin}/big-article.html`, 100_000, 150_000).catch(() => '');
-  const whole = `${article}\n${tail}`;
-  const clean = {
-    headings: /^## Section 2$/m.test(whole),
-    gfmTables: /\| Metric \| Value 1 \|\n\| --- \| --- \|/.test(whole),
-    noNavAsideFooter: !/NAVMARKER|ASIDEMARKER|FOOTERMARKER/.test(whole),
-  };
-  await client.close();
-  return { name: server.name, p50: percentile(latencies, 50), p90: percentile(latencies, 90), pagesPerSecond: (tasks.length / wallMs) * 1000, peakRssMb: peak / 1024 / 1024, clean };
+  // Closed on a failure too: the server left running kept the benchmark from ending.
+  try {
+    for (const page of pages) await text(`${origin}/${page}`, 10_000); // warm-up: JIT, connections, threads
+    const rss = peakRss(() => transport.pid ?? undefined);
+    const tasks = Array.from({ length: ROUNDS }, () => pages.map((page) => () => text(`${origin}/${page}`, 10_000))).flat();
+    const { latencies, wallMs } = await runConcurrent(tasks, CONCURRENCY);
+    const peak = rss.stop();
+    const article = await text(`${origin}/big-article.html`, 100_000);
+    const tail = await text(`${origin}/big-article.html`, 100_000, 150_000).catch(() => '');
+    const whole = `${article}\n${tail}`;
+    const clean = {
+      headings: /^## Section 2$/m.test(whole),
+      gfmTables: /\| Metric \| Value 1 \|\n\| --- \| --- \|/.test(whole),
+      noNavAsideFooter: !/NAVMARKER|ASIDEMARKER|FOOTERMARKER/.test(whole),
+    };
+    return { name: server.name, p50: percentile(latencies, 50), p90: percentile(latencies, 90), pagesPerSecond: (tasks.length / wallMs) * 1000, peakRssMb: peak / 1024 / 1024, clean };
+  } finally {
+    await client.close();
+  }
 }
 
 async function main() {
