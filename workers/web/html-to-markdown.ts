@@ -1,5 +1,6 @@
 import { isProbablyReaderable, Readability } from '@mozilla/readability';
 import type TurndownService from 'turndown';
+import { generatorContent } from './doc-generators';
 import { flattenDeepNesting } from './flatten-nesting';
 import { createConverter } from './markdown-rules';
 import { resetTables } from './markdown-tables';
@@ -39,6 +40,8 @@ type Root = { querySelectorAll(selector: string): ArrayLike<unknown>; textConten
  * (markdown-rules.ts, markdown-tables.ts) writes Markdown.
  *
  * Finding the main content, in order:
+ * 0. A documentation generator's page (rustdoc) is its content element (see doc-generators.ts):
+ *    Readability drops the generator's headings for their class names.
  * 1. Decision (speed): a page with exactly one `<article>` holding 500+ characters is its own
  *    answer; Readability would pick the same block at several times the cost (276 ms of 683 ms
  *    on a 300 KB article here).
@@ -63,7 +66,11 @@ export function htmlToMarkdown(html: string, url: string, maxNodes = maxPageNode
   let root: Root | undefined;
   let article = false;
   const articles = document.querySelectorAll('article');
-  if (articles.length === 1 && (articles[0].textContent ?? '').replace(/\s+/g, ' ').length >= SEMANTIC_ARTICLE_MIN_CHARS) {
+  const generated = generatorContent(document as unknown as Document);
+  if (generated) {
+    root = generated as unknown as Root;
+    article = true;
+  } else if (articles.length === 1 && (articles[0].textContent ?? '').replace(/\s+/g, ' ').length >= SEMANTIC_ARTICLE_MIN_CHARS) {
     root = articles[0] as unknown as Root;
     article = true;
   } else if (!isLinkList(document) && isProbablyReaderable(document as unknown as Document, { minContentLength: 100, minScore: 20 })) {

@@ -19,6 +19,7 @@ beforeAll(async () => {
     '/2024/06/03/bike-lanes': send(fixtureText('pages/news-article.html')),
     '/questions/208105': send(fixtureText('pages/qa-thread.html')),
     '/jobq/enum.Status.html': send(fixtureText('pages/rustdoc-item.html')),
+    '/tilemap/trait.Render.html': send(fixtureText('pages/rustdoc-trait.html')),
   });
   server = await startHttp('web-search-mcp', ['--config', writeConfig({ web: { fetch: { allowPrivateNetwork: true, rateLimit: 100, rateLimitIntervalMs: 1000 } } })]);
   ({ client } = await connectHttp(server.mcpUrl));
@@ -71,4 +72,15 @@ it('fetch_web_content keeps a rustdoc page\'s examples and title, without its "R
   expect(text).toContain('\n## Enum Status\n');
   expect(text).toContain('\n```\nStatus::Done(7);\n```\n');
   expect(text).not.toMatch(/Copy item path|Run code/);
+});
+
+it('fetch_web_content keeps a rustdoc page\'s section headings, impl lines and method signatures, and a trait\'s documentation', async () => {
+  const item = await fetchPage('/jobq/enum.Status.html');
+  expect(item).toContain('\n## Implementations\n\n### `impl<T> Status<T>`\n\n#### `pub const fn is_done(&self) -> bool`\n');
+  expect(item).toContain('\n## Variants\n\n### `Done(T)`\n');
+  const trait = await fetchPage('/tilemap/trait.Render.html');
+  expect(trait).toContain('\n## Drawing order\n\nItems are drawn from the bottom layer');
+  expect(trait).toContain('\n## Required Methods\n\n#### `fn draw(&self, canvas: &mut Canvas)`\n');
+  expect(trait).toContain('\n## Implementors\n\n### `impl Render for Grid`\n');
+  expect(trait).not.toMatch(/Expand description|\[Source\]/);
 });

@@ -271,6 +271,26 @@ describe('realistic pages (test/fixtures/web/pages)', () => {
     expect(markdown).not.toMatch(/Copy item path|Run code|play\.rust-lang\.org/);
   });
 
+  it('a rustdoc item: its section headings, variants, impl lines and method signatures (classed "…-header")', () => {
+    const markdown = page('rustdoc-item.html', 'https://docs.rs/jobq/0.4.1/jobq/enum.Status.html');
+    expect(markdown).toContain('\n## Variants\n\n### `Done(T)`\n\nThe job ran to the end and gave this value.\n\n### `Queued`\n\nNo worker');
+    expect(markdown).toContain('\n## Implementations\n\n### `impl<T> Status<T>`\n\n#### `pub const fn is_done(&self) -> bool`\n\nReturns `true` once');
+    // The sidebar, the breadcrumbs and the toggles' and source links' chrome are not written.
+    expect(markdown).not.toMatch(/0\.4\.1|Methods|is_done\]|Skip to main content|Expand description|Source/);
+  });
+
+  it('a rustdoc trait: its documentation, its methods, and its implementors after them', () => {
+    const markdown = page('rustdoc-trait.html', 'https://docs.rs/tilemap/0.9.2/tilemap/trait.Render.html');
+    expect(markdown).toMatch(/^# Render in tilemap - Rust\n\n## Trait Render\n\n0\.1\.0\n\n```\npub trait Render \{/);
+    expect(markdown).toContain('\nSomething that can be drawn onto a canvas');
+    expect(markdown).toContain('\n## Drawing order\n\nItems are drawn from the bottom layer');
+    expect(markdown).toContain('\n## Required Methods\n\n#### `fn draw(&self, canvas: &mut Canvas)`\n\n0.1.0\n\nPaints the item onto the canvas');
+    expect(markdown).toContain('\n## Provided Methods\n\n#### `fn draw_scaled(&self, canvas: &mut Canvas, factor: f32) where Self: Sized,`\n\n0.3.0\n\n');
+    expect(markdown).toContain('\n## Implementors\n\n### `impl Render for Grid`\n\n0.1.0\n\n### `impl Render for Layer`');
+    expect(markdown).toMatch(/### `impl Render for Yard`\n\n0\.3\.0$/);
+    expect(markdown).not.toMatch(/Required Methods\]|Source|Expand description|tilemap\.rs/);
+  });
+
   it('an MDN reference: headings without self-links, no copy buttons, a compatibility table that parses', () => {
     const markdown = page('mdn-reference.html', 'https://developer.mozilla.org/en-US/docs/Web/JavaScript/Reference/Global_Objects/Array/map');
     expect(markdown).toContain('\n## Try it\n');
