@@ -98,7 +98,8 @@ describe('WebSearcher when Chromium fails under it', () => {
       }
       const outcome = await searching;
       expect(outcome.engine).toBe('bing');
-      expect(outcome.results.length).toBeGreaterThan(0);
+      // Seen once in CI with no results (not reproduced): the whole outcome says what bing gave.
+      expect(outcome.results.length > 0 ? 'results' : JSON.stringify(outcome)).toBe('results');
       expect(outcome.failed).toEqual([{ engine: 'duckduckgo', reason: 'tab crashed' }]);
     } finally {
       await searcher.close();
