@@ -289,6 +289,7 @@ async function serveUntilStopped(config: Config, logger: Logger, configFile: str
     force.unref();
     await server.stop(graceMs);
     logger.flush();
+    await outputWritten(STDOUT_FLUSH_MS);
     process.exit(0);
   };
   for (const { signal, drain } of STOP_SIGNALS) process.on(signal, () => void stop(signal, drain ? config.http.shutdownGraceMs : 0));
@@ -323,6 +324,33 @@ const STOP_SIGNALS: ReadonlyArray<{ signal: NodeJS.Signals; drain: boolean }> = 
 
 /** How long calls still running may finish once stdin has ended: below the SDK client's 2 s wait for the exit before SIGTERM. */
 const STDIN_END_GRACE_MS = 1_500;
+
+/** How long an exit waits for stdout to take what waits for a slow client. */
+const STDOUT_FLUSH_MS = 5_000;
+
+/**
+ * Resolves once stdout holds nothing unwritten (at once over HTTP, which does not use it), it
+ * failed or closed (the client gone), or after `maxMs`. Why: answers wait in stdout's buffer
+ * while the pipe is full, and process.exit dropped them: a client reading slowly after closing
+ * stdin got a 500 KB answer cut at the pipe's 64 KB.
+ */
+function outputWritten(maxMs: number): Promise<void> {
+  const stdout = process.stdout;
+  if (stdout.writableLength === 0 || stdout.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const until = performance.now() + maxMs;
+    // Polled: 'drain' comes only after a write that passed the high-water mark.
+    const poll = setInterval(() => {
+      if (stdout.writableLength === 0 || stdout.destroyed || performance.now() >= until) done();
+    }, 20);
+    const done = () => {
+      clearInterval(poll);
+      stdout.off('error', done);
+      resolve();
+    };
+    stdout.once('error', done);
+  });
+}
 
 /** Width of the flags' column in --help; a longer flag has its help on the next line. */
 const FLAG_COLUMN = 34;

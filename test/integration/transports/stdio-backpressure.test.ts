@@ -153,4 +153,23 @@ describe('stdio backpressure', () => {
       client.child.kill('SIGKILL');
     }
   }, 60_000);
+
+  it('writes every answer before it exits at the end of stdin, however slowly the client reads', async () => {
+    // 500 KB waits for the client (under the 1 MiB bound: stdin is still read, its end too); the
+    // server exited at once and the answer was cut at what the pipe held (64 KB).
+    const client = start({});
+    try {
+      await initialize(client);
+      client.stopReading();
+      client.send(call(1, { ms: 0, pad: 500_000 }));
+      client.child.stdin.end();
+      expect(await eventually(() => logEntries(client.stderr()).some((entry) => entry.msg === 'stop requested'), 20_000)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      client.startReading();
+      expect(await client.exited).toBe(0);
+      expect(client.answer(1)?.result?.content[0].text.length).toBe('slept 0 ms'.length + 500_000);
+    } finally {
+      client.child.kill('SIGKILL');
+    }
+  });
 });
