@@ -64,10 +64,12 @@ export class ThreadPool implements Pool {
   #terminating = false;
   /** Threads being replaced after a crash (#retire): a call piscina fails as one ends never ran there. */
   #retiring = new Set<number>();
-  /** Calls of each session in the pool, waiting or running: the queue serves the session running fewest. */
-  #perSession = new Map<string, number>();
   #ends = new ThreadEnds();
-  /** The calls' slots, threads × concurrency, taken before piscina has a call (admission.ts). */
+  /**
+   * The calls' slots, threads × concurrency, taken before piscina has a call (admission.ts); the
+   * slots a session holds are its calls handed to piscina, from which piscina's own queue (a call
+   * whose thread is being replaced) tells the session running fewest.
+   */
   #queue: WaitQueue;
 
   constructor(options: ThreadPoolOptions) {
@@ -102,7 +104,7 @@ export class ThreadPool implements Pool {
 
   /** New threads with the pool's listeners: only the threads serving calls speak for the pool. */
   #newThreads(): Piscina {
-    const { piscina } = launchThreads(this.#launch, (session, queue) => (this.#perSession.get(session) ?? 0) - queue.waiting(session));
+    const { piscina } = launchThreads(this.#launch, (session, queue) => this.#queue.heldBy(session) - queue.waiting(session));
     const serving = () => piscina === this.#piscina && this.#state === 'ready';
     piscina.on('error', (error: Error) => {
       this.#log.error({ err: error.message }, 'thread pool error');
@@ -221,7 +223,6 @@ export class ThreadPool implements Pool {
     let grace: NodeJS.Timeout | undefined;
     this.#inFlight++;
     const session = options.session ?? '';
-    this.#perSession.set(session, (this.#perSession.get(session) ?? 0) + 1);
     const deadlineAt = threadClockMs() + options.deadlineMs;
     const attempt = (tries: number): Promise<ToolResult> => {
       const { port1, port2: channelInThread } = new MessageChannel();
@@ -274,9 +275,6 @@ export class ThreadPool implements Pool {
     const finished = attempt(1).finally(() => {
       ended = true;
       this.#inFlight--;
-      const left = (this.#perSession.get(session) ?? 1) - 1;
-      if (left > 0) this.#perSession.set(session, left);
-      else this.#perSession.delete(session);
       this.#queue.freed(session);
       clearTimeout(grace);
       channel.close();
