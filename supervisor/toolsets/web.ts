@@ -5,8 +5,6 @@ import { RateLimiter, RateLimitWaitTooLong } from '../../workers/web/rate-limite
 import type { BeforeCall, ToolsetFactory } from './types';
 import { FetchPager } from './web-paging';
 
-/** Slack over the search timeout for a cold browser launch (spec 001: about 1 to 2 s). */
-const SEARCH_LAUNCH_SLACK_MS = 5_000;
 /** Slack over the fetch timeout for the HTML to Markdown conversion of a large page. */
 const FETCH_CONVERT_SLACK_MS = 5_000;
 
@@ -76,7 +74,9 @@ export const webToolsets: ToolsetFactory = (config, logger) => {
           size: 1,
           concurrency: web.search.concurrency,
           workerConfig: web.search,
-          callTimeoutMs: clampTimerMs(web.search.timeoutMs + SEARCH_LAUNCH_SLACK_MS),
+          // A search's timeoutMs starts once the browser is up; a cold launch (the first search,
+          // the first after a crash restart) has its own bound, launchTimeoutMs, within the call's.
+          callTimeoutMs: clampTimerMs(web.search.timeoutMs + web.search.launchTimeoutMs),
           beforeCall: limited(searchLimiter, (args) => typeof args.query === 'string' && args.query.trim() !== '', 'web-search'),
           required: web.search.affectsHealth,
         },

@@ -79,12 +79,14 @@ export type LaunchFault =
   /** The real Chromium, stopped (SIGSTOP) as soon as it runs, before it has answered puppeteer. */
   | 'stopped-while-launching'
   /** Exits at once with status 1. */
-  | 'exits-at-once';
+  | 'exits-at-once'
+  /** The real Chromium, started 8 s late: a cold launch on a loaded machine, and more. */
+  | 'slow-start';
 
 export interface FaultyLaunches {
   /** The executable to give the searcher. */
   executable: string;
-  /** Makes the next `count` launches fail (default 1); the ones after start Chromium. */
+  /** Makes the next `count` launches fail (default 1; 'slow-start': start late); the ones after start Chromium. */
   failNext(count?: number): void;
   /** The launches that failed so far: their first process (a process group leader) and profile. */
   failed(): Array<{ pid: number; profile: string }>;
@@ -108,6 +110,7 @@ export function faultyLaunches(how: LaunchFault): FaultyLaunches {
       `exec '${findChromium()}' "$@"`,
     ],
     'exits-at-once': ['exit 1'],
+    'slow-start': ['sleep 8', `exec '${findChromium()}' "$@"`],
   }[how];
   writeFileSync(
     executable,

@@ -204,7 +204,9 @@ export function faultSuite({ rounds, loadClients }: FaultSuiteOptions): void {
       expect(failures).toEqual([]);
       expect(calls).toBeGreaterThan(0);
       expect(workerPids(server, module)).not.toContain(victim);
-      expect(fresh.ok(await call(probe(), fresh.call))).toBe(true);
+      const answer = await call(probe(), fresh.call);
+      // Says what the fresh call answered when it fails, not only that it did.
+      expect({ ok: fresh.ok(answer), answer: fresh.ok(answer) ? 'ok' : JSON.stringify(answer).slice(0, 600) }).toEqual({ ok: true, answer: 'ok' });
     }
   });
 

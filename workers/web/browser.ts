@@ -145,18 +145,21 @@ export interface RelaunchingLauncherOptions {
  * flight the same way, at once, and makes later ones never complete (the cluster is being
  * dropped); `dispose` (after the cluster's close, or instead of it) does that, waits for the
  * launch, then kills and removes the current browser. `launchingSince` is when the launch in
- * flight began (performance.now() ms), if there is one.
+ * flight began (performance.now() ms), if there is one; `launchedMs` the time spent launching
+ * so far, the launch in flight included.
  */
 export function relaunchingLauncher(
   base: Launcher,
   { launchTimeoutMs = LAUNCH_TIMEOUT_MS, onLaunch = () => {}, onLaunchError = () => {} }: RelaunchingLauncherOptions = {},
-): Launcher & { stopLaunching(): void; dispose(): Promise<void>; readonly launchingSince: number | undefined } {
+): Launcher & { stopLaunching(): void; dispose(): Promise<void>; readonly launchingSince: number | undefined; readonly launchedMs: number } {
   let current: Launched | undefined;
   // Not `current !== undefined`: a relaunch after one that failed replaces a browser too.
   let launchedBefore = false;
   let disposed = false;
   let inFlight: Promise<unknown> = Promise.resolve();
   let launching: { controller: AbortController; since: number } | undefined;
+  // Time spent launching so far, ended launches and the one in flight (launchedMs).
+  let endedLaunchesMs = 0;
   const retire = async () => {
     const last = current;
     current = undefined;
@@ -170,7 +173,8 @@ export function relaunchingLauncher(
     // Aborted, puppeteer kills the process group it spawned, at once; the signal stays attached
     // to a browser that launched, so it is aborted only while launching.
     const controller = new AbortController();
-    launching = { controller, since: performance.now() };
+    const since = performance.now();
+    launching = { controller, since };
     let browser: Browser | undefined;
     try {
       const starting = base.launch({ ...options, timeout: launchTimeoutMs, userDataDir: profile.dir, env: chromiumEnv(profile.dir), signal: controller.signal });
@@ -185,6 +189,7 @@ export function relaunchingLauncher(
       if (!disposed) onLaunchError(error as Error, replaced);
       throw error;
     } finally {
+      endedLaunchesMs += performance.now() - since;
       launching = undefined;
     }
     if (disposed) {
@@ -213,6 +218,9 @@ export function relaunchingLauncher(
     },
     get launchingSince() {
       return launching?.since;
+    },
+    get launchedMs() {
+      return endedLaunchesMs + (launching ? performance.now() - launching.since : 0);
     },
   };
 }

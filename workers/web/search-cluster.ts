@@ -39,6 +39,8 @@ export class SearchCluster<Data, Result> {
   readonly #health: LaunchHealth;
   #cluster: Promise<Cluster<Data, Result>> | undefined;
   #launcher: ReturnType<typeof relaunchingLauncher> | undefined;
+  /** launchedMs of the launchers before the current one (a cluster that failed to launch is dropped). */
+  #earlierLaunchersMs = 0;
   #stats = { launches: 0, launchMs: 0 };
   #closed = false;
 
@@ -72,6 +74,7 @@ export class SearchCluster<Data, Result> {
         if (replacing) this.#options.log.error('the browser could not be relaunched; the next search tries again', { error: error.message });
       },
     });
+    this.#earlierLaunchersMs += this.#launcher?.launchedMs ?? 0;
     this.#launcher = launcher;
     this.#cluster = this.#launchCluster(launcher).then(
       (launched) => {
@@ -102,6 +105,14 @@ export class SearchCluster<Data, Result> {
   /** When the launch in flight began (performance.now() ms), if one is. */
   get launchingSince(): number | undefined {
     return this.#launcher?.launchingSince;
+  }
+
+  /**
+   * Time spent launching browsers so far, the launch in flight included: what a search waited
+   * for a browser is the growth of this while it ran (every search waits for every launch).
+   */
+  get launchedMs(): number {
+    return this.#earlierLaunchersMs + (this.#launcher?.launchedMs ?? 0);
   }
 
   stats(): Record<string, unknown> {

@@ -7,6 +7,7 @@ import { getEngine, type EngineOutcome, type SearchEngine, type SearchResult } f
 import { libraryLogger } from './library-logger';
 import { NoPage } from './page-concurrency';
 import { SearchCluster } from './search-cluster';
+import { SearchBudget } from './search-budget';
 import { RateLimiter } from './rate-limiter';
 import { MAX_RESULT_PAGE_BYTES, watchDocumentSize } from './page-size';
 import { redirectAllowed } from './redirect-guard';
@@ -25,7 +26,10 @@ export interface WebSearcherOptions {
   executablePath?: string;
   /** Pages open at once in the one browser. Default 4. */
   concurrency?: number;
-  /** Budget of one search in ms, engines of the fallback chain included. Default 30000. */
+  /**
+   * Budget of one search in ms, engines of the fallback chain included. Default 30000. The wait
+   * for the browser's launch is not counted (only a call's own `timeoutMs` bounds it).
+   */
   timeoutMs?: number;
   /**
    * Bound of one browser launch in ms (default 20000, LAUNCH_TIMEOUT_MS): a launch still hanging
@@ -65,7 +69,8 @@ interface Task {
   url: string;
   engine: SearchEngine;
   signal: AbortSignal;
-  deadline: number;
+  /** When the search ends (performance.now() ms); read when needed: a browser launch meanwhile moves it later. */
+  readonly deadline: number;
 }
 
 /** How often a visible browser's page is re-read while a person solves a captcha. */
@@ -145,7 +150,8 @@ export class WebSearcher {
    * before any page load. Each engine of the chain is tried in turn while
    * the previous one blocks the search or answers an HTTP error status (>= 400 with no results
    * on the page); those are listed in `blocked` and `failed`. Rejects with McpvisorError: TIMEOUT past the
-   * budget (saying so when the browser was still launching), CANCELLED when `signal` aborts,
+   * budget (SearchBudget: waits for a browser launch not counted, within `timeoutMs`, the
+   * caller's budget; saying so when the browser was still launching), CANCELLED when `signal` aborts,
    * NETWORK_ERROR when a lone engine's page cannot be loaded (in a chain, an engine that cannot
    * be reached is listed in `failed`), BROWSER_LAUNCH_FAILED when the browser cannot start,
    * BROWSER_LAUNCH_TIMEOUT when its launch hung, BROWSER_PAGE_TIMEOUT when it opens no page even
@@ -159,11 +165,8 @@ export class WebSearcher {
     if (text === '') return { results: [], engine: engines[0].name, blocked: [], failed: [] };
     const chars = assertQueryFits(text, engines);
     if (this.#closed) throw new McpvisorError('SHUTTING_DOWN', 'the searcher is closed');
-    const timeoutMs = Math.min(options.timeoutMs ?? Number.POSITIVE_INFINITY, this.#options.timeoutMs ?? 30_000);
-    const deadline = performance.now() + timeoutMs;
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new McpvisorError('TIMEOUT', `the search did not finish within ${timeoutMs} ms`)), timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
+    const budget = new SearchBudget({ searchMs: this.#options.timeoutMs ?? 30_000, callMs: options.timeoutMs ?? Number.POSITIVE_INFINITY, launchedMs: () => this.#browser.launchedMs });
+    const signal = options.signal ? AbortSignal.any([options.signal, budget.signal]) : budget.signal;
     try {
       await this.#limiter?.acquire({ signal });
       const cluster = await raceSignal(this.#browser.cluster(), signal);
@@ -179,7 +182,7 @@ export class WebSearcher {
         const url = engine.searchUrl(text, this.#baseUrl(engine, engine === primary));
         let outcome: PageOutcome;
         try {
-          outcome = await this.#run(cluster, { url, engine, signal, deadline });
+          outcome = await this.#run(cluster, { url, engine, signal, get deadline() { return budget.deadline; } });
         } catch (error) {
           // In a chain, an engine that cannot be reached (refused, DNS, reset: Chromium's
           // net::ERR_…), or whose tab crashed, is one more failure, the last one too: when no
@@ -211,7 +214,7 @@ export class WebSearcher {
       if ((error as Error)?.name === 'TimeoutError') throw new McpvisorError('TIMEOUT', `the search did not finish in time: ${(error as Error).message}`);
       throw new McpvisorError('NETWORK_ERROR', `the search failed: ${(error as Error).message}`);
     } finally {
-      clearTimeout(timer);
+      budget.dispose();
     }
   }
 

@@ -78,7 +78,10 @@ describe.each([
     try {
       const { result, progress } = await call({ count: 3, gapMs: 150 }, {}, client);
       expect(textOf(result)).toBe('reported 3');
-      expect(progress.map((update) => update.progress)).toEqual([1, 2, 3]);
+      // A heartbeat may come between two reports 150 ms apart when a loaded machine stretches the
+      // gap past the 200 ms interval (seen in CI: 2.000000002): it is not one of the tool's.
+      expectRising(progress);
+      expect(progress.filter((update) => !HEARTBEAT.test(update.message ?? '')).map((update) => update.progress)).toEqual([1, 2, 3]);
     } finally {
       await client.close();
     }

@@ -72,6 +72,82 @@ describe('WebSearcher when a browser launch hangs', () => {
   }, 30_000);
 });
 
+describe('the wait for a browser launch', () => {
+  it("is not counted in a search's timeoutMs: an 8 s launch and a 7 s budget still give results within the call's budget", async () => {
+    const launches = faultyLaunches('slow-start');
+    launches.failNext();
+    const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/router`, executablePath: launches.executable, launchTimeoutMs: LAUNCH_TIMEOUT_MS, rateLimit: false, timeoutMs: 7000, log: quiet });
+    try {
+      // Before, the launch was counted: TIMEOUT "the browser was still launching".
+      const first = await searcher.searchDetailed('after a slow launch', { timeoutMs: 30_000 });
+      expect(first.results.length).toBeGreaterThan(0);
+      expect(launches.failed()).toHaveLength(1);
+      // Once launched, a search gets its own budget, not the call's.
+      await expect(searcher.searchDetailed('hang after the launch', { timeoutMs: 30_000 })).rejects.toMatchObject({
+        code: 'TIMEOUT',
+        message: 'the search did not finish within 7000 ms',
+      });
+    } finally {
+      await searcher.close();
+      killFailed(launches);
+    }
+  }, 60_000);
+
+  it("is bounded by the call's budget: a call whose budget ends during the launch answers TIMEOUT saying so, and the launch serves the next search", async () => {
+    const launches = faultyLaunches('slow-start');
+    launches.failNext();
+    const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/router`, executablePath: launches.executable, launchTimeoutMs: LAUNCH_TIMEOUT_MS, rateLimit: false, timeoutMs: 20_000, log: quiet });
+    try {
+      await expect(searcher.searchDetailed('during the launch', { timeoutMs: 1000 })).rejects.toMatchObject({
+        code: 'TIMEOUT',
+        message: expect.stringMatching(/^the search did not finish within 1000 ms \(\d+ ms of it waiting for a browser launch\): the browser was still launching/),
+      });
+      expect((await searcher.searchDetailed('after the launch')).results.length).toBeGreaterThan(0);
+      expect(launches.launches()).toBe(1);
+    } finally {
+      await searcher.close();
+      killFailed(launches);
+    }
+  }, 60_000);
+
+  it('nor is a relaunch after a crash: the search that comes while it goes on gets its whole budget once it is done', async () => {
+    const launches = faultyLaunches('slow-start');
+    const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/router`, executablePath: launches.executable, launchTimeoutMs: LAUNCH_TIMEOUT_MS, rateLimit: false, timeoutMs: 7000, log: quiet });
+    try {
+      expect((await searcher.searchDetailed('before the crash', { timeoutMs: 60_000 })).results.length).toBeGreaterThan(0);
+      launches.failNext();
+      const [browser] = chromium('browser');
+      process.kill(browser, 'SIGKILL');
+      // A browser that died is relaunched at once; this launch takes 8 s.
+      expect(await eventually(() => launches.launches() === 2, 5000)).toBe(true);
+      const after = await searcher.searchDetailed('after the crash', { timeoutMs: 60_000 });
+      expect(after.results.length).toBeGreaterThan(0);
+      expect(launches.launches()).toBe(2);
+    } finally {
+      await searcher.close();
+      killFailed(launches);
+    }
+  }, 90_000);
+
+  it("through the search tool: the first search of a server whose browser starts slowly answers within a short web.search.timeoutMs", async () => {
+    const launches = faultyLaunches('slow-start');
+    launches.failNext();
+    const config = path.join(tempDir('mcpvisor-test-'), 'config.json');
+    writeFileSync(config, JSON.stringify({ web: { search: { engineUrl: `${site.origin}/router`, executablePath: launches.executable, timeoutMs: 7000 }, fetch: { allowPrivateNetwork: true } } }));
+    const server = await startHttp('web-search-mcp', ['--config', config]);
+    const { client } = await connectHttp(server.mcpUrl);
+    try {
+      const result = (await client.callTool({ name: 'search', arguments: { query: 'first of a slow browser' } })) as { isError?: boolean; structuredContent?: { results?: unknown[] }; content?: unknown };
+      const answer = result.isError ? JSON.stringify(result.content).slice(0, 400) : 'ok';
+      expect({ answer, found: (result.structuredContent?.results?.length ?? 0) > 0 }).toEqual({ answer: 'ok', found: true });
+    } finally {
+      await client.close();
+      await server.stop();
+      killFailed(launches);
+    }
+  }, 60_000);
+});
+
 describe('a browser launch under a long TMPDIR', () => {
   it('searches when the temporary directory is too long for the socket Chromium makes below it', async () => {
     // Chromium's singleton socket lands ~80 bytes below the profile's root, and a Unix socket path

@@ -44,18 +44,11 @@ beforeAll(async () => {
   const config = path.join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({
     web: {
-      search: { engineUrl: `${site.origin}/router`, fallbackEngines: ['bing'], engineUrls: { bing: `${site.origin}/router` }, rateLimitIntervalMs: 400, timeoutMs: 4000 },
+      search: { engineUrl: `${site.origin}/router`, fallbackEngines: ['bing'], engineUrls: { bing: `${site.origin}/router` }, rateLimitIntervalMs: 400, timeoutMs: 10_000 },
       fetch: { allowPrivateNetwork: true, rateLimit: 2, rateLimitIntervalMs: 1000 },
     },
   }));
   server = await startHttp('web-search-mcp', ['--config', config]);
-  // Chromium starts with the first search, inside its 4 s budget (kept short for the hang
-  // test): on a loaded machine a cold start can take that long, so the browser is brought up
-  // here, searching until a search is not cut by the deadline (at most 5 tries).
-  const warm = await client();
-  for (let attempt = 0; attempt < 5; attempt++) {
-    if (errorCodeOf(await call(warm, 'search', { query: 'foo' })) !== 'TIMEOUT') break;
-  }
 });
 
 afterAll(async () => {
@@ -83,7 +76,7 @@ describe('web-search-mcp over Streamable HTTP with real Chromium', () => {
 
   it('falls back to the next engine when the first one blocks', async () => {
     const result = await call(await client(), 'search', { query: 'blocked' });
-    expect(result.isError).toBeFalsy();
+    expect(result.isError ? textOf(result) : 'ok').toBe('ok');
     expect(result.structuredContent).toMatchObject({ engine: 'bing', blocked: [{ engine: 'duckduckgo', reason: 'the DuckDuckGo bot challenge' }] });
   });
 
@@ -152,13 +145,9 @@ describe('web-search-mcp over Streamable HTTP with real Chromium', () => {
     const failed = await pending;
     expect(failed.isError).toBe(true);
     expect(errorCodeOf(failed)).toBe('NETWORK_ERROR');
-    // The worker relaunches a browser that died at once; with this file's 4 s budget a search
-    // that comes while a slow relaunch is still going on (a loaded machine) may time out saying
-    // so, and is tried again. Any other failure, or a third timeout, fails the test.
-    let next = await call(c, 'search', { query: 'after the crash' });
-    for (let attempt = 0; attempt < 2 && errorCodeOf(next) === 'TIMEOUT' && /the browser was still launching/.test(textOf(next)); attempt++) {
-      next = await call(c, 'search', { query: 'after the crash' });
-    }
+    // The worker relaunches a browser that died at once; a search that comes while the relaunch
+    // goes on waits for it, and the wait is not counted in its budget.
+    const next = await call(c, 'search', { query: 'after the crash' });
     expect(textOf(next)).toMatch(/^Found 10 results/);
     expect(next.isError).toBeFalsy();
   });
