@@ -383,13 +383,17 @@ export class WebSearcher {
 }
 
 /**
- * The page's HTML, once a navigation in progress has settled: in a visible browser the page moves
- * on by itself when a person solves the challenge, and reading it mid-navigation fails.
+ * The page's HTML, once a navigation in progress has settled and the document is parsed: in a
+ * visible browser the page moves on by itself when a person solves the challenge; reading it
+ * mid-navigation fails, and reading it while the next page still arrives gave the results parsed
+ * so far (4 of 9 on a loaded machine). Past the deadline, a document still loading is read as it is.
  */
-export async function settledContent(page: { content(): Promise<string> }, deadline: number): Promise<string> {
+export async function settledContent(page: { content(): Promise<string>; evaluate(fn: () => string): Promise<string> }, deadline: number): Promise<string> {
   for (;;) {
     try {
-      return await page.content();
+      const loading = (await page.evaluate(() => document.readyState)) === 'loading';
+      if (!loading || performance.now() + CAPTCHA_POLL_MS > deadline) return await page.content();
+      await new Promise((resolve) => setTimeout(resolve, 100));
     } catch (error) {
       const navigating = /context was destroyed|navigat|cannot find context/i.test((error as Error).message ?? '');
       if (!navigating || performance.now() + CAPTCHA_POLL_MS > deadline) throw error;

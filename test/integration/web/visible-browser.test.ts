@@ -35,6 +35,7 @@ beforeAll(async () => {
   const results = readFileSync(path.join(SERP_FIXTURES, 'duckduckgo-1.html'));
   const solving = challenge(`<script>setTimeout(() => location.replace('/results/html/?q=' + new URLSearchParams(location.search).get('q')), 1500)</script>`);
   const unsolved = challenge('');
+  const solvingToSlow = challenge(`<script>setTimeout(() => location.replace('/slowresults/html/?q=' + new URLSearchParams(location.search).get('q')), 500)</script>`);
   // A challenge whose script (proof-of-work, say) keeps the page busy from 2 s after it loads:
   // reading it again waits until the work is done, long past the deadline.
   const busy = challenge(`<script>setTimeout(() => { const end = Date.now() + 30000; while (Date.now() < end); }, 2000)</script>`);
@@ -42,6 +43,14 @@ beforeAll(async () => {
   site = await startSite({
     '/solve/html/': (_req, res) => res.writeHead(202, { 'content-type': 'text/html; charset=utf-8' }).end(solving),
     '/results/html/': (_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(results),
+    '/solveslowly/html/': (_req, res) => res.writeHead(202, { 'content-type': 'text/html; charset=utf-8' }).end(solvingToSlow),
+    // The results page in two parts, 2.5 s apart: a read every second lands between them.
+    '/slowresults/html/': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.write(results.subarray(0, Math.floor(results.length / 2)));
+      const rest = setTimeout(() => res.end(results.subarray(Math.floor(results.length / 2))), 2500);
+      res.once('close', () => clearTimeout(rest));
+    },
     '/never/html/': (_req, res) => res.writeHead(202, { 'content-type': 'text/html; charset=utf-8' }).end(unsolved),
     '/busy/html/': (_req, res) => res.writeHead(202, { 'content-type': 'text/html; charset=utf-8' }).end(busy),
     // A challenge answered with 403, behind which the engine has no results for the query.
@@ -69,6 +78,17 @@ describe('WebSearcher with a visible browser (headless: false)', () => {
       // results the "person" went on to.
       expect(site.hits.filter((hit) => hit.path === '/solve/html/')).toHaveLength(1);
       expect(site.hits.find((hit) => hit.path === '/results/html/')?.query).toBe('?q=does%20caffeine%20affect%20sleep');
+    } finally {
+      await searcher.close();
+    }
+  });
+
+  it('reads the page the person reached once it has all arrived, not the results parsed so far', async () => {
+    const searcher = new WebSearcher(false, { engineUrl: `${site.origin}/solveslowly`, rateLimit: false, timeoutMs: 20_000, maxResults: 50 });
+    try {
+      const outcome = await searcher.searchDetailed('does caffeine affect sleep');
+      expect(outcome.blocked).toEqual([]);
+      expect(outcome.results).toHaveLength(9);
     } finally {
       await searcher.close();
     }
