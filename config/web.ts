@@ -23,7 +23,7 @@ export const webSchema = z.strictObject({
       /** Searches per interval; a fraction is a slower rate (0.5 per 1000 ms: one per 2 s). */
       rateLimit: z.number().positive().default(1),
       rateLimitIntervalMs: timerMs().default(2000),
-      /** One search's budget; the wait for a browser launch is not counted (the call's budget, this + 5 s, bounds both). */
+      /** One search's budget; the wait for a browser launch is not counted (the call's budget, this + launchTimeoutMs, bounds both). */
       timeoutMs: timerMs().default(30_000),
       /** Bound of one browser launch; a launch still hanging then is killed (workers/web/browser.ts, LAUNCH_TIMEOUT_MS). */
       launchTimeoutMs: timerMs().default(20_000),
