@@ -26,7 +26,9 @@ describe('npm start', () => {
     try {
       expect(await eventually(() => serverPid() > 0, 30_000)).toBe(true);
       npm.kill('SIGTERM');
-      expect(await eventually(() => /"msg":"stopped"/.test(stderr), 15_000)).toBe(true);
+      const stopped = await eventually(() => /"msg":"stopped"/.test(stderr), 15_000);
+      // What the server said last, when it did not say it stopped (seen once in CI, not reproduced).
+      expect(stopped ? 'stopped' : stderr.slice(-2000)).toBe('stopped');
       expect(await eventually(() => !alive(serverPid()), 5_000)).toBe(true);
     } finally {
       if (serverPid() > 0 && alive(serverPid())) process.kill(serverPid(), 'SIGKILL');
