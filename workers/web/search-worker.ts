@@ -12,6 +12,8 @@ interface SearchWorkerConfig {
   headless?: boolean;
   executablePath?: string;
   concurrency?: number;
+  rateLimit?: number;
+  rateLimitIntervalMs?: number;
   timeoutMs?: number;
   launchTimeoutMs?: number;
   maxResults?: number;
@@ -19,7 +21,10 @@ interface SearchWorkerConfig {
 
 /**
  * The `web-search` worker process: one WebSearcher (one Chromium, launched on the first search)
- * serving `search`. The rate limit is the supervisor's (beforeCall), so the worker's own is off.
+ * serving `search`. The supervisor's rate limit (beforeCall) admits searches, shared by the
+ * sessions; the worker takes the same limit again right before a search's first page load, so
+ * searches admitted while the browser was launching (or opening its slow first page) reach the
+ * engine spaced out rather than together (in steady use its tokens are free by then).
  * An empty query answers at once with no results, without the browser.
  */
 runWorker(async (raw, log, reportHealth) => {
@@ -34,7 +39,7 @@ runWorker(async (raw, log, reportHealth) => {
     timeoutMs: config.timeoutMs,
     launchTimeoutMs: config.launchTimeoutMs,
     maxResults: config.maxResults,
-    rateLimit: false,
+    rateLimit: config.rateLimit !== undefined && config.rateLimitIntervalMs !== undefined ? { limit: config.rateLimit, intervalMs: config.rateLimitIntervalMs } : false,
     log,
     // /health shows the search pool degraded while the browser cannot be launched.
     onHealth: reportHealth,

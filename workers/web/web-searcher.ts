@@ -38,7 +38,11 @@ export interface WebSearcherOptions {
   launchTimeoutMs?: number;
   /** Default 10. */
   maxResults?: number;
-  /** The library's own limit (spec 001: 1 search per 2 s); `false` when the caller limits. */
+  /**
+   * The library's own limit (spec 001: 1 search per 2 s), taken right before the search's first
+   * page load, so searches that waited for one launch or a slow first page reach the engine
+   * spaced out, not together; `false`: none.
+   */
   rateLimit?: { limit: number; intervalMs: number } | false;
   /** Where failures and blocks are logged. Default: warnings and errors as pino JSON on stderr. */
   log?: WorkerLogger;
@@ -71,6 +75,8 @@ interface Task {
   signal: AbortSignal;
   /** When the search ends (performance.now() ms); read when needed: a browser launch meanwhile moves it later. */
   readonly deadline: number;
+  /** Waits for the search's rate limit token, taken once, by its first page load. */
+  turn(): Promise<void>;
 }
 
 /** How often a visible browser's page is re-read while a person solves a captcha. */
@@ -168,8 +174,12 @@ export class WebSearcher {
     const budget = new SearchBudget({ searchMs: this.#options.timeoutMs ?? 30_000, callMs: options.timeoutMs ?? Number.POSITIVE_INFINITY, launchedMs: () => this.#browser.launchedMs });
     const signal = options.signal ? AbortSignal.any([options.signal, budget.signal]) : budget.signal;
     try {
-      await this.#limiter?.acquire({ signal });
       const cluster = await raceSignal(this.#browser.cluster(), signal);
+      // Taken by the first page load, once its page is open: taken at the start, searches that
+      // came while the browser launched (or opened its slow first page) all had their tokens and
+      // loaded the engine's page together once it was up. A fallback engine takes none.
+      let turn: Promise<void> | undefined;
+      const takeTurn = () => (turn ??= this.#limiter?.acquire({ signal }) ?? Promise.resolve());
       const blocked: SearchOutcome['blocked'] = [];
       const failed: SearchOutcome['failed'] = [];
       this.#stats.searches += 1;
@@ -182,7 +192,7 @@ export class WebSearcher {
         const url = engine.searchUrl(text, this.#baseUrl(engine, engine === primary));
         let outcome: PageOutcome;
         try {
-          outcome = await this.#run(cluster, { url, engine, signal, get deadline() { return budget.deadline; } });
+          outcome = await this.#run(cluster, { url, engine, signal, get deadline() { return budget.deadline; }, turn: takeTurn });
         } catch (error) {
           // In a chain, an engine that cannot be reached (refused, DNS, reset: Chromium's
           // net::ERR_…), or whose tab crashed, is one more failure, the last one too: when no
@@ -339,6 +349,7 @@ export class WebSearcher {
     // timers Node ran first decided the answer, and puppeteer's first gave NETWORK_ERROR
     // 'Navigation timeout of … ms exceeded' for a page that was merely slow (its timer starts
     // later in a busier turn of the event loop, so it can come a few ms early).
+    await task.turn();
     const loading = page.goto(task.url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, Math.floor(task.deadline - performance.now())) + NAVIGATION_BACKSTOP_MS });
     // Stopped past the limit, the navigation fails (net::ERR_ABORTED): the size is the reason.
     // A redirect the guard refused fails the navigation (net::ERR_BLOCKED_BY_CLIENT): it is the reason.
