@@ -81,7 +81,12 @@ export type LaunchFault =
   /** Exits at once with status 1. */
   | 'exits-at-once'
   /** The real Chromium, started 8 s late: a cold launch on a loaded machine, and more. */
-  | 'slow-start';
+  | 'slow-start'
+  /**
+   * The real Chromium, each of whose renderers starts 7 s late (`--renderer-cmd-prefix`): a
+   * browser that answers at once but opens pages slowly, as on a heavily loaded machine.
+   */
+  | 'slow-pages';
 
 export interface FaultyLaunches {
   /** The executable to give the searcher. */
@@ -111,6 +116,7 @@ export function faultyLaunches(how: LaunchFault): FaultyLaunches {
     ],
     'exits-at-once': ['exit 1'],
     'slow-start': ['sleep 8', `exec '${findChromium()}' "$@"`],
+    'slow-pages': [`printf '#!/bin/sh\\nsleep 7\\nexec "$@"\\n' > '${dir}/slow-renderer'`, `chmod +x '${dir}/slow-renderer'`, `exec '${findChromium()}' --renderer-cmd-prefix='${dir}/slow-renderer' "$@"`],
   }[how];
   writeFileSync(
     executable,

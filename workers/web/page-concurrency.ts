@@ -4,10 +4,21 @@ import ConcurrencyImplementation, { type JobInstance, type WorkerInstance } from
 import { McpvisorError } from '../../protocol/errors';
 import { beforeTime } from './waiting';
 
-/** A browser that opens no page within this is taken as hung (puppeteer-cluster's own limit). */
+/**
+ * A browser that opens no page within this (puppeteer-cluster's own limit) is asked whether it
+ * still answers; one that does not answer within ANSWER_MS is taken as hung.
+ */
 const PAGE_OPEN_MS = 5_000;
-/** A page that does not close within this means a hung browser (puppeteer-cluster's own limit). */
+/** The same for a page that does not close within this. */
 const PAGE_CLOSE_MS = 5_000;
+/** How long a slow browser gets to answer a ping (Browser.getVersion). */
+const ANSWER_MS = 5_000;
+/**
+ * The most a browser that keeps answering gets to open or close a page: a loaded machine (CI at
+ * load 8 on 2 cores) can take longer than 5 s for the first pages of a fresh Chromium, and retiring
+ * that healthy browser killed the searches on its other pages ("Target closed").
+ */
+const SLOW_BROWSER_MS = 20_000;
 /**
  * A browser that dies is relaunched at once, not by the next search, at most once per this: a
  * Chromium that keeps crashing is then relaunched by searches only, never in a loop of its own.
@@ -38,7 +49,8 @@ interface Generation {
  * that threw left it `repairing` for good, so every later job waited forever (the soak's "search
  * stays broken, /health ok"). Here there is no repair protocol at all:
  * - the browser is a single-flight launch, replaced when it has disconnected (died) or when it
- *   opened no page or closed none in time (hung); the next job launches the next one, and the
+ *   opened no page or closed none in time and then did not answer a ping (hung; one that answers
+ *   is only slow, and gets up to SLOW_BROWSER_MS); the next job launches the next one, and the
  *   launcher (browser.ts) kills the last one's tree, which ends the searches still on it;
  * - a browser that dies (crash, OOM kill) is relaunched at once, so that the next search does not
  *   wait for a launch (1-2 s here, more than a short search budget on a loaded machine); at most
@@ -46,7 +58,7 @@ interface Generation {
  * - a job that finds no usable browser tries once more on a fresh one, then gets a NoPage saying
  *   why; a failed launch is forgotten, so the next job launches again;
  * - a launch is bounded by the launcher's own timeout (browser.ts, LAUNCH_TIMEOUT_MS), not by a
- *   job's: the page rules' 5 s start once a browser is up, so a slow launch is never taken for a
+ *   job's: the page rules' bounds start once a browser is up, so a slow launch is never taken for a
  *   hung browser, and a search whose deadline comes first leaves the launch to the next search;
  * - `jobInstance` and its `close` never throw, so the cluster's Worker never calls `repair` and
  *   never gives up on a job (its give-up rejects outside any caller and loses the worker).
@@ -95,8 +107,9 @@ export class PageConcurrency extends ConcurrencyImplementation {
       const opening = browser.newPage();
       let page: Page | undefined;
       try {
-        page = await beforeTime(opening, performance.now() + PAGE_OPEN_MS);
-        failure = `no page opened within ${PAGE_OPEN_MS} ms`;
+        const { value, late } = await whileAnswering(browser, opening, PAGE_OPEN_MS);
+        page = value;
+        failure = late;
         timedOut = true;
       } catch (error) {
         failure = (error as Error).message;
@@ -111,14 +124,12 @@ export class PageConcurrency extends ConcurrencyImplementation {
 
   /** Never throws: a page that cannot be closed in time retires its browser instead. */
   async #closePage(browser: Browser, page: Page): Promise<void> {
-    const closed = await beforeTime(
-      page.close().then(
-        () => true,
-        // Already gone (its tab crashed, its browser died): nothing left to close.
-        () => true,
-      ),
-      performance.now() + PAGE_CLOSE_MS,
+    const closing = page.close().then(
+      () => true,
+      // Already gone (its tab crashed, its browser died): nothing left to close.
+      () => true,
     );
+    const { value: closed } = await whileAnswering(browser, closing, PAGE_CLOSE_MS);
     if (!closed) this.#retire(browser);
   }
 
@@ -153,6 +164,24 @@ export class PageConcurrency extends ConcurrencyImplementation {
   /** The next job launches a new browser, unless `browser` was replaced already. */
   #retire(browser: Browser): void {
     if (this.#generation?.browser === browser) this.#generation = undefined;
+  }
+}
+
+/**
+ * `work`'s value, waited for while `browser` shows it is alive: past each `stepMs` without it,
+ * the browser must answer a ping within ANSWER_MS, for SLOW_BROWSER_MS at most. Otherwise no
+ * value, and `late` says why (the browser is hung, or too slow to keep). Rejects as `work` does.
+ */
+async function whileAnswering<T>(browser: Browser, work: Promise<T>, stepMs: number): Promise<{ value?: T; late: string }> {
+  const started = performance.now();
+  const until = started + SLOW_BROWSER_MS;
+  for (;;) {
+    const value = await beforeTime(work, Math.min(until, performance.now() + stepMs));
+    if (value !== undefined) return { value, late: '' };
+    const waited = Math.round(performance.now() - started);
+    if (performance.now() >= until) return { late: `the browser answers but did not do it within ${waited} ms` };
+    const answered = await beforeTime(browser.version().then(() => true, () => false), performance.now() + ANSWER_MS);
+    if (!answered) return { late: `not done within ${waited} ms, and the browser did not answer within ${ANSWER_MS} ms more` };
   }
 }
 

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { WebSearcher } from '../../../workers/web/web-searcher';
-import { chromium, expectReplaced, profileOf, resumeAndClose } from '../../helpers/chromium';
+import { chromium, expectReplaced, faultyLaunches, killFailed, profileOf, resumeAndClose } from '../../helpers/chromium';
 import { eventually } from '../../helpers/processes';
 import type { LocalSite } from '../../fixtures/web/local-site';
 import { startSerpSite } from '../../fixtures/web/serp-site';
@@ -46,7 +46,8 @@ describe('WebSearcher when Chromium fails under it', () => {
       expect(profile && existsSync(profile)).toBe(true);
       process.kill(hung, 'SIGSTOP');
       await expect(searcher.searchDetailed('while the browser is stopped', { timeoutMs: 3000 })).rejects.toMatchObject({ code: 'TIMEOUT' });
-      // The cluster gives up on a browser that opens no page within 5 s and closes none within 5 s.
+      // The cluster gives up on a browser that opens (or closes) no page within 5 s and then
+      // answers no ping within 5 s more.
       const outcome = await searcher.searchDetailed('after the hang');
       expect(outcome.results.length).toBeGreaterThan(0);
       expectReplaced(searcher, hung, profile);
@@ -54,6 +55,22 @@ describe('WebSearcher when Chromium fails under it', () => {
       await resumeAndClose(searcher, hung);
     }
   }, 60_000);
+
+  it('keeps a browser that answers but opens pages slowly (a loaded machine): the searches on it get results, and it is not relaunched', async () => {
+    // Each page's renderer starts 7 s late. Taken as hung at 5 s, the browser was replaced, and
+    // the replacement's launch killed it under the other search's page (CI: "Target closed").
+    const launches = faultyLaunches('slow-pages');
+    launches.failNext();
+    const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/ddg1`, executablePath: launches.executable, concurrency: 2, rateLimit: false, timeoutMs: 40_000, log: quiet });
+    try {
+      const outcomes = await Promise.allSettled(['slow pages one', 'slow pages two'].map((query) => searcher.searchDetailed(query)));
+      expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value.results.length > 0 : (outcome.reason as Error).message))).toEqual([true, true]);
+      expect({ launches: launches.launches(), stats: searcher.stats() }).toMatchObject({ launches: 1, stats: { launches: 1 } });
+    } finally {
+      await searcher.close();
+      killFailed(launches);
+    }
+  }, 90_000);
 
   it('closes even while the browser hangs: the hung browser is killed and its profile removed', async () => {
     const searcher = new WebSearcher(true, { engineUrl: `${site.origin}/ddg1`, rateLimit: false, timeoutMs: 20_000, log: quiet });

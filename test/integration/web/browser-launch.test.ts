@@ -153,21 +153,23 @@ describe('the search rate limit across a browser launch', () => {
     const launches = faultyLaunches('slow-start');
     launches.failNext();
     const config = path.join(tempDir('mcpvisor-test-'), 'config.json');
-    writeFileSync(config, JSON.stringify({ web: { search: { engineUrl: `${site.origin}/router`, executablePath: launches.executable, timeoutMs: 15_000, rateLimit: 1, rateLimitIntervalMs: 700 }, fetch: { allowPrivateNetwork: true } } }));
+    writeFileSync(config, JSON.stringify({ web: { search: { engineUrl: `${site.origin}/router`, executablePath: launches.executable, timeoutMs: 15_000, rateLimit: 1, rateLimitIntervalMs: 1500 }, fetch: { allowPrivateNetwork: true } } }));
     const server = await startHttp('web-search-mcp', ['--config', config]);
     const clients = await Promise.all([1, 2, 3].map(() => connectHttp(server.mcpUrl)));
     try {
       const before = site.hits.length;
-      // Admitted 700 ms apart, all within the 8 s launch: before, all three loaded their pages
-      // together once Chromium was up (a few ms apart).
+      // Admitted 1.5 s apart, all within the 8 s launch: before, all three loaded their pages
+      // together once Chromium was up (90-150 ms apart).
       const results = (await Promise.all(clients.map(({ client }, i) => client.callTool({ name: 'search', arguments: { query: `spaced ${i}` } })))) as Array<{ isError?: boolean; content?: unknown }>;
-      expect(results.map((result) => (result.isError ? JSON.stringify(result.content).slice(0, 300) : 'ok'))).toEqual(['ok', 'ok', 'ok']);
+      const warnings = server.server.stderr().split('\n').filter((line) => /"level":(40|50)/.test(line));
+      expect({ answers: results.map((result) => (result.isError ? JSON.stringify(result.content).slice(0, 300) : 'ok')), warnings }).toEqual({ answers: ['ok', 'ok', 'ok'], warnings: [] });
       expect(launches.failed()).toHaveLength(1);
       const times = site.hits.slice(before).filter((hit) => hit.query.startsWith('?q=spaced')).map((hit) => hit.at);
       expect(times).toHaveLength(3);
-      // Lower bounds only (one token per 700 ms), with room for the time a navigation takes to arrive.
+      // Lower bounds only (one token per 1.5 s), with room for the time a navigation takes to
+      // reach the server, which varies by a few hundred ms on a fresh browser under load.
       const gaps = [times[1] - times[0], times[2] - times[1]];
-      expect(gaps.every((gap) => gap >= 500) ? 'spaced' : gaps).toBe('spaced');
+      expect(gaps.every((gap) => gap >= 900) ? 'spaced' : gaps).toBe('spaced');
     } finally {
       await Promise.all(clients.map(({ client }) => client.close()));
       await server.stop();

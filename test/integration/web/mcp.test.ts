@@ -184,13 +184,16 @@ describe('web-search-mcp over Streamable HTTP with real Chromium', () => {
 
   it('holds the search rate limit across concurrent sessions', async () => {
     const sessions = await Promise.all([client(), client(), client()]);
+    // A warm browser first: right after a relaunch (the crash test above), a fresh renderer's
+    // first navigation takes a varying extra few hundred ms, more than this test's 250 ms of room
+    // (searches that wait for a launch: browser-launch.test.ts, with room to match).
+    expect((await call(sessions[0], 'search', { query: 'warm before rate' })).isError).toBeFalsy();
     const before = site.hits.length;
     const results = await Promise.all(sessions.map((c, i) => call(c, 'search', { query: `rate ${i}` })));
     expect(results.filter((result) => result.isError)).toEqual([]);
     const times = site.hits.slice(before).filter((hit) => hit.query.startsWith('?q=rate')).map((hit) => hit.at);
     expect(times).toHaveLength(3);
-    // One search per 400 ms: the third page load comes about 800 ms after the first, also when
-    // the three waited for a relaunch after the crash test above (CI once saw them 162 ms apart).
+    // One search per 400 ms: the third page load comes about 800 ms after the first.
     expect(times[2] - times[0]).toBeGreaterThanOrEqual(550);
   });
 
