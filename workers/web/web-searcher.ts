@@ -175,9 +175,10 @@ export class WebSearcher {
     const signal = options.signal ? AbortSignal.any([options.signal, budget.signal]) : budget.signal;
     try {
       const cluster = await raceSignal(this.#browser.cluster(), signal);
-      // Taken by the first page load, once its page is open: taken at the start, searches that
-      // came while the browser launched (or opened its slow first page) all had their tokens and
-      // loaded the engine's page together once it was up. A fallback engine takes none.
+      // The rate limit's token is taken by the first page load, once its page is open. Taken
+      // here, searches that came while the browser launched (or opened its slow first page) all
+      // had their tokens and loaded the engine's page together once it was up. A fallback engine
+      // takes none.
       let turn: Promise<void> | undefined;
       const takeTurn = () => (turn ??= this.#limiter?.acquire({ signal }) ?? Promise.resolve());
       const blocked: SearchOutcome['blocked'] = [];
@@ -344,12 +345,13 @@ export class WebSearcher {
         void answer.catch(() => {});
       });
     }
+    // The rate limit's turn, as late as it can be: right before the request the engine sees.
+    await task.turn();
     // The search's own deadline ends the wait (#visit races the signal); puppeteer's navigation
     // timeout is only a backstop, set after it: due at the same instant, whichever of the two
     // timers Node ran first decided the answer, and puppeteer's first gave NETWORK_ERROR
     // 'Navigation timeout of … ms exceeded' for a page that was merely slow (its timer starts
     // later in a busier turn of the event loop, so it can come a few ms early).
-    await task.turn();
     const loading = page.goto(task.url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, Math.floor(task.deadline - performance.now())) + NAVIGATION_BACKSTOP_MS });
     // Stopped past the limit, the navigation fails (net::ERR_ABORTED): the size is the reason.
     // A redirect the guard refused fails the navigation (net::ERR_BLOCKED_BY_CLIENT): it is the reason.
