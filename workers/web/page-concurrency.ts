@@ -14,9 +14,10 @@ const PAGE_CLOSE_MS = 5_000;
 /** How long a slow browser gets to answer a ping (Browser.getVersion). */
 const ANSWER_MS = 5_000;
 /**
- * The most a browser that keeps answering gets to open or close a page: a loaded machine (CI at
- * load 8 on 2 cores) can take longer than 5 s for the first pages of a fresh Chromium, and retiring
- * that healthy browser killed the searches on its other pages ("Target closed").
+ * The most a browser that keeps answering gets to open or close a page: on a loaded machine the
+ * first pages of a fresh Chromium can take longer than 5 s, and retiring that healthy browser
+ * kills the searches on its other pages (the likely cause of a CI search that failed with
+ * "Target closed" at load 8 on 2 cores).
  */
 const SLOW_BROWSER_MS = 20_000;
 /**
