@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
-import { promises as fs, constants } from 'node:fs';
+import { promises as fs, constants, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { McpvisorError } from '../../protocol/errors';
@@ -182,10 +182,13 @@ async function readToEnd(handle: FileHandle, sizeOnDisk: number, maxBytes: numbe
 /**
  * Writes a file atomically: parent directories are created, the content goes to a temporary file
  * in the same directory (fsync'd), which is then renamed over the target, so readers and crashes
- * see the old file or the new one, never half of one. An existing file keeps its mode.
- * BAD_INPUT when the target is a directory.
+ * see the old file or the new one, never half of one. An existing file keeps its mode. A file
+ * with other hard links is written in place instead (`inPlace`), as a shell's `>` writes it:
+ * a rename would leave its other names with the old content. BAD_INPUT when the target is a
+ * directory, or no regular file (a FIFO, socket or device, which a rename would replace: as root,
+ * `/dev/null` became a regular file).
  */
-export async function writeTextFile(input: string, content: string, options: FileToolOptions): Promise<{ path: string; bytesWritten: number; created: boolean }> {
+export async function writeTextFile(input: string, content: string, options: FileToolOptions): Promise<{ path: string; bytesWritten: number; created: boolean; inPlace?: true }> {
   // `dir/` names a directory: path.resolve would drop the slash and write a file `dir`.
   if (/[/\\]$/.test(input)) throw new McpvisorError('BAD_INPUT', `${input} ends with a slash, so it names a directory; writeFile needs a file name`);
   // A lone surrogate has no UTF-8 form: Buffer.from would write U+FFFD in its place, silently.
@@ -209,16 +212,23 @@ export async function writeTextFile(input: string, content: string, options: Fil
   const temp = inDir(`.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const data = Buffer.from(content, 'utf8');
   let mode: number | undefined;
+  let linked: Stats | undefined;
   try {
     try {
       const stat = await (dir ? fs.lstat(inDir(name)) : fs.stat(file));
       if (stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is a directory`);
       if (stat.isSymbolicLink()) throw new McpvisorError('BLOCKED', `${input}: became a symlink while the tool ran; sandbox mode confines file tools to the workspace ${options.workspace}`, { data: { path: input } });
+      if (!stat.isFile()) throw new McpvisorError('BAD_INPUT', `${input} is ${specialKind(stat)}, not a regular file; writeFile writes regular files (use exec to write to it)`, { data: { path: input } });
       // Kept, except set-user-ID and set-group-ID: the file is written by the server's user.
       mode = stat.mode & 0o1777;
+      if (stat.nlink > 1) linked = stat;
     } catch (error) {
       if (error instanceof McpvisorError) throw error;
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw fileError(error, input);
+    }
+    if (linked) {
+      await writeInPlace(inDir(name), linked, data, input);
+      return { path: file, bytesWritten: data.length, created: false, inPlace: true };
     }
     try {
       const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode ?? 0o666);
@@ -238,6 +248,36 @@ export async function writeTextFile(input: string, content: string, options: Fil
     await dir?.close();
   }
   return { path: file, bytesWritten: data.length, created: mode === undefined };
+}
+
+/**
+ * Overwrites the file `stat` describes, in place: opened without following a symlink or waiting on
+ * a FIFO, and written only if it is still that file (a command may swap names meanwhile).
+ */
+async function writeInPlace(target: string, stat: Stats, data: Buffer, input: string): Promise<void> {
+  const handle = await fs.open(target, constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((error) => {
+    throw fileError(error, input);
+  });
+  try {
+    const now = await handle.stat();
+    if (now.ino !== stat.ino || now.dev !== stat.dev) throw new McpvisorError('BAD_INPUT', `${input} was replaced by another file while writeFile ran; nothing was written, try again`, { data: { path: input } });
+    await handle.truncate(0);
+    await handle.write(data, 0, data.length, 0);
+    await handle.sync();
+  } catch (error) {
+    throw fileError(error, input);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** What a file that is neither a regular file, a directory nor a symlink is, for an error. */
+function specialKind(stat: Stats): string {
+  if (stat.isFIFO()) return 'a FIFO (named pipe)';
+  if (stat.isSocket()) return 'a Unix socket';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  return 'a special file';
 }
 
 /** The file a path names through its symlinks (the last one dangling: the file it would create); the path itself otherwise. */

@@ -292,7 +292,10 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
       case 'writeFile': {
         if (typeof args.content !== 'string') throw new McpvisorError('BAD_INPUT', 'content must be a string');
         const written = await writeTextFile(pathArg(args), args.content, files);
-        return { content: [{ type: 'text', text: `${written.created ? 'created' : 'replaced'} ${written.path} (${written.bytesWritten} bytes)` }], structuredContent: written };
+        const text = written.inPlace
+          ? `wrote ${written.path} in place (${written.bytesWritten} bytes; its other hard links see the new content)`
+          : `${written.created ? 'created' : 'replaced'} ${written.path} (${written.bytesWritten} bytes)`;
+        return { content: [{ type: 'text', text }], structuredContent: written };
       }
       case 'deleteFile': {
         const deleted = await deleteFile(pathArg(args), files);

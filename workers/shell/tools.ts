@@ -121,7 +121,8 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
   {
     name: 'writeFile',
     title: 'Write a file',
-    description: 'Writes content to a file atomically (temporary file + rename), creating parent directories. A new file is not executable (run a script with sh FILE, or chmod +x it first); an existing file keeps its mode.',
+    description:
+      'Writes content to a file atomically (temporary file + rename), creating parent directories. A new file is not executable (run a script with sh FILE, or chmod +x it first); an existing file keeps its mode. A file with other hard links is written in place (inPlace), so all its names see the new content. FIFOs, sockets and devices are refused.',
     inputSchema: {
       type: 'object',
       properties: {
@@ -133,7 +134,7 @@ export const SHELL_TOOLS: ToolDescriptor[] = [
     },
     outputSchema: {
       type: 'object',
-      properties: { path: str, bytesWritten: int, created: bool },
+      properties: { path: str, bytesWritten: int, created: bool, inPlace: bool },
       required: ['path', 'bytesWritten', 'created'],
     },
     annotations: { destructiveHint: true, idempotentHint: true },

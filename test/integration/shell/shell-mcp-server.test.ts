@@ -1,5 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { chmodSync, existsSync, linkSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { errorCodeOf } from '../../../protocol/results';
@@ -192,6 +194,40 @@ describe.each([
     expect(result.isError).toBeFalsy();
     expect(lstatSync(path.join(ws, 'CLAUDE.md')).isSymbolicLink()).toBe(true);
     expect(readFileSync(path.join(ws, 'AGENTS.md'), 'utf8')).toBe('v2');
+  });
+
+  test('writeFile refuses a FIFO and a Unix socket instead of replacing them with a regular file', async () => {
+    execFileSync('mkfifo', [path.join(ws, 'jobs.fifo')]);
+    const socketPath = path.join(ws, 'app.sock');
+    const listener = createServer().listen(socketPath);
+    await once(listener, 'listening');
+    try {
+      for (const [name, kind] of [['jobs.fifo', 'a FIFO'], ['app.sock', 'a Unix socket']]) {
+        const result = await call(server, 'writeFile', { path: name, content: 'x' });
+        expect([result.isError, errorCodeOf(result)]).toEqual([true, 'BAD_INPUT']);
+        expect(textOf(result)).toContain(`${name} is ${kind}`);
+      }
+      expect(lstatSync(path.join(ws, 'jobs.fifo')).isFIFO()).toBe(true);
+      expect(lstatSync(socketPath).isSocket()).toBe(true);
+    } finally {
+      listener.close();
+    }
+  });
+
+  test('writeFile writes a file with other hard links in place, so every name of it sees the new content', async () => {
+    writeFileSync(path.join(ws, 'settings.conf'), 'v1');
+    chmodSync(path.join(ws, 'settings.conf'), 0o640);
+    linkSync(path.join(ws, 'settings.conf'), path.join(ws, 'settings.link'));
+    const inode = statSync(path.join(ws, 'settings.conf')).ino;
+    const result = await call(server, 'writeFile', { path: 'settings.link', content: 'v2, longer' });
+    expect(result.structuredContent).toEqual({ path: path.join(ws, 'settings.link'), bytesWritten: 10, created: false, inPlace: true });
+    expect(textOf(result)).toContain('in place');
+    expect(readFileSync(path.join(ws, 'settings.conf'), 'utf8')).toBe('v2, longer');
+    const after = statSync(path.join(ws, 'settings.link'));
+    expect([after.ino, after.nlink, after.mode & 0o777]).toEqual([inode, 2, 0o640]);
+    // Shorter content leaves nothing of the longer one behind.
+    await call(server, 'writeFile', { path: 'settings.conf', content: 'v3' });
+    expect(readFileSync(path.join(ws, 'settings.link'), 'utf8')).toBe('v3');
   });
 
   test('readFile refuses text that is not UTF-8 instead of handing back U+FFFD a rewrite would keep; writeFile refuses a lone surrogate', async () => {
