@@ -2,6 +2,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { McpvisorError } from '../../protocol/errors';
+import { linkedStores, STORE_REASON } from './linked-stores';
 
 /**
  * Paths inside the workspace that sandbox mode keeps read-only: what the server runs or reads at
@@ -45,8 +46,9 @@ export interface ProtectionSources {
  * holds none of the server's code or config. Candidates: the package root, the package directory
  * of each runtime dependency that resolves from it (unresolvable ones skipped), the Node binary's
  * directory and the global packages beside it (`<prefix>/lib/node_modules`: npm, npx, a global
- * install), and the server files. Each is compared by real path, so a symlinked workspace or
- * package does not fool it. Decisions:
+ * install), the server files, and a pnpm or bun store whose files are hard links of that code
+ * (linked-stores.ts), wherever the code itself lies. Each is compared by real path, so a
+ * symlinked workspace or package does not fool it. Decisions:
  *
  * - A candidate under a `node_modules` directory inside the workspace widens to the outermost such
  *   directory: a project-local install runs hoisted transitive dependencies and the `.bin` links
@@ -63,8 +65,9 @@ export function protectedPaths(sources: ProtectionSources): ProtectedPath[] {
   const candidates: ProtectedPath[] = [];
   const code = (dir: string) => candidates.push({ path: dir, reason: CODE_REASON });
   if (root) {
-    code(root);
-    for (const dir of dependencyDirs(root)) code(dir);
+    const codeDirs = [root, ...dependencyDirs(root)];
+    for (const dir of codeDirs) code(dir);
+    for (const store of linkedStores(codeDirs)) candidates.push({ path: store, reason: STORE_REASON });
   }
   const execPath = sources.execPath ?? process.execPath;
   const nodeDir = path.dirname(realOrUndefined(execPath) ?? execPath);

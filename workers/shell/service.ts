@@ -57,7 +57,7 @@ export async function createShellService(rawConfig: unknown, log: WorkerLogger):
   // Sandbox mode only: unconfined commands and file tools act with the user's full rights anyway.
   const readOnly = config.sandbox ? protectedPaths({ workspace, serverFiles: config.serverFiles }) : [];
   if (readOnly.length > 0) {
-    log.warn("the workspace holds the server's own code or config: these paths are read-only to commands and file tools in sandbox mode (point shell.workspace in the config, or SHELL_WORKSPACE with shell-mcp-server, at a directory without them)", {
+    log.warn("the workspace holds the server's own code or config (or a pnpm or bun store whose files are hard links of that code): these paths are read-only to commands and file tools in sandbox mode (point shell.workspace in the config, or SHELL_WORKSPACE with shell-mcp-server, at a directory without them)", {
       workspace,
       readOnly: readOnly.map((entry) => entry.path),
     });

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { errorCodeOf } from '../../../protocol/results';
 import type { ToolResult } from '../../../protocol/tool';
@@ -139,6 +139,48 @@ describe('a workspace that is a checkout of the server (started there, SHELL_WOR
     const written = await started.call('writeFile', { path: 'dist/workers/shell/worker.js', content: 'evil' });
     expect(message(written)).toBe(`BAD_INPUT: dist/workers/shell/worker.js: ${checkout} holds the server's own code; it is read-only in sandbox mode`);
     expect(snapshot(checkout)).toEqual(before);
+  });
+});
+
+describe('an install whose files are hard links of a pnpm store in the workspace, the code itself outside it', () => {
+  let home: string;
+  let store: string;
+  let installed: string;
+  let linked: ShellWorker;
+  const storeFile = () => path.join(store, 'files', '00', 'aa11-index');
+  beforeAll(async () => {
+    const top = realpathSync(tempDir('shell-protect-store-'));
+    home = path.join(top, 'home');
+    store = path.join(home, '.local', 'share', 'pnpm', 'store', 'v3');
+    const modules = path.join(top, 'opt', 'app', 'node_modules');
+    const own = path.join(modules, 'mcpvisor');
+    for (const part of ['protocol', 'workers/shell', 'workers/common']) cpSync(path.join(ROOT, 'dist', part), path.join(own, 'dist', part), { recursive: true });
+    cpSync(realpathSync(path.join(ROOT, 'node_modules', 'tree-kill')), path.join(modules, 'tree-kill'), { recursive: true });
+    writeFileSync(path.join(own, 'package.json'), JSON.stringify({ name: 'mcpvisor', dependencies: { 'fake-dep': '1.0.0', 'tree-kill': '1.2.2' } }));
+    // As pnpm installs a package: each file a hard link of one in the store.
+    mkdirSync(path.join(store, 'files', '00'), { recursive: true });
+    writeFileSync(storeFile(), 'module.exports = 1;\n');
+    writeFileSync(path.join(store, 'files', '00', 'bb22-package.json'), JSON.stringify({ name: 'fake-dep', main: 'index.js' }));
+    mkdirSync(path.join(modules, 'fake-dep'));
+    linkSync(storeFile(), path.join(modules, 'fake-dep', 'index.js'));
+    linkSync(path.join(store, 'files', '00', 'bb22-package.json'), path.join(modules, 'fake-dep', 'package.json'));
+    writeFileSync(path.join(modules, '.modules.yaml'), `hoistPattern:\n  - '*'\nstoreDir: ${store}\nvirtualStoreDir: .pnpm\n`);
+    installed = path.join(modules, 'fake-dep', 'index.js');
+    linked = await startShellWorker({ sandbox: true, workspace: home }, { module: path.join(own, 'dist', 'workers', 'shell', 'worker.js') });
+  });
+  afterAll(async () => {
+    await linked?.stop();
+  });
+
+  test('the store is read-only: a command or writeFile cannot change the installed code through it', async () => {
+    const warning = linked.logs.find((entry) => entry.level === 'warn' && entry.msg.includes('hard links of that code'));
+    expect(warning?.fields).toEqual({ workspace: home, readOnly: [store] });
+    const relative = path.relative(home, storeFile());
+    const result = (await linked.call('exec', { command: `echo evil >> ${relative}; echo "append=$?"; echo x > notes.txt; echo "other=$?"` })).structuredContent;
+    expect(result).toMatchObject({ exitCode: 0, stdout: expect.stringMatching(/^append=[1-9]\d*\nother=0\n$/) });
+    const written = await linked.call('writeFile', { path: relative, content: 'evil' });
+    expect(message(written)).toBe(`BAD_INPUT: ${relative}: ${store} holds hard links of the server's own code (a package manager's store); it is read-only in sandbox mode`);
+    expect(readFileSync(installed, 'utf8')).toBe('module.exports = 1;\n');
   });
 });
 

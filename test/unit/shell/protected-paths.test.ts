@@ -1,4 +1,4 @@
-import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   checkWritable,
@@ -10,6 +10,7 @@ import {
   readOnlyMountArgs,
   type ProtectedPath,
 } from '../../../workers/shell/protected-paths';
+import { linkedStores, storeDirOf } from '../../../workers/shell/linked-stores';
 import { ROOT } from '../../helpers/processes';
 import { tempDir } from '../../helpers/temp';
 
@@ -191,5 +192,38 @@ describe('checkWritable', () => {
   test('allows a sibling that only shares a prefix, and anything when nothing is protected', () => {
     expect(() => checkWritable('/w/node_modules2/x', 'x', readOnly)).not.toThrow();
     expect(() => checkWritable('/w/node_modules/x', 'x', undefined)).not.toThrow();
+  });
+});
+
+describe('linkedStores', () => {
+  test("reads pnpm's storeDir plain, quoted or followed by a comment", () => {
+    const dir = realpathSync(tempDir('linked-stores-'));
+    const forms: Array<[string, string | undefined]> = [
+      ['storeDir: /srv/pnpm store/v3\n', '/srv/pnpm store/v3'],
+      ["layoutVersion: 5\nstoreDir: '/a b/v3'\n", '/a b/v3'],
+      ['storeDir: "/c/v3"   # moved\n', '/c/v3'],
+      ['virtualStoreDir: .pnpm\n', undefined],
+      ['  storeDir: /nested/not/top\n', undefined],
+    ];
+    forms.forEach(([text, expected], i) => {
+      const file = path.join(dir, `${i}.yaml`);
+      writeFileSync(file, text);
+      expect(storeDirOf(file)).toBe(expected);
+    });
+  });
+
+  test('finds nothing for an install that is not hard-linked, whatever stores exist', () => {
+    const dir = realpathSync(tempDir('linked-stores-'));
+    const store = path.join(dir, 'store');
+    mkdirSync(store);
+    const own = pkg(path.join(dir, 'node_modules', 'mcpvisor'), { name: 'mcpvisor' });
+    writeFileSync(path.join(dir, 'node_modules', '.modules.yaml'), `storeDir: ${store}\n`);
+    expect(linkedStores([own], { BUN_INSTALL_CACHE_DIR: store })).toEqual([]);
+    // Hard-linked: the store of the .modules.yaml above, and bun's cache when it exists.
+    linkSync(path.join(own, 'package.json'), path.join(store, 'package.json'));
+    const bun = path.join(dir, 'bun-cache');
+    mkdirSync(bun);
+    expect(linkedStores([own], { BUN_INSTALL_CACHE_DIR: bun })).toEqual([store, bun]);
+    expect(linkedStores([own], { BUN_INSTALL: path.join(dir, 'nowhere') }, dir)).toEqual([store]);
   });
 });
