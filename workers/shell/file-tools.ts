@@ -262,7 +262,8 @@ async function writeInPlace(target: string, stat: Stats, data: Buffer, input: st
     const now = await handle.stat();
     if (now.ino !== stat.ino || now.dev !== stat.dev) throw new McpvisorError('BAD_INPUT', `${input} was replaced by another file while writeFile ran; nothing was written, try again`, { data: { path: input } });
     await handle.truncate(0);
-    await handle.write(data, 0, data.length, 0);
+    // From the start (nothing read or written on this handle yet), looping over short writes.
+    await handle.writeFile(data);
     await handle.sync();
   } catch (error) {
     throw fileError(error, input);
