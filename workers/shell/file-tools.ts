@@ -261,6 +261,8 @@ async function writeInPlace(target: string, stat: Stats, data: Buffer, input: st
   try {
     const now = await handle.stat();
     if (now.ino !== stat.ino || now.dev !== stat.dev) throw new McpvisorError('BAD_INPUT', `${input} was replaced by another file while writeFile ran; nothing was written, try again`, { data: { path: input } });
+    // As a rename would: never set-user-ID or set-group-ID on new content (a write as root keeps them).
+    if (now.mode & 0o6000) await handle.chmod(now.mode & 0o1777);
     await handle.truncate(0);
     // From the start (nothing read or written on this handle yet), looping over short writes.
     await handle.writeFile(data);

@@ -216,7 +216,8 @@ describe.each([
 
   test('writeFile writes a file with other hard links in place, so every name of it sees the new content', async () => {
     writeFileSync(path.join(ws, 'settings.conf'), 'v1');
-    chmodSync(path.join(ws, 'settings.conf'), 0o640);
+    // Set-group-ID too, which new content never keeps (the kernel keeps it on a write as root).
+    chmodSync(path.join(ws, 'settings.conf'), 0o2640);
     linkSync(path.join(ws, 'settings.conf'), path.join(ws, 'settings.link'));
     const inode = statSync(path.join(ws, 'settings.conf')).ino;
     const result = await call(server, 'writeFile', { path: 'settings.link', content: 'v2, longer' });
@@ -224,7 +225,7 @@ describe.each([
     expect(textOf(result)).toContain('in place');
     expect(readFileSync(path.join(ws, 'settings.conf'), 'utf8')).toBe('v2, longer');
     const after = statSync(path.join(ws, 'settings.link'));
-    expect([after.ino, after.nlink, after.mode & 0o777]).toEqual([inode, 2, 0o640]);
+    expect([after.ino, after.nlink, after.mode & 0o7777]).toEqual([inode, 2, 0o640]);
     // Shorter content leaves nothing of the longer one behind.
     await call(server, 'writeFile', { path: 'settings.conf', content: 'v3' });
     expect(readFileSync(path.join(ws, 'settings.link'), 'utf8')).toBe('v3');
