@@ -23,7 +23,11 @@ const poolsSchema = z.strictObject({
    * search instead of giving up on it. 0: none.
    */
   progressIntervalMs: timerMs(0).default(15_000),
-  /** How long a worker may take to honour a cancel before it is killed with its tree. */
+  /**
+   * How long a worker may take to honour a cancel before it is killed with its tree: once past it,
+   * when it answers a sign of life without having stopped, or sends nothing for max(this, 1 s)
+   * (protocol/rpc.ts; an answer already sent can still be crossing the IPC channel).
+   */
   cancelGraceMs: timerMs().default(1_000),
   /** Calls waiting for a free worker, per pool; past it calls answer BUSY at once. */
   maxQueue: z.number().int().min(0).default(256),
