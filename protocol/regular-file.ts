@@ -83,11 +83,12 @@ function tooLarge(maxBytes: number, size?: number): FileRefusedError {
   return new FileRefusedError('TOO_LARGE', `is larger than ${maxBytes} bytes${size === undefined ? '' : ` (${size})`}`);
 }
 
-function kindOf(st: Stats): string {
+/** What a file that is not a regular one is, for an error ("… is a FIFO (named pipe)"). */
+export function kindOf(st: Stats): string {
   if (st.isDirectory()) return 'a directory';
   if (st.isFIFO()) return 'a FIFO (named pipe)';
   if (st.isCharacterDevice()) return 'a character device';
   if (st.isBlockDevice()) return 'a block device';
-  if (st.isSocket()) return 'a socket';
-  return 'not a file';
+  if (st.isSocket()) return 'a Unix socket';
+  return 'a special file';
 }

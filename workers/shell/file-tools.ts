@@ -4,6 +4,7 @@ import { promises as fs, constants, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { McpvisorError } from '../../protocol/errors';
+import { kindOf } from '../../protocol/regular-file';
 import { checkWritable, type ProtectedPath } from './protected-paths';
 
 export interface FileToolOptions {
@@ -218,7 +219,7 @@ export async function writeTextFile(input: string, content: string, options: Fil
       const stat = await (dir ? fs.lstat(inDir(name)) : fs.stat(file));
       if (stat.isDirectory()) throw new McpvisorError('BAD_INPUT', `${input} is a directory`);
       if (stat.isSymbolicLink()) throw new McpvisorError('BLOCKED', `${input}: became a symlink while the tool ran; sandbox mode confines file tools to the workspace ${options.workspace}`, { data: { path: input } });
-      if (!stat.isFile()) throw new McpvisorError('BAD_INPUT', `${input} is ${specialKind(stat)}, not a regular file; writeFile writes regular files (use exec to write to it)`, { data: { path: input } });
+      if (!stat.isFile()) throw new McpvisorError('BAD_INPUT', `${input} is ${kindOf(stat)}, not a regular file; writeFile writes regular files (use exec to write to it)`, { data: { path: input } });
       // Kept, except set-user-ID and set-group-ID: the file is written by the server's user.
       mode = stat.mode & 0o1777;
       if (stat.nlink > 1) linked = stat;
@@ -272,15 +273,6 @@ async function writeInPlace(target: string, stat: Stats, data: Buffer, input: st
   } finally {
     await handle.close();
   }
-}
-
-/** What a file that is neither a regular file, a directory nor a symlink is, for an error. */
-function specialKind(stat: Stats): string {
-  if (stat.isFIFO()) return 'a FIFO (named pipe)';
-  if (stat.isSocket()) return 'a Unix socket';
-  if (stat.isCharacterDevice()) return 'a character device';
-  if (stat.isBlockDevice()) return 'a block device';
-  return 'a special file';
 }
 
 /** The file a path names through its symlinks (the last one dangling: the file it would create); the path itself otherwise. */
